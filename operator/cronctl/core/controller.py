@@ -1,0 +1,225 @@
+"""The in-memory controller: applies the core's decisions to ControllerState.
+
+This is the driver the offline harness (and the single-node runner) use. It
+owns the clock rule and keeps two derived indexes so that work follows what
+is due rather than how many jobs exist: a heap of job wake-up times (from
+``tick.decide``) and a heap of run expiries (from the job timeouts).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from .errors import Code, CronctlError
+from .retention import Finished, history_order, keep_newest, retention_class
+from .schedule import Timeline, never_fires, parse_expression
+from .spec import JobSpec, check_name, check_zone_allowed, parse_options, parse_policy
+from .state import OUTCOMES, RUNNING, TIMED_OUT, ControllerState, Job, Run
+from .tick import Decision, Launch, Overflow, Replace, Skip, decide, expiry
+
+MAX_BULK = 5000
+_POPPED = -1  # a wake time no heap entry can carry
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    last_schedule: int | None
+    next_fire: int | None
+    active: list[str]
+    launched: int
+
+
+class Controller:
+    def __init__(self, state: ControllerState | None = None) -> None:
+        self.state = state if state is not None else ControllerState()
+        self._timelines: dict[str, Timeline] = {}
+        self._wake: dict[str, int | None] = {}
+        self._due: list[tuple[int, int, str]] = []
+        self._expiries: list[tuple[int, int, str]] = []
+        self._rebuild_indexes()
+
+    # -- the clock ----------------------------------------------------------
+
+    def advance(self, now: int) -> None:
+        """Part 2 rule 1 and Part 3 rule 1: refuse a backwards clock, move it, expire runs."""
+        clock = self.state.clock
+        if clock is not None and now < clock:
+            raise CronctlError("the time is earlier than the controller's clock", Code.CLOCK_WENT_BACKWARDS)
+        self.state.clock = now
+        while self._expiries and self._expiries[0][0] <= now:
+            at, _, run_id = heapq.heappop(self._expiries)
+            run = self.state.runs.get(run_id)
+            if run is not None and run.state == RUNNING:
+                self._finish(run, TIMED_OUT, at)
+
+    # -- creating jobs ------------------------------------------------------
+
+    def create_job(self, now: int, name: object, expression: object, policy: object,
+                   options: object = None) -> JobSpec:
+        self.advance(now)
+        check_name(name)
+        compiled = parse_expression(expression)
+        parsed_policy = parse_policy(policy)
+        parsed_options = parse_options(options, compiled)
+        assert isinstance(name, str) and isinstance(expression, str)
+        if name in self.state.jobs:
+            raise CronctlError(f"name: a job named {name!r} exists", Code.JOB_EXISTS)
+        spec = JobSpec(name, expression, parsed_policy, parsed_options, now, len(self.state.jobs))
+        timeline = self._timeline_for(spec)
+        if not timeline.fires:
+            raise never_fires()
+        self._add(spec, timeline)
+        return spec
+
+    def bulk_create(self, now: int, prefix: object, count: object, expressions: object,
+                    policy: object, options: object = None) -> list[JobSpec]:
+        """Jobs <prefix>-0 .. <prefix>-<count-1>, job i using expressions[i % len]: all or nothing."""
+        self.advance(now)
+        check_name(prefix, "prefix")
+        if not _is_int(count) or not 1 <= count <= MAX_BULK:  # type: ignore[operator]
+            raise CronctlError(f"count: {count!r} must be a whole number from 1 to {MAX_BULK}",
+                               Code.INVALID_COUNT)
+        assert isinstance(prefix, str) and isinstance(count, int)
+        if not isinstance(expressions, list) or not expressions:
+            raise CronctlError("exprs: must be a non-empty list of expressions", Code.INVALID_EXPRESSION)
+        compiled = [parse_expression(text) for text in expressions]
+        parsed_policy = parse_policy(policy)
+        used = compiled[:count]
+        parsed_options = parse_options(options, used[0])
+        if isinstance(options, dict) and "tz" in options:
+            for expression in used:
+                check_zone_allowed(expression, "tz")
+        names = [check_name(f"{prefix}-{i}") for i in range(count)]
+        taken = next((name for name in names if name in self.state.jobs), None)
+        if taken is not None:
+            raise CronctlError(f"name: a job named {taken!r} exists", Code.JOB_EXISTS)
+        first_index = len(self.state.jobs)
+        specs = [JobSpec(name, expressions[i % len(expressions)], parsed_policy, parsed_options, now,
+                         first_index + i) for i, name in enumerate(names)]
+        # Jobs that share an expression share a timeline: same anchor, same zone.
+        timelines = [self._timeline_for(spec) for spec in specs[:len(used)]]
+        if not all(timeline.fires for timeline in timelines):
+            raise never_fires()
+        for i, spec in enumerate(specs):
+            self._add(spec, timelines[i % len(timelines)])
+        return specs
+
+    def _add(self, spec: JobSpec, timeline: Timeline) -> None:
+        self.state.jobs[spec.name] = Job(spec)
+        self._timelines[spec.name] = timeline
+        self._set_wake(spec, timeline.first)
+
+    # -- ticking --------------------------------------------------------------
+
+    def tick(self, now: int) -> list[Decision]:
+        self.advance(now)
+        due: list[Job] = []
+        while self._due and self._due[0][0] <= now:
+            wake, _, name = heapq.heappop(self._due)
+            if self._wake.get(name) == wake:
+                self._wake[name] = _POPPED
+                due.append(self.state.jobs[name])
+        due.sort(key=lambda job: job.spec.index)
+        decisions: list[Decision] = []
+        for job in due:
+            result = decide(job.spec, job.state, self._timelines[job.spec.name], now)
+            for decision in result.decisions:
+                self._apply(job, decision, now)
+            decisions.extend(result.decisions)
+            self._set_wake(job.spec, result.wake_at)
+        return decisions
+
+    def _apply(self, job: Job, decision: Decision, now: int) -> None:
+        state = job.state
+        if isinstance(decision, Launch):
+            run = Run(decision.run_id, job.spec.name, decision.number, RUNNING, decision.scheduled_for, now)
+            self.state.runs[run.id] = run
+            state.active.append(run.id)
+            state.launched = decision.number
+            state.last_schedule = decision.scheduled_for
+            expires = expiry(run, job.spec.options.timeout)
+            if expires is not None:
+                heapq.heappush(self._expiries, (expires, job.spec.index, run.id))
+        elif isinstance(decision, Replace):
+            state.active.remove(decision.run_id)
+            del self.state.runs[decision.run_id]
+        elif isinstance(decision, Skip):
+            state.skipped += 1
+        elif isinstance(decision, Overflow):
+            state.overflowed += 1
+
+    # -- finishing runs ---------------------------------------------------------
+
+    def finish(self, now: int, run_id: object, outcome: object) -> Run:
+        self.advance(now)
+        if not isinstance(outcome, str) or outcome not in OUTCOMES:
+            raise CronctlError(f"outcome: {outcome!r} is not succeeded or failed", Code.INVALID_OUTCOME)
+        run = self.find_run(run_id)
+        if run.state != RUNNING:
+            raise CronctlError(f"run {run.id} is {run.state}, not running", Code.RUN_NOT_ACTIVE)
+        self._finish(run, outcome, now)
+        return run
+
+    def _finish(self, run: Run, outcome: str, at: int) -> None:
+        job = self.state.jobs[run.job]
+        run.state, run.finished_at = outcome, at
+        job.state.active.remove(run.id)
+        cls = retention_class(outcome)
+        options = job.spec.options
+        kept, keep = ((job.state.kept_succeeded, options.keep_succeeded) if cls == "succeeded"
+                      else (job.state.kept_failed, options.keep_failed))
+        for dropped in keep_newest(kept, Finished(at, run.number, run.id), keep):
+            del self.state.runs[dropped.run_id]
+
+    # -- reads --------------------------------------------------------------------
+
+    def find_job(self, name: object) -> Job:
+        job = self.state.jobs.get(name) if isinstance(name, str) else None
+        if job is None:
+            raise CronctlError(f"no job named {name!r}", Code.JOB_NOT_FOUND)
+        return job
+
+    def find_run(self, run_id: object) -> Run:
+        run = self.state.runs.get(run_id) if isinstance(run_id, str) else None
+        if run is None:
+            raise CronctlError(f"no run {run_id!r}", Code.RUN_NOT_FOUND)
+        return run
+
+    def job_status(self, name: object) -> JobStatus:
+        job = self.find_job(name)
+        clock = self.state.clock
+        assert clock is not None
+        return JobStatus(job.state.last_schedule, self._timelines[job.spec.name].next_after(clock),
+                         list(job.state.active), job.state.launched)
+
+    def history(self, name: object) -> list[Run]:
+        job = self.find_job(name)
+        return [self.state.runs[item.run_id]
+                for item in history_order(job.state.kept_succeeded, job.state.kept_failed)]
+
+    # -- indexes ------------------------------------------------------------------
+
+    def _timeline_for(self, spec: JobSpec) -> Timeline:
+        return Timeline(spec.compiled, spec.created_at, spec.options.tz)
+
+    def _set_wake(self, spec: JobSpec, wake_at: int | None) -> None:
+        self._wake[spec.name] = wake_at
+        if wake_at is not None:
+            heapq.heappush(self._due, (wake_at, spec.index, spec.name))
+
+    def _rebuild_indexes(self) -> None:
+        for job in self.state.jobs.values():
+            timeline = self._timeline_for(job.spec)
+            self._timelines[job.spec.name] = timeline
+            # A lower bound of the next missed time; decide() moves it on.
+            last = job.state.last_schedule
+            self._set_wake(job.spec, timeline.next_after(job.spec.created_at if last is None else last))
+            timeout = job.spec.options.timeout
+            for run_id in job.state.active:
+                expires = expiry(self.state.runs[run_id], timeout)
+                if expires is not None:
+                    heapq.heappush(self._expiries, (expires, job.spec.index, run_id))
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

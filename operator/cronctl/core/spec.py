@@ -1,0 +1,125 @@
+"""What a user asks of one job: its name, expression, policy and options.
+
+Validation lives here so that every driver refuses the same inputs with the
+same code and a message naming the field and the reason. Defaults are
+CronJob's: keep 3 succeeded and 1 failed run, no deadline, no timeout.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+
+from .errors import Code, CronctlError, OptionError
+from .schedule import Expression, IntervalExpression, parse_expression
+from .zones import UTC, FixedOffset, parse_offset
+
+MAX_NAME_LENGTH = 40
+DEFAULT_KEEP_SUCCEEDED = 3
+DEFAULT_KEEP_FAILED = 1
+_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+class Policy(str, enum.Enum):
+    ALLOW = "allow"
+    FORBID = "forbid"
+    REPLACE = "replace"
+
+
+def check_name(name: object, field_name: str = "name") -> str:
+    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME_LENGTH \
+            or not name.isascii() or _NAME.fullmatch(name) is None:
+        raise CronctlError(f"{field_name}: {name!r} must be 1-{MAX_NAME_LENGTH} lower-case letters "
+                           "and digits in groups joined by single hyphens", Code.INVALID_NAME)
+    return name
+
+
+def parse_policy(policy: object) -> Policy:
+    if isinstance(policy, str):
+        for member in Policy:
+            if member.value == policy:
+                return member
+    raise CronctlError(f"policy: {policy!r} is not one of allow, forbid, replace", Code.INVALID_POLICY)
+
+
+@dataclass(frozen=True)
+class Options:
+    starting_deadline: int | None = None
+    timeout: int | None = None
+    keep_succeeded: int = DEFAULT_KEEP_SUCCEEDED
+    keep_failed: int = DEFAULT_KEEP_FAILED
+    tz: FixedOffset = field(default=UTC)
+
+    def to_json(self) -> dict[str, object]:
+        return {"starting_deadline": self.starting_deadline, "timeout": self.timeout,
+                "keep_succeeded": self.keep_succeeded, "keep_failed": self.keep_failed,
+                "tz": self.tz.name}
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _positive_or_null(key: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if not _is_int(value) or value < 1:  # type: ignore[operator]
+        raise OptionError(key, f"{value!r} must be a positive whole number of minutes or null")
+    return value  # type: ignore[return-value]
+
+
+def _count(key: str, value: object) -> int:
+    if not _is_int(value) or value < 0:  # type: ignore[operator]
+        raise OptionError(key, f"{value!r} must be a whole number >= 0")
+    return value  # type: ignore[return-value]
+
+
+def parse_options(options: object, expression: Expression) -> Options:
+    """The options object of create_job / bulk_create; None or absent means every default."""
+    if options is None:
+        return Options()
+    if not isinstance(options, dict):
+        raise OptionError("options", "must be an object or null")
+    unknown = sorted(str(key) for key in options if key not in _OPTION_KEYS)
+    if unknown:
+        raise OptionError(unknown[0], "is not an option (known: " + ", ".join(_OPTION_KEYS) + ")")
+    parsed: dict[str, object] = {}
+    if "starting_deadline" in options:
+        parsed["starting_deadline"] = _positive_or_null("starting_deadline", options["starting_deadline"])
+    if "timeout" in options:
+        parsed["timeout"] = _positive_or_null("timeout", options["timeout"])
+    for key in ("keep_succeeded", "keep_failed"):
+        if key in options:
+            parsed[key] = _count(key, options[key])
+    if "tz" in options:
+        check_zone_allowed(expression, "tz")
+        try:
+            parsed["tz"] = parse_offset(options["tz"])
+        except CronctlError as error:
+            raise OptionError("tz", error.message.partition(": ")[2]) from None
+    return Options(**parsed)  # type: ignore[arg-type]
+
+
+def check_zone_allowed(expression: Expression, field_name: str) -> None:
+    if isinstance(expression, IntervalExpression):
+        raise OptionError(field_name, "an @every interval counts real time and takes no time zone")
+
+
+_OPTION_KEYS = ("starting_deadline", "timeout", "keep_succeeded", "keep_failed", "tz")
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A validated job: everything its decisions depend on besides its state."""
+
+    name: str
+    expression: str
+    policy: Policy
+    options: Options
+    created_at: int
+    index: int  # 0-based position among all successful creations
+
+    @property
+    def compiled(self) -> Expression:
+        return parse_expression(self.expression)

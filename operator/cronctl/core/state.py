@@ -1,0 +1,136 @@
+"""Controller state as plain data, with an exact JSON round trip.
+
+``ControllerState`` is everything the in-memory controller knows: the clock,
+the jobs in creation order (spec plus the state their decisions change) and
+the runs that still exist. Derived indexes (who is due when, which run
+expires when) are not stored; drivers rebuild them from this data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .retention import Finished
+from .spec import JobSpec, Options, Policy
+from .times import format_time, parse_stored_time
+from .zones import parse_offset
+
+STATE_VERSION = 1
+
+RUNNING = "running"
+SUCCEEDED = "succeeded"
+FAILED = "failed"
+TIMED_OUT = "timed_out"
+OUTCOMES = (SUCCEEDED, FAILED)
+
+
+@dataclass
+class Run:
+    id: str
+    job: str
+    number: int
+    state: str
+    scheduled_for: int
+    launched_at: int
+    finished_at: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "job": self.job, "number": self.number, "state": self.state,
+                "scheduled_for": format_time(self.scheduled_for),
+                "launched_at": format_time(self.launched_at),
+                "finished_at": _time_or_none(self.finished_at)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Run:
+        return cls(id=data["id"], job=data["job"], number=data["number"], state=data["state"],
+                   scheduled_for=parse_stored_time(data["scheduled_for"]),
+                   launched_at=parse_stored_time(data["launched_at"]),
+                   finished_at=_parse_or_none(data["finished_at"]))
+
+
+@dataclass
+class JobState:
+    """What a job's decisions change. ``active`` holds running run ids, oldest launch first."""
+
+    last_schedule: int | None = None
+    launched: int = 0
+    active: list[str] = field(default_factory=list)
+    kept_succeeded: list[Finished] = field(default_factory=list)
+    kept_failed: list[Finished] = field(default_factory=list)
+    skipped: int = 0
+    overflowed: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"last_schedule": _time_or_none(self.last_schedule), "launched": self.launched,
+                "active": list(self.active),
+                "kept_succeeded": [_finished_json(run) for run in self.kept_succeeded],
+                "kept_failed": [_finished_json(run) for run in self.kept_failed],
+                "skipped": self.skipped, "overflowed": self.overflowed}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JobState:
+        return cls(last_schedule=_parse_or_none(data["last_schedule"]), launched=data["launched"],
+                   active=list(data["active"]),
+                   kept_succeeded=[_finished(item) for item in data["kept_succeeded"]],
+                   kept_failed=[_finished(item) for item in data["kept_failed"]],
+                   skipped=data["skipped"], overflowed=data["overflowed"])
+
+
+@dataclass
+class Job:
+    spec: JobSpec
+    state: JobState = field(default_factory=JobState)
+
+    def to_json(self) -> dict[str, Any]:
+        spec = self.spec
+        return {"name": spec.name, "expression": spec.expression, "policy": spec.policy.value,
+                "options": spec.options.to_json(), "created_at": format_time(spec.created_at),
+                "index": spec.index, "state": self.state.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Job:
+        options = dict(data["options"])
+        options["tz"] = parse_offset(options["tz"])
+        spec = JobSpec(name=data["name"], expression=data["expression"], policy=Policy(data["policy"]),
+                       options=Options(**options), created_at=parse_stored_time(data["created_at"]),
+                       index=data["index"])
+        return cls(spec=spec, state=JobState.from_json(data["state"]))
+
+
+@dataclass
+class ControllerState:
+    clock: int | None = None
+    jobs: dict[str, Job] = field(default_factory=dict)  # creation order
+    runs: dict[str, Run] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": STATE_VERSION, "clock": _time_or_none(self.clock),
+                "jobs": [job.to_json() for job in self.jobs.values()],
+                "runs": [run.to_json() for run in self.runs.values()]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ControllerState:
+        if data.get("version") != STATE_VERSION:
+            raise ValueError(f"state version {data.get('version')!r} is not {STATE_VERSION}")
+        jobs = (Job.from_json(item) for item in data["jobs"])
+        runs = (Run.from_json(item) for item in data["runs"])
+        return cls(clock=_parse_or_none(data["clock"]),
+                   jobs={job.spec.name: job for job in jobs},
+                   runs={run.id: run for run in runs})
+
+
+def _time_or_none(minute: int | None) -> str | None:
+    return None if minute is None else format_time(minute)
+
+
+def _parse_or_none(text: str | None) -> int | None:
+    return None if text is None else parse_stored_time(text)
+
+
+def _finished_json(run: Finished) -> list[Any]:
+    return [format_time(run.finished_at), run.number, run.run_id]
+
+
+def _finished(item: list[Any]) -> Finished:
+    return Finished(parse_stored_time(item[0]), item[1], item[2])

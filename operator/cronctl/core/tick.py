@@ -1,0 +1,110 @@
+"""What to do for one job on one tick: a pure function that returns decisions.
+
+The drivers (the in-memory controller, the operator, the single-node runner)
+apply the decisions; none of them decides anything itself. As in the
+Kubernetes CronJob controller, at most one run is launched per tick, for the
+most recent missed schedule time; unlike it, the missed times are counted
+with arithmetic, never enumerated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Union
+
+from .schedule import Timeline
+from .spec import JobSpec, Policy
+from .state import JobState, Run
+
+MAX_MISSED = 100  # more missed schedule times than this is an overflow
+
+
+@dataclass(frozen=True)
+class Launch:
+    job: str
+    run_id: str
+    number: int
+    scheduled_for: int
+
+
+@dataclass(frozen=True)
+class Skip:
+    job: str
+    scheduled_for: int
+    reason: str = "forbid"
+
+
+@dataclass(frozen=True)
+class Replace:
+    job: str
+    run_id: str
+
+
+@dataclass(frozen=True)
+class Overflow:
+    job: str
+    missed: int  # a lower bound: counting stops at MAX_MISSED + 1
+
+
+@dataclass(frozen=True)
+class Timeout:
+    run_id: str
+    at: int  # launched_at + timeout: when it expired, not when it was noticed
+
+
+Decision = Union[Launch, Skip, Replace, Overflow]
+
+
+@dataclass(frozen=True)
+class JobTick:
+    decisions: tuple[Decision, ...]
+    # The earliest time at which this job can next have a missed schedule:
+    # a tick before it needs not look at the job. None: never again.
+    wake_at: int | None
+
+
+def run_id(job: str, number: int) -> str:
+    return f"{job}-{number}"
+
+
+def window_start(spec: JobSpec, last_schedule: int | None, now: int) -> int:
+    """Missed schedule times are those in (window_start, now]."""
+    start = spec.created_at if last_schedule is None else last_schedule
+    deadline = spec.options.starting_deadline
+    if deadline is not None:
+        start = max(start, now - deadline - 1)  # t >= now - deadline, inclusive
+    return start
+
+
+def decide(spec: JobSpec, state: JobState, timeline: Timeline, now: int) -> JobTick:
+    """The seed's tick rules for one job (Part 2 rules 4-8)."""
+    start = window_start(spec, state.last_schedule, now)
+    missed = timeline.count_in(start, now, MAX_MISSED + 1)
+    if missed == 0:
+        return JobTick((), timeline.next_after(start))
+    if missed > MAX_MISSED:
+        return JobTick((Overflow(spec.name, missed),), now)
+    latest = timeline.latest_in(start, now)
+    assert latest is not None
+    if spec.policy is Policy.FORBID and state.active:
+        return JobTick((Skip(spec.name, latest),), now)
+    decisions: list[Decision] = []
+    if spec.policy is Policy.REPLACE:
+        decisions.extend(Replace(spec.name, victim) for victim in state.active)
+    number = state.launched + 1
+    decisions.append(Launch(spec.name, run_id(spec.name, number), number, latest))
+    return JobTick(tuple(decisions), timeline.next_after(window_start(spec, latest, now)))
+
+
+def expiry(run: Run, timeout: int | None) -> int | None:
+    return None if timeout is None else run.launched_at + timeout
+
+
+def expired(active: Iterable[Run], timeout: int | None, now: int) -> list[Timeout]:
+    """Running runs whose timeout has passed by ``now`` (launched_at + timeout <= now)."""
+    timeouts = []
+    for run in active:
+        at = expiry(run, timeout)
+        if at is not None and at <= now:
+            timeouts.append(Timeout(run.id, at))
+    return timeouts

@@ -1,0 +1,99 @@
+"""Minute-resolution times: the wire format and calendar arithmetic.
+
+Every time inside the core is an ``int``: minutes since 1970-01-01T00:00 UTC
+(or, inside a zone's local calendar, local minutes since the same instant).
+Calendar conversion uses Howard Hinnant's days-from-civil algorithms, which
+are exact for the proleptic Gregorian calendar and need no ``datetime``.
+"""
+
+from __future__ import annotations
+
+MINUTES_PER_HOUR = 60
+MINUTES_PER_DAY = 1440
+FIRST_YEAR = 2000
+LAST_YEAR = 2199
+
+_DIGITS = frozenset("0123456789")
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def is_leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+def days_in_month(year: int, month: int) -> int:
+    if month == 2 and is_leap(year):
+        return 29
+    return _MONTH_DAYS[month - 1]
+
+
+def days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a Gregorian date."""
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def civil_from_days(days: int) -> tuple[int, int, int]:
+    """The Gregorian (year, month, day) of a count of days since 1970-01-01."""
+    days += 719468
+    era = days // 146097
+    doe = days - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
+
+
+def weekday(days: int) -> int:
+    """Day of the week of a day count, Sunday = 0 (1970-01-01 was a Thursday)."""
+    return (days + 4) % 7
+
+
+def year_of(minute: int) -> int:
+    return civil_from_days(minute // MINUTES_PER_DAY)[0]
+
+
+def to_minute(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> int:
+    return days_from_civil(year, month, day) * MINUTES_PER_DAY + hour * MINUTES_PER_HOUR + minute
+
+
+def format_time(minute: int) -> str:
+    """``YYYY-MM-DDTHH:MM`` for a minute count (years past 2199 included)."""
+    days, rest = divmod(minute, MINUTES_PER_DAY)
+    year, month, day = civil_from_days(days)
+    hour, mins = divmod(rest, MINUTES_PER_HOUR)
+    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{mins:02d}"
+
+
+def parse_time(text: object) -> int | None:
+    """The minute count of a ``YYYY-MM-DDTHH:MM`` string, or None when it is not one.
+
+    Exactly that shape, ASCII digits only, a real calendar date in 2000-2199.
+    """
+    if not isinstance(text, str) or len(text) != 16:
+        return None
+    if text[4] != "-" or text[7] != "-" or text[10] != "T" or text[13] != ":":
+        return None
+    parts = (text[0:4], text[5:7], text[8:10], text[11:13], text[14:16])
+    if not all(ch in _DIGITS for part in parts for ch in part):
+        return None
+    year, month, day, hour, mins = (int(part) for part in parts)
+    if not FIRST_YEAR <= year <= LAST_YEAR or not 1 <= month <= 12:
+        return None
+    if not 1 <= day <= days_in_month(year, month) or hour > 23 or mins > 59:
+        return None
+    return to_minute(year, month, day, hour, mins)
+
+
+def parse_stored_time(text: str) -> int:
+    """Read back a time this module formatted (any year): for state files, not for input."""
+    date, _, clock = text.partition("T")
+    year, month, day = (int(part) for part in date.split("-"))
+    hour, mins = (int(part) for part in clock.split(":"))
+    return to_minute(year, month, day, hour, mins)

@@ -1,0 +1,136 @@
+"""The ``cronctl`` command: a thin shell over the core and its drivers.
+
+This is the imperative edge: it may read files, the wall clock and the
+environment, and it turns the core's refusals into messages and exit codes
+(2 for input that cannot be used, 1 for a valid question with no answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from typing import Sequence, TextIO
+
+from .core.errors import CronctlError
+from .core.schedule import IntervalExpression, next_runs, parse_expression
+from .core.times import MINUTES_PER_DAY, format_time, parse_time, to_minute
+from .core.zones import UTC, FixedOffset, parse_offset
+
+EXIT_USAGE = 2
+EXIT_NO_ANSWER = 1
+_WEEKDAYS = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.command(args))
+    except CronctlError as error:
+        print(f"cronctl: {error.code.value}: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cronctl", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run harness operations (a JSON array) and print the results")
+    run.add_argument("file", nargs="?", default="-", help="a JSON file, or - for standard input")
+    run.set_defaults(command=_run)
+
+    dispatch = commands.add_parser("dispatch", help="run dispatcher calls (a JSON array) and print the results")
+    dispatch.add_argument("file", nargs="?", default="-", help="a JSON file, or - for standard input")
+    dispatch.set_defaults(command=_dispatch)
+
+    nxt = commands.add_parser("next", help="show the next fire times of an expression")
+    nxt.add_argument("expression", help='a cron expression ("*/15 9-17 * * MON-FRI") or "@every 90m"')
+    nxt.add_argument("--after", help="UTC time YYYY-MM-DDTHH:MM to start after (default: now)")
+    nxt.add_argument("--count", type=int, default=5, help="how many fire times (1-1000, default 5)")
+    nxt.add_argument("--tz", help="the zone the expression is read in: a UTC offset like +05:30")
+    nxt.add_argument("--json", action="store_true", help="print the JSON list of UTC times only")
+    nxt.set_defaults(command=_next)
+    return parser
+
+
+def _read_json(path: str) -> object:
+    if path == "-":
+        return json.load(sys.stdin)
+    with open(path, encoding="utf-8") as stream:
+        return json.load(stream)
+
+
+def _load_or_complain(path: str) -> tuple[object, bool]:
+    try:
+        return _read_json(path), True
+    except (OSError, ValueError) as error:
+        print(f"cronctl: cannot read a JSON array from {path}: {error}", file=sys.stderr)
+        return None, False
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .harness import run
+
+    operations, ok = _load_or_complain(args.file)
+    if not ok:
+        return EXIT_USAGE
+    _print_json(run(operations))
+    return 0
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from .dispatch import run_calls
+
+    calls, ok = _load_or_complain(args.file)
+    if not ok:
+        return EXIT_USAGE
+    _print_json(run_calls(calls))
+    return 0
+
+
+def _print_json(value: object, out: TextIO = sys.stdout) -> None:
+    out.write(json.dumps(value, ensure_ascii=False, separators=(", ", ": ")) + "\n")
+
+
+def _now_minute() -> int:
+    now = dt.datetime.now(dt.timezone.utc)
+    return to_minute(now.year, now.month, now.day, now.hour, now.minute)
+
+
+def _next(args: argparse.Namespace) -> int:
+    expression = parse_expression(args.expression)
+    after = _now_minute() if args.after is None else parse_time(args.after)
+    if after is None:
+        print(f"cronctl: --after: {args.after!r} is not a UTC time YYYY-MM-DDTHH:MM (2000-2199)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if not 1 <= args.count <= 1000:
+        print("cronctl: --count must be from 1 to 1000", file=sys.stderr)
+        return EXIT_USAGE
+    zone = UTC if args.tz is None else parse_offset(args.tz, "--tz")
+    if args.tz is not None and isinstance(expression, IntervalExpression):
+        print("cronctl: --tz: an @every interval counts real time and takes no time zone", file=sys.stderr)
+        return EXIT_USAGE
+    times = next_runs(expression, after, args.count, zone)
+    if args.json:
+        _print_json([format_time(t) for t in times])
+    else:
+        _print_table(times, zone)
+    if not times:
+        print(f"cronctl: {expression.text!r} never fires within 8 years after {format_time(after)}",
+              file=sys.stderr)
+        return EXIT_NO_ANSWER
+    return 0
+
+
+def _print_table(times: list[int], zone: FixedOffset) -> None:
+    for t in times:
+        local = t + zone.minutes
+        weekday = _WEEKDAYS[(local // MINUTES_PER_DAY + 4) % 7]
+        line = f"{format_time(t).replace('T', ' ')} UTC"
+        if zone != UTC:
+            line += f"   {weekday} {format_time(local).replace('T', ' ')} {zone.name}"
+        else:
+            line += f"   {weekday}"
+        print(line)

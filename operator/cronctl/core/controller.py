@@ -15,7 +15,7 @@ from .retention import Finished, history_order, keep_newest, retention_class
 from .schedule import Timeline, never_fires, parse_expression
 from .spec import JobSpec, check_name, check_zone_allowed, parse_options, parse_policy
 from .state import OUTCOMES, RUNNING, TIMED_OUT, ControllerState, Job, Run
-from .tick import Decision, Launch, Overflow, Replace, Skip, decide, expiry
+from .tick import Decision, Launch, Missed, Overflow, Replace, Skip, decide, expiry
 
 MAX_BULK = 5000
 _POPPED = -1  # a wake time no heap entry can carry
@@ -34,6 +34,7 @@ class Controller:
         self.state = state if state is not None else ControllerState()
         self._timelines: dict[str, Timeline] = {}
         self._wake: dict[str, int | None] = {}
+        self._missed: dict[str, Missed] = {}
         self._due: list[tuple[int, int, str]] = []
         self._expiries: list[tuple[int, int, str]] = []
         self._rebuild_indexes()
@@ -122,7 +123,10 @@ class Controller:
         due.sort(key=lambda job: job.spec.index)
         decisions: list[Decision] = []
         for job in due:
-            result = decide(job.spec, job.state, self._timelines[job.spec.name], now)
+            name = job.spec.name
+            result = decide(job.spec, job.state, self._timelines[name], now, self._missed.pop(name, None))
+            if result.missed is not None:
+                self._missed[name] = result.missed
             for decision in result.decisions:
                 self._apply(job, decision, now)
             decisions.extend(result.decisions)

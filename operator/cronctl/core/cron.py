@@ -130,7 +130,8 @@ class CronExpression:
     _dom_mask: int = field(init=False, repr=False, compare=False)
     _dow_masks: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _month_mask: int = field(init=False, repr=False, compare=False)
-    _years_with_match: list[tuple[bool, ...]] = field(init=False, repr=False, compare=False)
+    month_list: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _year_types: list[tuple[tuple[int, ...], tuple[int, ...]]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -140,7 +141,8 @@ class CronExpression:
             sum(1 << day for day in range(1, 32) if (first + day - 1) % 7 in self.days_of_week)
             for first in range(7)))
         set_(self, "_month_mask", _mask(self.months))
-        set_(self, "_years_with_match", [])
+        set_(self, "month_list", tuple(sorted(self.months)))
+        set_(self, "_year_types", [])
 
     @property
     def days_or(self) -> bool:
@@ -264,25 +266,63 @@ class CronExpression:
             count += self._count_until(high_rest)
         if self._matches_day(low_days):
             count += self.per_day - self._count_until(low_rest)
-        if count >= limit:
-            return limit
-        # Whole days strictly between, walked back month by month from high.
+        if count >= limit or high_days - low_days < 2:
+            return min(limit, count)
         needed_days = -(-(limit - count) // self.per_day)
-        full_days = 0
-        year, month, _ = civil_from_days(high_days)
-        low_year, low_month, low_day = civil_from_days(low_days)
-        high_day = civil_from_days(high_days)[2]
-        while (year, month) >= (low_year, low_month):
-            mask = self.day_mask(year, month)
-            if (year, month) == civil_from_days(high_days)[:2]:
-                mask &= (1 << high_day) - 1
-            if (year, month) == (low_year, low_month):
-                mask &= ~((2 << low_day) - 1)
-            full_days += mask.bit_count()
-            if full_days >= needed_days:
-                return limit
-            year, month = (year - 1, 12) if month == 1 else (year, month - 1)
-        return min(limit, count + full_days * self.per_day)
+        days = self.matching_days(low_days + 1, high_days - 1, needed_days)
+        return min(limit, count + days * self.per_day)
+
+    def matching_days(self, first: int, last: int, enough: int) -> int:
+        """How many days in [first, last] (day numbers) match, counting at most to ``enough``.
+
+        Walks back from ``last``: the months of the partial years, and whole
+        years in one step each through the year-type table.
+        """
+        first_year, first_month, first_day = civil_from_days(first)
+        last_year, last_month, last_day = civil_from_days(last)
+        if first_year == last_year:
+            return self._days_in_months(first_year, (first_month, first_day), (last_month, last_day))
+        count = self._days_in_months(last_year, (1, 1), (last_month, last_day))
+        year = last_year - 1
+        while year > first_year and count < enough:
+            count += self.days_in_year(year)
+            year -= 1
+        if count < enough:
+            count += self._days_in_months(first_year, (first_month, first_day), (12, 31))
+        return min(count, enough)
+
+    def _days_in_months(self, year: int, start: tuple[int, int], end: tuple[int, int]) -> int:
+        """Matching days of one year from start (month, day) to end (month, day), inclusive."""
+        count = 0
+        for month in self.month_list:
+            if start[0] <= month <= end[0]:
+                mask = self.day_mask(year, month)
+                if month == end[0]:
+                    mask &= (2 << end[1]) - 1
+                if month == start[0]:
+                    mask &= ~((1 << start[1]) - 1)
+                count += mask.bit_count()
+        return count
+
+    def days_in_year(self, year: int) -> int:
+        """Matching days in a calendar year, from the table of its year type."""
+        jan_first = (days_from_civil(year, 1, 1) + 4) % 7
+        return self.days_by_year_type()[is_leap(year)][jan_first]
+
+    def days_by_year_type(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Matching days per year type: [leap][weekday of 1 January].
+
+        A year's calendar is fixed by those two facts, so 14 sample years
+        answer for every year.
+        """
+        if not self._year_types:
+            table = [[0] * 7, [0] * 7]
+            for year in range(2000, 2028):  # all 14 year types occur in these 28 years
+                jan_first = (days_from_civil(year, 1, 1) + 4) % 7
+                table[is_leap(year)][jan_first] = sum(
+                    self.day_mask(year, month).bit_count() for month in self.month_list)
+            self._year_types.append((tuple(table[0]), tuple(table[1])))
+        return self._year_types[0]
 
     def _matches_day(self, days: int) -> bool:
         year, month, day = civil_from_days(days)
@@ -290,35 +330,11 @@ class CronExpression:
 
     # -- long gaps --------------------------------------------------------------
 
-    def years_with_match(self) -> tuple[bool, ...]:
-        """For each year of the 400-year Gregorian cycle (index = year % 400): any firing?
-
-        The Gregorian calendar repeats exactly every 400 years (146097 days, a
-        whole number of weeks), so this table answers for every year.
-        """
-        if not self._years_with_match:
-            self._years_with_match.append(tuple(
-                any(self.day_mask(2000 + offset, month) for month in self.months)
-                for offset in range(400)))
-        table = self._years_with_match[0]
-        return table
-
     def fires_every_year(self) -> bool:
-        """A cheap sufficient test that some day matches in every calendar year."""
-        if self.days_or or len(self.days_of_week) == 7 and self._some_day_every_year():
-            return True
-        # Seven consecutive allowed days of month hold every weekday.
-        shortest = min(28 if m == 2 else days_in_month(2001, m) for m in self.months)
-        run = 0
-        for day in range(1, shortest + 1):
-            run = run + 1 if day in self.days_of_month else 0
-            if run == 7:
-                return True
-        return False
+        return all(count > 0 for row in self.days_by_year_type() for count in row)
 
-    def _some_day_every_year(self) -> bool:
-        return any(day <= (28 if month == 2 else days_in_month(2001, month))
-                   for month in self.months for day in self.days_of_month)
+    def fires_in_year(self, year: int) -> bool:
+        return self.days_in_year(year) > 0
 
     def last_match_in_year(self, year: int) -> int | None:
         end = days_from_civil(year + 1, 1, 1) * MINUTES_PER_DAY - 1

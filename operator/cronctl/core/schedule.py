@@ -63,15 +63,16 @@ class Timeline:
         object.__setattr__(self, "end", None if first is None else self._chain_end(first))
 
     def _chain_end(self, first: int) -> int | None:
+        """The last schedule time: the last firing of the first year followed by
+        more than HORIZON_YEARS years without one. None if there is no such year."""
         expression = self.expression
         if isinstance(expression, IntervalExpression) or expression.fires_every_year():
             return None
         offset = self.zone.minutes
-        years = expression.years_with_match()
         year = year_of(first + offset)
-        for _ in range(_CYCLE_YEARS):
+        for _ in range(_CYCLE_YEARS):  # the calendar repeats after 400 years
             gap = next((step for step in range(1, HORIZON_YEARS + 1)
-                        if years[(year + step) % _CYCLE_YEARS]), None)
+                        if expression.fires_in_year(year + step)), None)
             if gap is None:
                 last = expression.last_match_in_year(year)
                 assert last is not None

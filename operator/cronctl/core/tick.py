@@ -56,11 +56,26 @@ Decision = Union[Launch, Skip, Replace, Overflow]
 
 
 @dataclass(frozen=True)
+class Missed:
+    """The missed schedule times in (start, through]: how many (counted up to
+    MAX_MISSED + 1) and the latest of them (None when none or too many)."""
+
+    start: int
+    through: int
+    count: int
+    latest: int | None
+    upcoming: int | None  # the first schedule time after ``through``: nothing to count before it
+
+
+@dataclass(frozen=True)
 class JobTick:
     decisions: tuple[Decision, ...]
     # The earliest time at which this job can next have a missed schedule:
     # a tick before it needs not look at the job. None: never again.
     wake_at: int | None
+    # What was counted, so that the next tick of a job left waiting (forbid
+    # with a run active, overflow) only counts the minutes since.
+    missed: Missed | None = None
 
 
 def run_id(job: str, number: int) -> str:
@@ -76,18 +91,35 @@ def window_start(spec: JobSpec, last_schedule: int | None, now: int) -> int:
     return start
 
 
-def decide(spec: JobSpec, state: JobState, timeline: Timeline, now: int) -> JobTick:
+def count_missed(timeline: Timeline, start: int, now: int, known: Missed | None = None) -> Missed:
+    """The schedule times in (start, now], extending ``known`` when it counted the same window."""
+    limit = MAX_MISSED + 1
+    if known is not None and known.start == start and known.through <= now:
+        if known.upcoming is None or known.upcoming > now or known.count >= limit:
+            # Nothing new to count, or already too many: a window only grows.
+            upcoming = known.upcoming if known.count < limit else None
+            return Missed(start, now, known.count, known.latest, upcoming)
+        count = min(limit, known.count + timeline.count_in(known.through, now, limit))
+        latest = timeline.latest_in(known.through, now) if count <= MAX_MISSED else None
+    else:
+        count = timeline.count_in(start, now, limit)
+        latest = timeline.latest_in(start, now) if 0 < count <= MAX_MISSED else None
+    return Missed(start, now, count, latest, timeline.next_after(now))
+
+
+def decide(spec: JobSpec, state: JobState, timeline: Timeline, now: int,
+           known: Missed | None = None) -> JobTick:
     """The seed's tick rules for one job (Part 2 rules 4-8)."""
     start = window_start(spec, state.last_schedule, now)
-    missed = timeline.count_in(start, now, MAX_MISSED + 1)
-    if missed == 0:
+    missed = count_missed(timeline, start, now, known)
+    if missed.count == 0:
         return JobTick((), timeline.next_after(start))
-    if missed > MAX_MISSED:
-        return JobTick((Overflow(spec.name, missed),), now)
-    latest = timeline.latest_in(start, now)
+    if missed.count > MAX_MISSED:
+        return JobTick((Overflow(spec.name, missed.count),), now, missed)
+    latest = missed.latest
     assert latest is not None
     if spec.policy is Policy.FORBID and state.active:
-        return JobTick((Skip(spec.name, latest),), now)
+        return JobTick((Skip(spec.name, latest),), now, missed)
     decisions: list[Decision] = []
     if spec.policy is Policy.REPLACE:
         decisions.extend(Replace(spec.name, victim) for victim in state.active)

@@ -36,6 +36,7 @@ class Row:
     policy: Policy = Policy.ALLOW
     options: Options = field(default_factory=Options)
     last_schedule: int | None = None
+    not_before: int | None = None
     active: tuple[str, ...] = ()
     launched: int = 0
     now: int = TOP_OF_THE_HOUR
@@ -82,6 +83,8 @@ ROWS = [
         decisions=(Launch("job", "job-1", 1, TOP_OF_THE_HOUR),), wake_at=TWO_HOURS_LATER),
     Row("deadline passed by one minute: nothing, wake at the next schedule time",
         options=Options(starting_deadline=5), now=t("2024-03-01T01:06"), wake_at=TWO_HOURS_LATER),
+    Row("suspended through 02:30: the 01:00 and 02:00 times are not missed",
+        now=t("2024-03-01T02:45"), not_before=t("2024-03-01T02:30"), wake_at=t("2024-03-01T03:00")),
     Row("interval job: launch for anchor + k * interval",
         expression="@every 45m", now=t("2024-03-01T01:40"),
         decisions=(Launch("job", "job-1", 1, t("2024-03-01T01:30")),), wake_at=t("2024-03-01T02:15")),
@@ -91,7 +94,8 @@ ROWS = [
 @pytest.mark.parametrize("row", ROWS, ids=[row.name for row in ROWS])
 def test_decide(row: Row) -> None:
     spec = JobSpec("job", row.expression, row.policy, row.options, CREATED, 0)
-    state = JobState(last_schedule=row.last_schedule, launched=row.launched, active=list(row.active))
+    state = JobState(last_schedule=row.last_schedule, launched=row.launched, active=list(row.active),
+                     not_before=row.not_before)
     result = decide(spec, state, Timeline(parse_expression(row.expression), CREATED), row.now)
     assert result.decisions == row.decisions
     assert result.wake_at == row.wake_at

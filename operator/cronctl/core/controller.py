@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from .errors import Code, CronctlError
-from .retention import Finished, history_order, keep_newest, retention_class
+from .retention import history_order
 from .schedule import Timeline, never_fires, parse_expression
 from .spec import JobSpec, check_name, check_zone_allowed, parse_options, parse_policy
 from .state import OUTCOMES, RUNNING, TIMED_OUT, ControllerState, Job, Run
@@ -167,12 +167,9 @@ class Controller:
     def _finish(self, run: Run, outcome: str, at: int) -> None:
         job = self.state.jobs[run.job]
         run.state, run.finished_at = outcome, at
-        job.state.active.remove(run.id)
-        cls = retention_class(outcome)
         options = job.spec.options
-        kept, keep = ((job.state.kept_succeeded, options.keep_succeeded) if cls == "succeeded"
-                      else (job.state.kept_failed, options.keep_failed))
-        for dropped in keep_newest(kept, Finished(at, run.number, run.id), keep):
+        for dropped in job.state.record_finish(run.id, run.number, outcome, at,
+                                               options.keep_succeeded, options.keep_failed):
             del self.state.runs[dropped.run_id]
 
     # -- reads --------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .retention import Finished
+from .retention import SUCCEEDED_CLASS, Finished, keep_newest, retention_class
 from .spec import JobSpec, Options, Policy
 from .times import format_time, parse_stored_time
 from .zones import parse_offset
@@ -60,9 +60,21 @@ class JobState:
     kept_failed: list[Finished] = field(default_factory=list)
     skipped: int = 0
     overflowed: int = 0
+    # Missed times at or before this minute are not missed (a suspension ran
+    # through it): the window of missed times starts after it.
+    not_before: int | None = None
+
+    def record_finish(self, run_id: str, number: int, outcome: str, at: int,
+                      keep_succeeded: int, keep_failed: int) -> list[Finished]:
+        """A run left ``active`` with this outcome; returns the finished runs retention drops."""
+        self.active.remove(run_id)
+        if retention_class(outcome) == SUCCEEDED_CLASS:
+            return keep_newest(self.kept_succeeded, Finished(at, number, run_id), keep_succeeded)
+        return keep_newest(self.kept_failed, Finished(at, number, run_id), keep_failed)
 
     def to_json(self) -> dict[str, Any]:
         return {"last_schedule": _time_or_none(self.last_schedule), "launched": self.launched,
+                "not_before": _time_or_none(self.not_before),
                 "active": list(self.active),
                 "kept_succeeded": [_finished_json(run) for run in self.kept_succeeded],
                 "kept_failed": [_finished_json(run) for run in self.kept_failed],
@@ -74,7 +86,8 @@ class JobState:
                    active=list(data["active"]),
                    kept_succeeded=[_finished(item) for item in data["kept_succeeded"]],
                    kept_failed=[_finished(item) for item in data["kept_failed"]],
-                   skipped=data["skipped"], overflowed=data["overflowed"])
+                   skipped=data["skipped"], overflowed=data["overflowed"],
+                   not_before=_parse_or_none(data.get("not_before")))
 
 
 @dataclass

@@ -82,9 +82,11 @@ def run_id(job: str, number: int) -> str:
     return f"{job}-{number}"
 
 
-def window_start(spec: JobSpec, last_schedule: int | None, now: int) -> int:
+def window_start(spec: JobSpec, last_schedule: int | None, now: int, not_before: int | None = None) -> int:
     """Missed schedule times are those in (window_start, now]."""
     start = spec.created_at if last_schedule is None else last_schedule
+    if not_before is not None:
+        start = max(start, not_before)
     deadline = spec.options.starting_deadline
     if deadline is not None:
         start = max(start, now - deadline - 1)  # t >= now - deadline, inclusive
@@ -110,7 +112,7 @@ def count_missed(timeline: Timeline, start: int, now: int, known: Missed | None 
 def decide(spec: JobSpec, state: JobState, timeline: Timeline, now: int,
            known: Missed | None = None) -> JobTick:
     """The seed's tick rules for one job (Part 2 rules 4-8)."""
-    start = window_start(spec, state.last_schedule, now)
+    start = window_start(spec, state.last_schedule, now, state.not_before)
     missed = count_missed(timeline, start, now, known)
     if missed.count == 0:
         return JobTick((), timeline.next_after(start))
@@ -125,7 +127,7 @@ def decide(spec: JobSpec, state: JobState, timeline: Timeline, now: int,
         decisions.extend(Replace(spec.name, victim) for victim in state.active)
     number = state.launched + 1
     decisions.append(Launch(spec.name, run_id(spec.name, number), number, latest))
-    return JobTick(tuple(decisions), timeline.next_after(window_start(spec, latest, now)))
+    return JobTick(tuple(decisions), timeline.next_after(window_start(spec, latest, now, state.not_before)))
 
 
 def expiry(run: Run, timeout: int | None) -> int | None:

@@ -44,6 +44,13 @@ def _parser() -> argparse.ArgumentParser:
     dispatch.add_argument("file", nargs="?", default="-", help="a JSON file, or - for standard input")
     dispatch.set_defaults(command=_dispatch)
 
+    operator = commands.add_parser("operator", help="run the Kubernetes operator (kopf) against the cluster")
+    operator.add_argument("--namespace", "-n", action="append", default=[],
+                          help="watch only this namespace (repeatable; default: all namespaces)")
+    operator.add_argument("--liveness", metavar="URL", help="serve kopf's health probe, e.g. http://0.0.0.0:8080/healthz")
+    operator.add_argument("--verbose", action="store_true")
+    operator.set_defaults(command=_operator)
+
     nxt = commands.add_parser("next", help="show the next fire times of an expression")
     nxt.add_argument("expression", help='a cron expression ("*/15 9-17 * * MON-FRI") or "@every 90m"')
     nxt.add_argument("--after", help="UTC time YYYY-MM-DDTHH:MM to start after (default: now)")
@@ -86,6 +93,20 @@ def _dispatch(args: argparse.Namespace) -> int:
     if not ok:
         return EXIT_USAGE
     _print_json(run_calls(calls))
+    return 0
+
+
+def _operator(args: argparse.Namespace) -> int:
+    import logging
+
+    import kopf
+
+    from .operator import handlers  # noqa: F401  (registers the handlers)
+
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
+             liveness_endpoint=args.liveness)
     return 0
 
 

@@ -1,0 +1,120 @@
+"""Carrying out a Plan against the API server, and reading what a plan needs.
+
+The only module of the operator that talks to Kubernetes for writes. Every
+call is namespaced to the CronSchedule's own namespace, so a schedule can
+never touch another namespace's objects.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import socket
+from typing import Any, Mapping
+
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from .manifests import EventSpec
+from .plan import Plan
+from .resource import API_VERSION, GROUP, KIND, PLURAL, SCHEDULE_LABEL, VERSION
+
+log = logging.getLogger("cronctl.operator")
+
+NOT_FOUND = 404
+CONFLICT = 409
+
+
+def load_client() -> client.ApiClient:
+    """In-cluster credentials when running in a Pod, else the kubeconfig (KUBECONFIG)."""
+    try:
+        config.load_incluster_config()
+    except config.ConfigException:
+        config.load_kube_config()
+    return client.ApiClient()
+
+
+class Cluster:
+    """The operator's reads and writes, with plain dicts in and out."""
+
+    def __init__(self, api_client: client.ApiClient) -> None:
+        self.batch = client.BatchV1Api(api_client)
+        self.core = client.CoreV1Api(api_client)
+        self.custom = client.CustomObjectsApi(api_client)
+        self.instance = socket.gethostname()
+
+    # -- reads ----------------------------------------------------------------
+
+    def schedule(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            response = self.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name,
+                                                                _preload_content=False)
+        except ApiException as error:
+            if error.status == NOT_FOUND:
+                return None
+            raise
+        return json.loads(response.data)
+
+    def jobs(self, namespace: str, schedule: str) -> list[dict[str, Any]]:
+        response = self.batch.list_namespaced_job(namespace, label_selector=f"{SCHEDULE_LABEL}={schedule}",
+                                                  _preload_content=False)
+        return json.loads(response.data)["items"]
+
+    # -- writes ---------------------------------------------------------------
+
+    def apply(self, schedule: Mapping[str, Any], plan: Plan) -> None:
+        namespace = schedule["metadata"]["namespace"]
+        for name in plan.delete_first:
+            self.delete_job(namespace, name)
+        events = list(plan.events)
+        for manifest in plan.create:
+            problem = self.create_job(schedule, manifest)
+            if problem is not None:
+                events.append(problem)
+        if plan.status is not None:
+            self.custom.patch_namespaced_custom_object_status(
+                GROUP, VERSION, namespace, PLURAL, schedule["metadata"]["name"], {"status": plan.status})
+        for name in plan.delete_after:
+            self.delete_job(namespace, name)
+        for event in events:
+            self.post_event(schedule, event)
+
+    def create_job(self, schedule: Mapping[str, Any], manifest: dict[str, Any]) -> EventSpec | None:
+        """Create the Job of a launch; if it exists already and is ours, adopt it."""
+        namespace, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
+        try:
+            self.batch.create_namespaced_job(namespace, manifest)
+            return None
+        except ApiException as error:
+            if error.status != CONFLICT:
+                raise
+        existing = json.loads(self.batch.read_namespaced_job(name, namespace, _preload_content=False).data)
+        owners = existing["metadata"].get("ownerReferences") or []
+        if any(ref.get("controller") and ref.get("uid") == schedule["metadata"]["uid"] for ref in owners):
+            log.info("adopted the existing Job %s/%s", namespace, name)
+            return None
+        return EventSpec("Warning", "JobNameTaken",
+                         f"cannot launch: a Job named {name} exists and belongs to someone else")
+
+    def delete_job(self, namespace: str, name: str) -> None:
+        try:
+            self.batch.delete_namespaced_job(name, namespace, propagation_policy="Background")
+        except ApiException as error:
+            if error.status != NOT_FOUND:
+                raise
+
+    def post_event(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
+        metadata = schedule["metadata"]
+        now = dt.datetime.now(dt.timezone.utc)
+        body = client.CoreV1Event(
+            metadata=client.V1ObjectMeta(generate_name=f"{metadata['name']}.", namespace=metadata["namespace"]),
+            involved_object=client.V1ObjectReference(api_version=API_VERSION, kind=KIND, name=metadata["name"],
+                                                     namespace=metadata["namespace"], uid=metadata["uid"]),
+            reason=event.reason, message=event.message, type=event.type,
+            source=client.V1EventSource(component="cronctl"), first_timestamp=now, last_timestamp=now,
+            count=1, reporting_component="cronctl.dev/operator", reporting_instance=self.instance)
+        try:
+            self.core.create_namespaced_event(metadata["namespace"], body)
+        except ApiException as error:  # an Event is a courtesy: never fail a reconcile for it
+            log.warning("could not post event %s on %s: %s", event.reason, metadata["name"], error.reason)

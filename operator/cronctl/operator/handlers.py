@@ -1,0 +1,65 @@
+"""kopf registrations: watch events mark schedules for the loop; nothing else.
+
+Each handler is a few lines: the decisions are the core's, the API work is
+``apply``'s, the timing is ``loop``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import kopf
+
+from .apply import Cluster, load_client
+from .clock import clock_from_environment
+from .loop import Scheduler
+from .resource import GROUP, PLURAL, SCHEDULE_LABEL, VERSION
+
+_scheduler: Scheduler | None = None
+_task: asyncio.Task[None] | None = None
+
+
+@kopf.on.startup()
+async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: Any) -> None:
+    global _scheduler, _task
+    settings.posting.enabled = False  # the operator posts its own Events, with reasons
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
+    settings.watching.server_timeout = 60
+    _scheduler = Scheduler(Cluster(load_client()), clock_from_environment())
+    _task = asyncio.create_task(_scheduler.run(), name="cronctl-scheduler")
+    logger.info("cronctl scheduler started")
+
+
+@kopf.on.cleanup()
+async def stop(**_: Any) -> None:
+    if _task is not None:
+        _task.cancel()
+
+
+@kopf.on.event(GROUP, VERSION, PLURAL)
+def schedule_changed(type: str | None, body: kopf.Body, **_: Any) -> None:
+    key = (body.metadata.namespace or "", body.metadata.name or "")
+    if _scheduler is None:
+        return
+    if type == "DELETED":
+        _scheduler.forget(key)
+    elif key not in _scheduler.known or _spec_changed(body):
+        _scheduler.touch(key)
+
+
+@kopf.on.event("batch", "v1", "jobs", labels={SCHEDULE_LABEL: kopf.PRESENT})
+def job_changed(type: str | None, body: kopf.Body, labels: kopf.Labels, **_: Any) -> None:
+    if _scheduler is not None and (type == "DELETED" or _has_ended(body)):
+        _scheduler.touch((body.metadata.namespace or "", labels[SCHEDULE_LABEL]))
+
+
+def _spec_changed(body: kopf.Body) -> bool:
+    return body.metadata.get("generation") != body.get("status", {}).get("observedGeneration")
+
+
+def _has_ended(body: kopf.Body) -> bool:
+    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+               for c in body.get("status", {}).get("conditions") or [])

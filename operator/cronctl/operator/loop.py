@@ -1,0 +1,104 @@
+"""The scheduling loop: one task that reconciles the schedules that need it.
+
+Rather than a kopf timer per object (an asyncio task and a finalizer each,
+and a status write per tick), one loop keeps a heap of wake-up minutes that
+the core computed (``Plan.wake_at``) and a set of schedules that watch events
+marked dirty. It reconciles exactly those, so an idle schedule costs no API
+call at all, and a restart, which marks every schedule dirty, yields the
+same decisions because each reconcile reads the status and Jobs afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+from .apply import Cluster
+from .clock import Clock
+from .plan import plan
+
+log = logging.getLogger("cronctl.operator")
+
+Key = tuple[str, str]  # (namespace, name)
+RETRY_MINUTES = 1
+MAX_IDLE_SECONDS = 30.0  # look at the clock at least this often
+
+
+class Scheduler:
+    def __init__(self, cluster: Cluster, clock: Clock, concurrency: int = 4) -> None:
+        self.cluster = cluster
+        self.clock = clock
+        self.known: set[Key] = set()
+        self._dirty: set[Key] = set()
+        self._wake: dict[Key, int] = {}
+        self._heap: list[tuple[int, Key]] = []
+        self._signal = asyncio.Event()
+        self._slots = asyncio.Semaphore(concurrency)
+
+    # -- called by the watch handlers -------------------------------------------
+
+    def touch(self, key: Key) -> None:
+        self.known.add(key)
+        self._dirty.add(key)
+        self._signal.set()
+
+    def forget(self, key: Key) -> None:
+        self.known.discard(key)
+        self._dirty.discard(key)
+        self._wake.pop(key, None)
+
+    # -- the loop ---------------------------------------------------------------
+
+    async def run(self) -> None:
+        while True:
+            now = await asyncio.to_thread(self.clock.minute)
+            batch = self._take_due(now)
+            if batch:
+                await asyncio.gather(*(self._reconcile(key, now) for key in sorted(batch)))
+                continue
+            await self._sleep(now)
+
+    def _take_due(self, now: int) -> set[Key]:
+        due, self._dirty = self._dirty, set()
+        while self._heap and self._heap[0][0] <= now:
+            minute, key = heapq.heappop(self._heap)
+            if self._wake.get(key) == minute:
+                del self._wake[key]
+                due.add(key)
+        return due
+
+    async def _reconcile(self, key: Key, now: int) -> None:
+        async with self._slots:
+            try:
+                wake_at = await asyncio.to_thread(reconcile, self.cluster, key, now)
+            except Exception:
+                log.exception("reconciling %s/%s failed; retrying in %d minute(s)", *key, RETRY_MINUTES)
+                wake_at = now + RETRY_MINUTES
+        if wake_at is not None and key in self.known:
+            self._wake[key] = wake_at  # replaces any earlier entry: this plan is the newest word
+            heapq.heappush(self._heap, (wake_at, key))
+
+    async def _sleep(self, now: int) -> None:
+        next_minute = self._heap[0][0] if self._heap else now + 1
+        delay = min(MAX_IDLE_SECONDS, await asyncio.to_thread(self.clock.seconds_until, next_minute))
+        self._signal.clear()
+        if self._dirty:
+            return
+        try:
+            await asyncio.wait_for(self._signal.wait(), timeout=max(delay, 0.05))
+        except asyncio.TimeoutError:
+            pass
+
+
+def reconcile(cluster: Cluster, key: Key, now: int) -> int | None:
+    """Read one schedule and its Jobs, plan, apply; the minute to look again."""
+    namespace, name = key
+    schedule = cluster.schedule(namespace, name)
+    if schedule is None:
+        return None
+    result = plan(schedule, cluster.jobs(namespace, name), now)
+    cluster.apply(schedule, result)
+    for event in result.events:
+        log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message)
+    return result.wake_at
+

@@ -1,0 +1,64 @@
+"""Pure builders of the API objects the operator writes: Jobs, conditions, Events."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .resource import (API_VERSION, KIND, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
+                       STARTED_ANNOTATION, rfc3339)
+
+
+def job_name(schedule: str, scheduled: int) -> str:
+    """The Job of one nominal time: <schedule>-<minutes since 1970>, as CronJob names them.
+
+    Being a function of the nominal time, it is the lock that keeps a crash
+    between creating the Job and saving status from starting a second one.
+    """
+    return f"{schedule}-{scheduled}"
+
+
+def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], number: int, scheduled: int,
+                 started: int, timeout_minutes: int | None) -> dict[str, Any]:
+    metadata = schedule["metadata"]
+    template_metadata = template.get("metadata") or {}
+    spec = copy.deepcopy(dict(template.get("spec") or {}))
+    if timeout_minutes is not None:
+        deadline = timeout_minutes * 60
+        spec["activeDeadlineSeconds"] = min(deadline, spec.get("activeDeadlineSeconds", deadline))
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": job_name(metadata["name"], scheduled),
+            "namespace": metadata["namespace"],
+            "labels": {**(template_metadata.get("labels") or {}),
+                       SCHEDULE_LABEL: metadata["name"], RUN_LABEL: str(number)},
+            "annotations": {**(template_metadata.get("annotations") or {}),
+                            SCHEDULED_ANNOTATION: rfc3339(scheduled), STARTED_ANNOTATION: rfc3339(started)},
+            "ownerReferences": [{
+                "apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"], "uid": metadata["uid"],
+                "controller": True, "blockOwnerDeletion": True,
+            }],
+        },
+        "spec": spec,
+    }
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    type: str  # Normal or Warning
+    reason: str  # CamelCase
+    message: str
+
+
+def condition(kind: str, ok: bool, reason: str, message: str, generation: int, now: int,
+              previous: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """A condition that keeps its lastTransitionTime while its status does not change."""
+    status = "True" if ok else "False"
+    old = next((c for c in previous if c.get("type") == kind), None)
+    since = old["lastTransitionTime"] if old and old.get("status") == status and old.get(
+        "lastTransitionTime") else rfc3339(now)
+    return {"type": kind, "status": status, "reason": reason, "message": message,
+            "lastTransitionTime": since, "observedGeneration": generation}

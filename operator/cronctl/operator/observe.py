@@ -1,0 +1,131 @@
+"""From what the API shows to the core's state: level-based, no diffs.
+
+The state of one schedule is rebuilt on every reconcile from its status
+(history, counters, last schedule time) and its owned Jobs (active runs and
+how they ended). A Job created just before a crash, before the status could
+record it, still counts: its run number and scheduled time come from its
+labels and annotations, so it is adopted rather than launched again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from ..core.retention import Finished, retention_class
+from ..core.state import FAILED, RUNNING, SUCCEEDED, JobState
+from .resource import RUN_LABEL, SCHEDULED_ANNOTATION, STARTED_ANNOTATION, parse_rfc3339, rfc3339
+
+
+@dataclass
+class RunView:
+    """One run as the operator knows it; ``name`` is its Job's name."""
+
+    name: str
+    number: int
+    scheduled: int
+    started: int
+    state: str = RUNNING
+    finished: int | None = None
+    # For a running run: how its Job says it ended (outcome, minute), if it has.
+    ended: tuple[str, int] | None = None
+
+    def history_entry(self) -> dict[str, Any]:
+        assert self.finished is not None
+        return {"name": self.name, "run": self.number, "state": self.state,
+                "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started),
+                "finishedTime": rfc3339(self.finished)}
+
+    def active_entry(self) -> dict[str, Any]:
+        return {"name": self.name, "run": self.number, "scheduledTime": rfc3339(self.scheduled),
+                "startedTime": rfc3339(self.started)}
+
+
+@dataclass
+class Observed:
+    state: JobState
+    runs: dict[str, RunView]  # every run the state mentions, by Job name
+    lost: list[str]  # active in status, but their Job is gone
+
+
+def job_outcome(job: Mapping[str, Any]) -> tuple[str, int] | None:
+    """A Job's Complete or Failed condition as (outcome, minute)."""
+    for condition in (job.get("status") or {}).get("conditions") or []:
+        if condition.get("status") != "True":
+            continue
+        outcome = {"Complete": SUCCEEDED, "Failed": FAILED}.get(condition.get("type"))
+        at = parse_rfc3339(condition.get("lastTransitionTime"))
+        if outcome is not None and at is not None:
+            return outcome, at
+    return None
+
+
+def run_of_job(job: Mapping[str, Any], owner_uid: str) -> RunView | None:
+    """The run a Job carries, if this schedule controls it and it is not being deleted."""
+    metadata = job.get("metadata") or {}
+    if metadata.get("deletionTimestamp"):
+        return None
+    owners = metadata.get("ownerReferences") or []
+    if not any(ref.get("controller") and ref.get("uid") == owner_uid for ref in owners):
+        return None
+    annotations = metadata.get("annotations") or {}
+    try:
+        number = int((metadata.get("labels") or {})[RUN_LABEL])
+    except (KeyError, ValueError):
+        return None
+    scheduled = parse_rfc3339(annotations.get(SCHEDULED_ANNOTATION))
+    started = parse_rfc3339(annotations.get(STARTED_ANNOTATION))
+    if scheduled is None or started is None:
+        return None
+    return RunView(metadata["name"], number, scheduled, started, ended=job_outcome(job))
+
+
+def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_uid: str) -> Observed:
+    runs: dict[str, RunView] = {}
+    state = JobState(last_schedule=parse_rfc3339(status.get("lastScheduleTime")),
+                     launched=int(status.get("launched", 0)), skipped=int(status.get("skipped", 0)),
+                     overflowed=int(status.get("overflowed", 0)),
+                     not_before=parse_rfc3339(status.get("suspendedThrough")))
+    for entry in status.get("history") or []:
+        run = _finished_run(entry)
+        if run is not None:
+            runs[run.name] = run
+            kept = state.kept_succeeded if retention_class(run.state) == SUCCEEDED else state.kept_failed
+            kept.append(Finished(run.finished, run.number, run.name))  # type: ignore[arg-type]
+    state.kept_succeeded.sort()
+    state.kept_failed.sort()
+    for job in jobs:
+        run = run_of_job(job, owner_uid)
+        if run is not None and run.name not in runs:
+            runs[run.name] = run
+    lost = []
+    for entry in status.get("active") or []:
+        run = _active_run(entry)
+        if run is not None and run.name not in runs:
+            runs[run.name] = run
+            lost.append(run.name)
+    active = sorted((run for run in runs.values() if run.state == RUNNING), key=lambda r: r.number)
+    state.active = [run.name for run in active]
+    for run in runs.values():
+        state.launched = max(state.launched, run.number)
+        if state.last_schedule is None or run.scheduled > state.last_schedule:
+            state.last_schedule = run.scheduled
+    return Observed(state, runs, lost)
+
+
+def _active_run(entry: object) -> RunView | None:
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        return None
+    scheduled, started = parse_rfc3339(entry.get("scheduledTime")), parse_rfc3339(entry.get("startedTime"))
+    if scheduled is None or started is None:
+        return None
+    return RunView(entry["name"], int(entry.get("run", 0)), scheduled, started)
+
+
+def _finished_run(entry: object) -> RunView | None:
+    run = _active_run(entry)
+    finished = parse_rfc3339(entry.get("finishedTime")) if run is not None else None  # type: ignore[union-attr]
+    if run is None or finished is None:
+        return None
+    run.state, run.finished = str(entry.get("state")), finished  # type: ignore[union-attr]
+    return run

@@ -1,0 +1,194 @@
+"""One reconcile of one CronSchedule, as data: what to create, delete, post and patch.
+
+``plan`` is pure: the CronSchedule, its owned Jobs and the minute in, a
+``Plan`` out. It rebuilds the core's state (``observe``), ends the runs whose
+Jobs ended or whose timeout passed, asks ``core.tick.decide`` what to do, and
+maps each decision to API actions. ``apply`` carries the plan out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from ..core.schedule import Timeline
+from ..core.state import FAILED, SUCCEEDED, TIMED_OUT
+from ..core.tick import Launch, Overflow, Replace, Skip, decide
+from .manifests import EventSpec, condition, job_manifest, job_name
+from .observe import Observed, RunView, observe
+from .resource import STATUS_VERSION, ScheduleSpec, SpecError, parse_rfc3339, read_spec, rfc3339
+
+
+@dataclass
+class Plan:
+    delete_first: list[str] = field(default_factory=list)  # replaced runs' Jobs
+    create: list[dict[str, Any]] = field(default_factory=list)
+    delete_after: list[str] = field(default_factory=list)  # Jobs of runs retention dropped
+    events: list[EventSpec] = field(default_factory=list)
+    status: dict[str, Any] | None = None  # the new status, when it differs from the old
+    wake_at: int | None = None  # the minute to look again (besides watch events)
+
+
+def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: int) -> Plan:
+    metadata = schedule["metadata"]
+    status = schedule.get("status") or {}
+    anchor = parse_rfc3339(status.get("anchorTime"))
+    anchor = now if anchor is None else anchor
+    try:
+        spec = read_spec(schedule, anchor)
+        timeline = Timeline(spec.job.compiled, anchor, spec.job.options.tz)
+        if not timeline.fires:
+            raise SpecError("spec.schedule", f"{spec.job.expression!r} never fires within 8 years "
+                            f"of {rfc3339(anchor)}", "NeverFires")
+    except SpecError as error:
+        return _refused(schedule, status, anchor, error, now)
+    observed = observe(status, jobs, metadata["uid"])
+    result = Plan()
+    _end_runs(spec, observed, now, result)
+    state = observed.state
+    suspended_through = now if spec.suspend else parse_rfc3339(status.get("suspendedThrough"))
+    state.not_before = suspended_through
+    last_skipped = parse_rfc3339(status.get("lastSkippedTime"))
+    overflowing = False
+    if not spec.suspend:
+        tick = decide(spec.job, state, timeline, now)
+        for decision in tick.decisions:
+            if isinstance(decision, Replace):
+                state.active.remove(decision.run_id)
+                result.delete_first.append(decision.run_id)
+                result.events.append(EventSpec("Normal", "Replaced", f"deleted the active run {decision.run_id}"))
+            elif isinstance(decision, Launch):
+                _launch(schedule, spec, observed, decision, now, result)
+            elif isinstance(decision, Skip) and decision.scheduled_for != last_skipped:
+                last_skipped = decision.scheduled_for
+                state.skipped += 1
+                result.events.append(EventSpec("Normal", "Skipped", f"skipped {rfc3339(decision.scheduled_for)}: "
+                                               f"{state.active[0]} is still active (Forbid)"))
+            elif isinstance(decision, Overflow):
+                overflowing = True
+                if not _was_overflowing(status):
+                    state.overflowed += 1
+                    result.events.append(EventSpec("Warning", "TooManyMissedSchedules", _overflow_message()))
+        result.wake_at = _wake_at(spec, observed, tick.wake_at, now)
+    result.status = _changed(status, _status(schedule, spec, observed, timeline, anchor, now, last_skipped,
+                                             suspended_through, overflowing))
+    return result
+
+
+def _end_runs(spec: ScheduleSpec, observed: Observed, now: int, result: Plan) -> None:
+    """Runs whose Job ended, whose Job is gone, or whose timeout passed, in the order they ended."""
+    timeout = spec.job.options.timeout
+    ends: list[tuple[int, int, str, str]] = []
+    for name in observed.state.active:
+        run = observed.runs[name]
+        expiry = None if timeout is None else run.started + timeout
+        if name in observed.lost:
+            ends.append((now, run.number, name, FAILED))
+        elif run.ended is not None and run.ended[1] <= now and (expiry is None or run.ended[1] < expiry):
+            ends.append((run.ended[1], run.number, name, run.ended[0]))
+        elif expiry is not None and expiry <= now:
+            ends.append((expiry, run.number, name, TIMED_OUT))
+    options = spec.job.options
+    for at, number, name, outcome in sorted(ends):
+        run = observed.runs[name]
+        run.state, run.finished = outcome, at
+        dropped = observed.state.record_finish(name, number, outcome, at, options.keep_succeeded,
+                                               options.keep_failed)
+        result.delete_after.extend(item.run_id for item in dropped)
+        result.events.append(_end_event(run, name in observed.lost))
+
+
+def _end_event(run: RunView, lost: bool) -> EventSpec:
+    if lost:
+        return EventSpec("Warning", "JobGone", f"run {run.number}: its Job {run.name} was deleted; counted as failed")
+    reason = {SUCCEEDED: "Succeeded", FAILED: "Failed", TIMED_OUT: "TimedOut"}[run.state]
+    return EventSpec("Normal" if run.state == SUCCEEDED else "Warning", reason,
+                     f"run {run.number} ({run.name}) {run.state.replace('_', ' ')} at {rfc3339(run.finished or 0)}")
+
+
+def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, decision: Launch, now: int,
+            result: Plan) -> None:
+    name = job_name(spec.job.name, decision.scheduled_for)
+    state = observed.state
+    state.active.append(name)
+    state.launched = decision.number
+    state.last_schedule = decision.scheduled_for
+    observed.runs[name] = RunView(name, decision.number, decision.scheduled_for, now)
+    result.create.append(job_manifest(schedule, spec.job_template, decision.number, decision.scheduled_for, now,
+                                      spec.job.options.timeout))
+    result.events.append(EventSpec("Normal", "Launched",
+                                   f"launched run {decision.number} ({name}) for {rfc3339(decision.scheduled_for)}"))
+
+
+def _wake_at(spec: ScheduleSpec, observed: Observed, decided: int | None, now: int) -> int | None:
+    """The next minute worth a look: the core's wake-up or the next run expiry, never sooner than next minute."""
+    candidates = [] if decided is None else [decided]
+    timeout = spec.job.options.timeout
+    if timeout is not None:
+        candidates.extend(observed.runs[name].started + timeout for name in observed.state.active)
+    if not candidates:
+        return None
+    return max(min(candidates), now + 1)
+
+
+def _was_overflowing(status: Mapping[str, Any]) -> bool:
+    return any(c.get("type") == "Ready" and c.get("reason") == "TooManyMissedSchedules"
+               for c in status.get("conditions") or [])
+
+
+def _overflow_message() -> str:
+    return ("more than 100 schedule times were missed; nothing is launched until fewer are "
+            "(set startingDeadlineSeconds to bound the window)")
+
+
+def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, timeline: Timeline, anchor: int,
+            now: int, last_skipped: int | None, suspended_through: int | None,
+            overflowing: bool) -> dict[str, Any]:
+    state = observed.state
+    generation = schedule["metadata"].get("generation", 0)
+    previous = (schedule.get("status") or {}).get("conditions") or []
+    if overflowing:
+        ready = condition("Ready", False, "TooManyMissedSchedules", _overflow_message(), generation, now, previous)
+    elif spec.suspend:
+        ready = condition("Ready", True, "Suspended", "suspended: nothing fires", generation, now, previous)
+    else:
+        ready = condition("Ready", True, "Scheduled", "the schedule is valid", generation, now, previous)
+    next_fire = None if spec.suspend else timeline.next_after(now)
+    history = sorted((observed.runs[item.run_id] for item in state.kept_succeeded + state.kept_failed),
+                     key=lambda run: (run.finished, run.number))
+    status: dict[str, Any] = {
+        "version": STATUS_VERSION,
+        "observedGeneration": generation,
+        "anchorTime": rfc3339(anchor),
+        "lastScheduleTime": None if state.last_schedule is None else rfc3339(state.last_schedule),
+        "nextFireTime": None if next_fire is None else rfc3339(next_fire),
+        "launched": state.launched,
+        "skipped": state.skipped,
+        "overflowed": state.overflowed,
+        "lastSkippedTime": None if last_skipped is None else rfc3339(last_skipped),
+        "suspendedThrough": None if suspended_through is None else rfc3339(suspended_through),
+        "activeCount": len(state.active),
+        "active": [observed.runs[name].active_entry() for name in state.active],
+        "history": [run.history_entry() for run in history],
+        "conditions": [ready],
+    }
+    return status
+
+
+def _refused(schedule: Mapping[str, Any], status: Mapping[str, Any], anchor: int, error: SpecError,
+             now: int) -> Plan:
+    generation = schedule["metadata"].get("generation", 0)
+    previous = status.get("conditions") or []
+    ready = condition("Ready", False, error.reason, error.message, generation, now, previous)
+    new = {**status, "version": STATUS_VERSION, "observedGeneration": generation, "anchorTime": rfc3339(anchor),
+           "nextFireTime": None, "conditions": [ready]}
+    already_said = any(c.get("type") == "Ready" and c.get("message") == error.message for c in previous)
+    events = [] if already_said else [EventSpec("Warning", error.reason, error.message)]
+    return Plan(events=events, status=_changed(status, new))
+
+
+def _changed(old: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
+    """The new status if it differs from the old (fields set to None count as absent)."""
+    def meaningful(status: Mapping[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in status.items() if value is not None}
+    return None if meaningful(old) == meaningful(new) else new

@@ -1,0 +1,185 @@
+"""The operator's pure mapping: CronSchedule + Jobs + minute -> Plan. No server needed."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from cronctl.core.times import parse_time
+from cronctl.operator.manifests import job_manifest, job_name
+from cronctl.operator.plan import plan
+from cronctl.operator.resource import RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION, rfc3339
+
+
+def t(text: str) -> int:
+    minute = parse_time(text)
+    assert minute is not None
+    return minute
+
+
+CREATED = t("2024-03-01T00:00")
+TEMPLATE = {"spec": {"template": {"spec": {"restartPolicy": "Never",
+                                           "containers": [{"name": "main", "image": "busybox"}]}}}}
+
+
+def schedule(expression: str = "*/10 * * * *", status: dict | None = None, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+        "metadata": {"name": "sync", "namespace": "team-a", "uid": "uid-1", "generation": 1},
+        "spec": {"schedule": expression, "jobTemplate": TEMPLATE, **spec},
+    }
+    if status is not None:
+        body["status"] = status
+    return body
+
+
+def after(body: dict[str, Any], result_status: dict | None) -> dict[str, Any]:
+    """The schedule as the next reconcile reads it, once the plan's status was written."""
+    body = copy.deepcopy(body)
+    if result_status is not None:
+        body["status"] = result_status
+    return body
+
+
+def finished(job: dict[str, Any], kind: str, at: int) -> dict[str, Any]:
+    job = copy.deepcopy(job)
+    job["status"] = {"conditions": [{"type": kind, "status": "True", "lastTransitionTime": rfc3339(at)}]}
+    return job
+
+
+def test_first_sight_records_the_anchor_and_the_next_fire_and_launches_nothing() -> None:
+    result = plan(schedule(), [], CREATED)
+    assert result.create == [] and result.events == []
+    assert result.status is not None
+    assert result.status["anchorTime"] == "2024-03-01T00:00:00Z"
+    assert result.status["nextFireTime"] == "2024-03-01T00:10:00Z"
+    assert result.status["conditions"][0]["status"] == "True"
+    assert result.wake_at == t("2024-03-01T00:10")
+
+
+def test_a_reconcile_with_nothing_to_do_writes_nothing() -> None:
+    first = plan(schedule(), [], CREATED)
+    again = plan(after(schedule(), first.status), [], CREATED + 5)
+    assert again.status is None and again.create == [] and again.events == []
+
+
+def test_only_the_latest_missed_time_launches_as_a_job_named_for_it() -> None:
+    body = after(schedule(), plan(schedule(), [], CREATED).status)
+    result = plan(body, [], t("2024-03-01T00:45"))
+    assert [job["metadata"]["name"] for job in result.create] == [f"sync-{t('2024-03-01T00:40')}"]
+    job = result.create[0]
+    assert job["metadata"]["labels"] == {SCHEDULE_LABEL: "sync", RUN_LABEL: "1"}
+    assert job["metadata"]["annotations"][SCHEDULED_ANNOTATION] == "2024-03-01T00:40:00Z"
+    assert job["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
+    assert job["metadata"]["ownerReferences"][0]["controller"] is True
+    assert [e.reason for e in result.events] == ["Launched"]
+    assert result.status is not None and result.status["lastScheduleTime"] == "2024-03-01T00:40:00Z"
+    assert result.status["active"][0]["name"] == job["metadata"]["name"]
+
+
+def test_a_job_created_before_a_crash_is_adopted_not_launched_again() -> None:
+    body = after(schedule(), plan(schedule(), [], CREATED).status)
+    launched = plan(body, [], t("2024-03-01T00:45"))
+    # The status write was lost; only the Job exists.
+    job = launched.create[0]
+    job["metadata"]["uid"] = "job-uid"
+    again = plan(body, [job], t("2024-03-01T00:46"))
+    assert again.create == []
+    assert again.status is not None and again.status["launched"] == 1
+    assert again.status["lastScheduleTime"] == "2024-03-01T00:40:00Z"
+
+
+def test_forbid_skips_once_per_missed_time_while_a_run_is_active() -> None:
+    body = after(schedule(concurrencyPolicy="Forbid"), plan(schedule(concurrencyPolicy="Forbid"), [], CREATED).status)
+    first = plan(body, [], t("2024-03-01T00:45"))
+    body = after(body, first.status)
+    jobs = first.create
+    skipped = plan(body, jobs, t("2024-03-01T01:05"))
+    assert skipped.create == [] and [e.reason for e in skipped.events] == ["Skipped"]
+    body = after(body, skipped.status)
+    assert body["status"]["skipped"] == 1
+    quiet = plan(body, jobs, t("2024-03-01T01:06"))
+    assert quiet.events == [] and quiet.status is None
+    done = finished(jobs[0], "Complete", t("2024-03-01T01:06"))
+    relaunch = plan(body, [done], t("2024-03-01T01:06"))
+    assert [e.reason for e in relaunch.events] == ["Succeeded", "Launched"]
+    assert relaunch.create[0]["metadata"]["name"] == job_name("sync", t("2024-03-01T01:00"))
+
+
+def test_replace_deletes_the_active_job_before_launching() -> None:
+    body = after(schedule(concurrencyPolicy="Replace"),
+                 plan(schedule(concurrencyPolicy="Replace"), [], CREATED).status)
+    first = plan(body, [], t("2024-03-01T00:10"))
+    second = plan(after(body, first.status), first.create, t("2024-03-01T00:20"))
+    assert second.delete_first == [first.create[0]["metadata"]["name"]]
+    assert [e.reason for e in second.events] == ["Replaced", "Launched"]
+
+
+def test_a_timeout_marks_the_run_timed_out_at_launch_plus_timeout_and_sets_the_job_deadline() -> None:
+    spec = {"timeoutMinutes": 45}
+    body = after(schedule("0 * * * *", **spec), plan(schedule("0 * * * *", **spec), [], CREATED).status)
+    first = plan(body, [], t("2024-03-01T01:00"))
+    assert first.create[0]["spec"]["activeDeadlineSeconds"] == 45 * 60
+    assert first.wake_at == t("2024-03-01T01:45")
+    expired = plan(after(body, first.status), first.create, t("2024-03-01T01:45"))
+    assert expired.status is not None
+    assert expired.status["history"] == [{"name": first.create[0]["metadata"]["name"], "run": 1,
+                                          "state": "timed_out", "scheduledTime": "2024-03-01T01:00:00Z",
+                                          "startedTime": "2024-03-01T01:00:00Z",
+                                          "finishedTime": "2024-03-01T01:45:00Z"}]
+
+
+def test_retention_deletes_the_jobs_of_dropped_runs() -> None:
+    spec = {"successfulJobsHistoryLimit": 1}
+    body = after(schedule(**spec), plan(schedule(**spec), [], CREATED).status)
+    jobs: list[dict[str, Any]] = []
+    for minute in ("00:10", "00:20"):
+        result = plan(body, jobs, t(f"2024-03-01T{minute}"))
+        body = after(body, result.status)
+        jobs = [finished(job, "Complete", t(f"2024-03-01T{minute}") + 1) for job in jobs + result.create]
+    result = plan(body, jobs, t("2024-03-01T00:25"))
+    assert result.delete_after == [job_name("sync", t("2024-03-01T00:10"))]
+
+
+def test_a_bad_expression_is_a_false_ready_condition_naming_the_field_and_reason() -> None:
+    result = plan(schedule("0 9 * * 8"), [], CREATED)
+    assert result.create == []
+    assert result.status is not None
+    ready = result.status["conditions"][0]
+    assert (ready["status"], ready["reason"]) == ("False", "InvalidSchedule")
+    assert ready["message"] == "spec.schedule: day-of-week: 8 is out of range 0-7"
+    assert [(e.type, e.reason) for e in result.events] == [("Warning", "InvalidSchedule")]
+    assert plan(after(schedule("0 9 * * 8"), result.status), [], CREATED + 1).events == []
+
+
+def test_an_expression_that_never_fires_is_refused() -> None:
+    result = plan(schedule("0 0 30 2 *"), [], CREATED)
+    assert result.status is not None and result.status["conditions"][0]["reason"] == "NeverFires"
+
+
+def test_overflow_is_a_warning_and_a_condition_once() -> None:
+    body = after(schedule("* * * * *"), plan(schedule("* * * * *"), [], CREATED).status)
+    result = plan(body, [], CREATED + 101)
+    assert result.create == [] and [e.reason for e in result.events] == ["TooManyMissedSchedules"]
+    assert result.status is not None and result.status["conditions"][0]["status"] == "False"
+    assert plan(after(body, result.status), [], CREATED + 102).events == []
+
+
+def test_suspended_fires_nothing_and_counts_no_missed_time() -> None:
+    body = after(schedule(suspend=True), plan(schedule(suspend=True), [], CREATED).status)
+    during = plan(body, [], t("2024-03-01T00:35"))
+    assert during.create == []
+    resumed = after(schedule(), during.status if during.status else body["status"])
+    result = plan(resumed, [], t("2024-03-01T00:36"))
+    assert result.create == []
+    assert result.wake_at == t("2024-03-01T00:40")
+
+
+def test_job_manifest_copies_the_template_and_keeps_a_stricter_deadline() -> None:
+    template = {"metadata": {"labels": {"team": "a"}},
+                "spec": {"activeDeadlineSeconds": 60, "template": {"spec": {"containers": []}}}}
+    body = schedule()
+    job = job_manifest(body, template, 3, CREATED, CREATED, timeout_minutes=45)
+    assert job["spec"]["activeDeadlineSeconds"] == 60
+    assert job["metadata"]["labels"]["team"] == "a"
+    assert template["spec"]["activeDeadlineSeconds"] == 60  # the template itself is untouched

@@ -1,0 +1,45 @@
+"""Fixtures for tests against a real kube-apiserver + etcd (see controlplane.py).
+
+``control_plane`` starts one ControlPlane per test session (building the
+binaries first if the cache lacks them) and points KUBECONFIG at its admin
+kubeconfig while the session lasts. Tests under tests/kube are marked
+``cluster`` automatically, so ``-m "not cluster"`` skips them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from .controlplane import ControlPlane, ensure_binaries, find_binaries
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "control_plane" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.cluster)
+
+
+@pytest.fixture(scope="session")
+def control_plane(request):
+    _, ready = find_binaries()
+    if ready:
+        bin_dir = ensure_binaries()
+    else:
+        # A cold build takes minutes: show its progress instead of capturing it.
+        capman = request.config.pluginmanager.getplugin("capturemanager")
+        with capman.global_and_fixture_disabled():
+            bin_dir = ensure_binaries(stream=sys.stderr)
+
+    with ControlPlane(bin_dir=bin_dir) as cp:
+        old = os.environ.get("KUBECONFIG")
+        os.environ["KUBECONFIG"] = str(cp.kubeconfig)
+        try:
+            yield cp
+        finally:
+            if old is None:
+                os.environ.pop("KUBECONFIG", None)
+            else:
+                os.environ["KUBECONFIG"] = old

@@ -1,0 +1,528 @@
+"""A real kube-apiserver + etcd on loopback for the test suite (envtest-style).
+
+No kubelet, scheduler or controller-manager: objects are stored and served,
+RBAC and admission apply, CRDs get established, but nothing reconciles
+workloads, garbage-collects ownerReferences or finalizes namespace deletion,
+no default ServiceAccounts or tokens appear, and the aggregated ClusterRoles
+(view/edit/admin) have no rules, since aggregating them is also a
+controller-manager job: grant explicit Roles in RBAC tests. Tests must clean
+up after themselves (use unique namespaces / names).
+
+The binaries come from ``scripts/build-control-plane.sh`` (built from the Go
+module proxy and cached under ``${CRONCTL_CACHE:-~/.cache/cronctl}``), or from
+the directory named by ``CRONCTL_CONTROL_PLANE_BIN``.
+
+Usage::
+
+    with ControlPlane() as cp:
+        subprocess.run(["kubectl", "--kubeconfig", cp.kubeconfig, "get", "ns"])
+        viewer = cp.user_kubeconfig("alice", groups=["viewers"])
+
+Environment knobs:
+    CRONCTL_CONTROL_PLANE_BIN       directory holding kube-apiserver and etcd
+    CRONCTL_CONTROL_PLANE_TIMEOUT   seconds to wait for /readyz (default 90)
+    CRONCTL_CONTROL_PLANE_KEEP      keep the temp dir (certs, logs, etcd data)
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUILD_SCRIPT = REPO_ROOT / "scripts" / "build-control-plane.sh"
+BINARIES = ("kube-apiserver", "etcd")
+
+__all__ = ["ControlPlane", "ControlPlaneError", "find_binaries", "ensure_binaries"]
+
+
+class ControlPlaneError(RuntimeError):
+    pass
+
+
+# --------------------------------------------------------------------------
+# Binaries
+# --------------------------------------------------------------------------
+
+
+def _has_binaries(bin_dir: Path, names: Iterable[str] = BINARIES) -> bool:
+    return all(os.access(bin_dir / n, os.X_OK) for n in names)
+
+
+def find_binaries() -> tuple[Path, bool]:
+    """Return (bin_dir, up_to_date) without building anything.
+
+    With CRONCTL_CONTROL_PLANE_BIN set, that directory is used as it is.
+    Otherwise the build script names the cache directory; ``up_to_date`` is
+    False when the script would have to build (missing or stale binaries).
+    """
+    env = os.environ.get("CRONCTL_CONTROL_PLANE_BIN")
+    if env:
+        bin_dir = Path(env)
+        if not _has_binaries(bin_dir):
+            raise ControlPlaneError(
+                f"CRONCTL_CONTROL_PLANE_BIN={env} lacks an executable kube-apiserver and etcd"
+            )
+        return bin_dir, True
+    out = subprocess.run(
+        ["bash", str(BUILD_SCRIPT), "--print-bin-dir"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    bin_dir = Path(out.splitlines()[-1])
+    # The script is the authority on staleness (it compares a hash of the
+    # wrapper modules with the one the cached binaries were built from).
+    check = subprocess.run(["bash", str(BUILD_SCRIPT), "--check"], capture_output=True)
+    return bin_dir, check.returncode == 0 and _has_binaries(bin_dir)
+
+
+def ensure_binaries(stream=None) -> Path:
+    """Return the bin dir, running the build script first if needed.
+
+    The build's progress goes to ``stream`` (default: this process's stderr).
+    A cold build takes several minutes.
+    """
+    bin_dir, ok = find_binaries()
+    if ok:
+        return bin_dir
+    stream = stream or sys.stderr
+    print(f"control plane: building binaries into {bin_dir} (slow, first run only)",
+          file=stream, flush=True)
+    proc = subprocess.Popen(
+        ["bash", str(BUILD_SCRIPT)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    lines: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line)
+        print(line, end="", file=stream, flush=True)
+    if proc.wait() != 0 or not _has_binaries(bin_dir):
+        raise ControlPlaneError("scripts/build-control-plane.sh failed:\n" + _tail("".join(lines)))
+    return bin_dir
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+
+def _tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    res = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise ControlPlaneError(f"openssl {' '.join(args)} failed:\n{res.stderr}")
+
+
+_SUBJ_SAFE = re.compile(r"^[A-Za-z0-9:._@ -]+$")
+
+
+def _subject(cn: str, orgs: Sequence[str] = ()) -> str:
+    for part in (cn, *orgs):
+        if not _SUBJ_SAFE.match(part):
+            raise ValueError(f"unsupported character in certificate subject part {part!r}")
+    return "/CN=" + cn + "".join(f"/O={o}" for o in orgs)
+
+
+def _b64(path: Path) -> str:
+    return base64.b64encode(path.read_bytes()).decode()
+
+
+def _set_pdeathsig() -> None:  # pragma: no cover - runs in the child
+    """Kill the child if the test process dies without cleaning up (Linux)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except Exception:
+        pass
+
+
+# --------------------------------------------------------------------------
+# The control plane
+# --------------------------------------------------------------------------
+
+
+class ControlPlane:
+    """etcd + kube-apiserver on 127.0.0.1 with a throwaway PKI.
+
+    Attributes (valid after start()):
+        url         https://127.0.0.1:<port>
+        kubeconfig  path of an admin kubeconfig (user "admin", group system:masters)
+        ca_file     CA that signs the serving cert and all client certs
+        etcd_url    http://127.0.0.1:<port>
+        bin_dir     directory of the binaries (helm is there too if built --with-helm)
+        tmp_dir     temp dir with certs/, logs/, etcd data; removed by stop()
+        start_seconds  wall time start() took (binaries already built)
+    """
+
+    ADMIN_USER = "admin"
+    ADMIN_GROUPS = ("system:masters",)
+
+    def __init__(
+        self,
+        bin_dir: str | os.PathLike | None = None,
+        start_timeout: float | None = None,
+        keep_tmp: bool | None = None,
+        extra_apiserver_args: Sequence[str] = (),
+    ) -> None:
+        self._bin_dir = Path(bin_dir) if bin_dir else None
+        self.start_timeout = float(
+            start_timeout or os.environ.get("CRONCTL_CONTROL_PLANE_TIMEOUT") or 90
+        )
+        self.keep_tmp = bool(os.environ.get("CRONCTL_CONTROL_PLANE_KEEP")) if keep_tmp is None else keep_tmp
+        self.extra_apiserver_args = list(extra_apiserver_args)
+        self.tmp_dir: Path | None = None
+        self.url: str = ""
+        self.etcd_url: str = ""
+        self.kubeconfig: Path | None = None
+        self.ca_file: Path | None = None
+        self.start_seconds: float | None = None
+        self._etcd: subprocess.Popen | None = None
+        self._apiserver: subprocess.Popen | None = None
+        self._logs: dict[str, Path] = {}
+        self._log_files: list = []
+        self._user_seq = 0
+
+    # -- context manager ----------------------------------------------------
+
+    def __enter__(self) -> "ControlPlane":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def bin_dir(self) -> Path:
+        if self._bin_dir is None:
+            self._bin_dir = ensure_binaries()
+        return self._bin_dir
+
+    @property
+    def certs_dir(self) -> Path:
+        assert self.tmp_dir is not None
+        return self.tmp_dir / "certs"
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def start(self) -> None:
+        if self._apiserver is not None:
+            raise ControlPlaneError("already started")
+        bin_dir = self.bin_dir  # may build; not counted in start_seconds
+        t0 = time.monotonic()
+        self.tmp_dir = Path(tempfile.mkdtemp(prefix="cronctl-cp-"))
+        atexit.register(self.stop)
+        try:
+            (self.tmp_dir / "logs").mkdir()
+            self.certs_dir.mkdir()
+            self._make_pki()
+            deadline = t0 + self.start_timeout
+            # A free port can be taken between probing and binding; retry then.
+            for attempt in range(3):
+                try:
+                    self._start_etcd(bin_dir, deadline)
+                    self._start_apiserver(bin_dir, deadline)
+                    break
+                except _PortInUse:
+                    self._stop_processes()
+                    if attempt == 2:
+                        raise ControlPlaneError("could not bind free ports after 3 attempts")
+            self.kubeconfig = self._write_kubeconfig(
+                "admin.kubeconfig", self.certs_dir / "admin.crt", self.certs_dir / "admin.key"
+            )
+            self._wait_default_namespace(deadline)
+        except BaseException:
+            self.stop()
+            raise
+        self.start_seconds = time.monotonic() - t0
+
+    def stop(self) -> None:
+        self._stop_processes()
+        for f in self._log_files:
+            try:
+                f.close()
+            except Exception:
+                pass
+        self._log_files.clear()
+        if self.tmp_dir is not None:
+            if self.keep_tmp:
+                print(f"control plane: kept {self.tmp_dir}", file=sys.stderr)
+            else:
+                shutil.rmtree(self.tmp_dir, ignore_errors=True)
+            self.tmp_dir = None
+        try:
+            atexit.unregister(self.stop)
+        except Exception:
+            pass
+
+    def _stop_processes(self) -> None:
+        # apiserver first so it doesn't log storms about a vanished etcd.
+        for attr in ("_apiserver", "_etcd"):
+            proc: subprocess.Popen | None = getattr(self, attr)
+            if proc is None:
+                continue
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)
+            setattr(self, attr, None)
+
+    # -- PKI ----------------------------------------------------------------
+
+    def _make_pki(self) -> None:
+        d = self.certs_dir
+        ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+        _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "7",
+                 "-subj", "/CN=cronctl-test-ca",
+                 "-addext", "basicConstraints=critical,CA:TRUE",
+                 "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature", cwd=d)
+        self.ca_file = d / "ca.crt"
+        (d / "serving.ext").write_text(
+            "basicConstraints=CA:FALSE\n"
+            "keyUsage=critical,digitalSignature,keyEncipherment\n"
+            "extendedKeyUsage=serverAuth\n"
+            "subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,"
+            "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n"
+        )
+        self._sign("apiserver", "/CN=kube-apiserver", "serving.ext")
+        self._client_cert("admin", self.ADMIN_USER, self.ADMIN_GROUPS)
+        # Service-account token signing key pair.
+        _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "sa.key", cwd=d)
+        _openssl("ec", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=d)
+
+    def _sign(self, stem: str, subj: str, extfile: str) -> None:
+        d = self.certs_dir
+        _openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                 "-nodes", "-keyout", f"{stem}.key", "-out", f"{stem}.csr", "-subj", subj, cwd=d)
+        _openssl("x509", "-req", "-in", f"{stem}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+                 "-CAcreateserial", "-days", "7", "-sha256", "-extfile", extfile,
+                 "-out", f"{stem}.crt", cwd=d)
+
+    def _client_cert(self, stem: str, user: str, groups: Sequence[str]) -> None:
+        ext = self.certs_dir / "client.ext"
+        if not ext.exists():
+            ext.write_text(
+                "basicConstraints=CA:FALSE\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                "extendedKeyUsage=clientAuth\n"
+            )
+        self._sign(stem, _subject(user, groups), "client.ext")
+
+    # -- processes ----------------------------------------------------------
+
+    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
+        assert self.tmp_dir is not None
+        log = self.tmp_dir / "logs" / f"{name}.log"
+        self._logs[name] = log
+        f = open(log, "ab")
+        self._log_files.append(f)
+        f.write(("$ " + " ".join(argv) + "\n").encode())
+        f.flush()
+        return subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+            cwd=self.tmp_dir, start_new_session=True,
+            preexec_fn=_set_pdeathsig if sys.platform.startswith("linux") else None,
+        )
+
+    def log_tail(self, name: str, lines: int = 40) -> str:
+        path = self._logs.get(name)
+        if not path or not path.exists():
+            return f"(no {name} log)"
+        return _tail(path.read_text(errors="replace"), lines)
+
+    def _fail(self, what: str) -> ControlPlaneError:
+        parts = [what]
+        for name in ("etcd", "kube-apiserver"):
+            if name in self._logs:
+                parts.append(f"--- last lines of {self._logs[name]} ---\n{self.log_tail(name)}")
+        return ControlPlaneError("\n".join(parts))
+
+    def _check_alive(self, name: str, proc: subprocess.Popen) -> None:
+        if proc.poll() is not None:
+            if "address already in use" in self.log_tail(name, 200):
+                raise _PortInUse(name)
+            raise self._fail(f"{name} exited with code {proc.returncode} during start-up")
+
+    def _start_etcd(self, bin_dir: Path, deadline: float) -> None:
+        assert self.tmp_dir is not None
+        client, peer = _free_port(), _free_port()
+        self.etcd_url = f"http://127.0.0.1:{client}"
+        peer_url = f"http://127.0.0.1:{peer}"
+        data_dir = self.tmp_dir / "etcd"
+        shutil.rmtree(data_dir, ignore_errors=True)
+        etcd = str(bin_dir / "etcd")
+        argv = [
+            etcd, "--name=default", f"--data-dir={data_dir}",
+            f"--listen-client-urls={self.etcd_url}", f"--advertise-client-urls={self.etcd_url}",
+            f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
+            f"--initial-cluster=default={peer_url}",
+            "--log-level=warn",
+        ]
+        help_text = subprocess.run([etcd, "--help"], capture_output=True, text=True).stdout
+        if "--unsafe-no-fsync" in help_text:
+            argv.append("--unsafe-no-fsync=true")
+        self._etcd = self._spawn("etcd", argv)
+        while True:
+            self._check_alive("etcd", self._etcd)
+            try:
+                with urllib.request.urlopen(self.etcd_url + "/health", timeout=2) as r:
+                    if b'"health":"true"' in r.read():
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise self._fail(f"etcd not healthy at {self.etcd_url} within {self.start_timeout:.0f}s")
+            time.sleep(0.1)
+
+    def _start_apiserver(self, bin_dir: Path, deadline: float) -> None:
+        assert self.tmp_dir is not None
+        d = self.certs_dir
+        port = _free_port()
+        self.url = f"https://127.0.0.1:{port}"
+        argv = [
+            str(bin_dir / "kube-apiserver"),
+            f"--etcd-servers={self.etcd_url}",
+            f"--secure-port={port}",
+            "--bind-address=127.0.0.1",
+            # No kubelet or node network: advertise loopback and don't try to
+            # maintain the kubernetes Service endpoints (Endpoints reject
+            # loopback addresses).
+            "--advertise-address=127.0.0.1",
+            "--endpoint-reconciler-type=none",
+            f"--cert-dir={self.tmp_dir / 'apiserver-certs'}",
+            f"--tls-cert-file={d / 'apiserver.crt'}",
+            f"--tls-private-key-file={d / 'apiserver.key'}",
+            f"--client-ca-file={d / 'ca.crt'}",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--allow-privileged=true",
+            "--authorization-mode=RBAC",
+            # No controller-manager creates default ServiceAccounts.
+            "--disable-admission-plugins=ServiceAccount",
+            f"--service-account-issuer=https://127.0.0.1:{port}/",
+            f"--service-account-key-file={d / 'sa.pub'}",
+            f"--service-account-signing-key-file={d / 'sa.key'}",
+            "--profiling=false",
+            *self.extra_apiserver_args,
+        ]
+        self._apiserver = self._spawn("kube-apiserver", argv)
+        ctx = self.ssl_context()
+        last = ""
+        while True:
+            self._check_alive("kube-apiserver", self._apiserver)
+            try:
+                with urllib.request.urlopen(self.url + "/readyz", timeout=5, context=ctx) as r:
+                    if r.status == 200:
+                        return
+            except urllib.error.HTTPError as e:
+                last = f"HTTP {e.code}: {_tail(e.read().decode(errors='replace'), 10)}"
+            except (urllib.error.URLError, OSError) as e:
+                last = str(e)
+            if time.monotonic() > deadline:
+                raise self._fail(
+                    f"kube-apiserver not ready at {self.url}/readyz within "
+                    f"{self.start_timeout:.0f}s (last: {last})"
+                )
+            time.sleep(0.25)
+
+    def _wait_default_namespace(self, deadline: float) -> None:
+        # The bootstrap controller creates default/kube-system right after
+        # readiness; tests commonly assume they exist.
+        ctx = self.ssl_context()
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/api/v1/namespaces/default", timeout=5,
+                                            context=ctx) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise self._fail("namespace 'default' did not appear")
+            time.sleep(0.1)
+
+    # -- client helpers -----------------------------------------------------
+
+    def ssl_context(self, user: str = "admin") -> ssl.SSLContext:
+        """An SSLContext trusting the CA and presenting ``user``'s client cert
+        (``admin`` or a stem created by user_kubeconfig())."""
+        assert self.ca_file is not None
+        ctx = ssl.create_default_context(cafile=str(self.ca_file))
+        ctx.load_cert_chain(str(self.certs_dir / f"{user}.crt"), str(self.certs_dir / f"{user}.key"))
+        return ctx
+
+    def _write_kubeconfig(self, filename: str, cert: Path, key: Path, user: str = "admin") -> Path:
+        assert self.tmp_dir is not None and self.ca_file is not None
+        cfg = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "cronctl-test", "cluster": {
+                "server": self.url,
+                "certificate-authority-data": _b64(self.ca_file),
+            }}],
+            "users": [{"name": user, "user": {
+                "client-certificate-data": _b64(cert),
+                "client-key-data": _b64(key),
+            }}],
+            "contexts": [{"name": f"{user}@cronctl-test", "context": {
+                "cluster": "cronctl-test", "user": user, "namespace": "default",
+            }}],
+            "current-context": f"{user}@cronctl-test",
+            "preferences": {},
+        }
+        path = self.tmp_dir / filename
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        path.chmod(0o600)
+        return path
+
+    def user_kubeconfig(self, name: str, groups: Sequence[str] = ()) -> Path:
+        """Write a kubeconfig for a client-cert user ``name`` in ``groups``.
+
+        The user has no permissions beyond what RBAC grants to the name, the
+        groups and system:authenticated (e.g. discovery). Returns its path.
+        """
+        if self.tmp_dir is None:
+            raise ControlPlaneError("control plane is not running")
+        self._user_seq += 1
+        stem = f"user{self._user_seq}-" + re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+        self._client_cert(stem, name, groups)
+        return self._write_kubeconfig(
+            f"{stem}.kubeconfig", self.certs_dir / f"{stem}.crt", self.certs_dir / f"{stem}.key",
+            user=name,
+        )
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """os.environ with KUBECONFIG pointing at the admin kubeconfig."""
+        return {**os.environ, "KUBECONFIG": str(self.kubeconfig), **extra}
+
+
+class _PortInUse(ControlPlaneError):
+    pass

@@ -121,11 +121,16 @@ def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
 
 
 def _wake_at(spec: ScheduleSpec, observed: Observed, decided: int | None, now: int) -> int | None:
-    """The next minute worth a look: the core's wake-up or the next run expiry, never sooner than next minute."""
+    """The next minute worth a look, never sooner than the next minute: the core's
+    wake-up, a run's expiry, or the end of a Job stamped later than our clock (skew)."""
     candidates = [] if decided is None else [decided]
     timeout = spec.job.options.timeout
-    if timeout is not None:
-        candidates.extend(observed.runs[name].started + timeout for name in observed.state.active)
+    for name in observed.state.active:
+        run = observed.runs[name]
+        if timeout is not None:
+            candidates.append(run.started + timeout)
+        if run.ended is not None:
+            candidates.append(run.ended[1])
     if not candidates:
         return None
     return max(min(candidates), now + 1)

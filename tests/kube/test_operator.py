@@ -1,0 +1,355 @@
+"""The operator against a real kube-apiserver and etcd, with an injected clock.
+
+The operator runs as a subprocess (``python -m cronctl operator``), exactly as
+users start it; the test moves its clock by rewriting CRONCTL_CLOCK_FILE and
+polls the API for the outcome (bounded waits on real events, never a sleep for
+wall-clock minutes). Scenarios replay the seed's Part 2 and Part 3 examples.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+from kubernetes import client, config
+
+from cronctl.core.times import parse_time
+
+pytestmark = pytest.mark.cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+CRD = ROOT / "crds" / "cronschedule.yaml"
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+GROUP, VERSION, PLURAL = "cronctl.dev", "v1", "cronschedules"
+WAIT_SECONDS = 30
+
+
+def minutes(text: str) -> int:
+    minute = parse_time(text)
+    assert minute is not None
+    return minute
+
+
+def kubectl(cp: Any, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KUBECTL, "--kubeconfig", str(cp.kubeconfig), *args], input=input,
+                          capture_output=True, text=True, timeout=60, check=check)
+
+
+def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT_SECONDS) -> Any:
+    """Poll until probe() returns something truthy; fail with the last value."""
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}; last saw {value!r}")
+
+
+@pytest.fixture(scope="session")
+def crd(control_plane: Any) -> None:
+    kubectl(control_plane, "apply", "-f", str(CRD))
+    kubectl(control_plane, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
+
+
+@pytest.fixture
+def namespace(control_plane: Any, crd: None) -> Iterator[str]:
+    name = f"op-{uuid.uuid4().hex[:8]}"
+    kubectl(control_plane, "create", "namespace", name)
+    yield name
+    kubectl(control_plane, "delete", "namespace", name, "--wait=false", check=False)
+
+
+class Operator:
+    """``python -m cronctl operator`` as a subprocess, with a clock file it reads."""
+
+    def __init__(self, cp: Any, namespace: str, workdir: Path) -> None:
+        self.cp, self.namespace = cp, namespace
+        self.clock_file = workdir / "clock"
+        self.log_file = workdir / "operator.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def set_clock(self, text: str) -> None:
+        tmp = self.clock_file.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(self.clock_file)
+
+    def start(self) -> None:
+        env = self.cp.env(CRONCTL_CLOCK_FILE=str(self.clock_file),
+                          PYTHONPATH=str(ROOT / "operator") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        with self.log_file.open("ab") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "--namespace",
+                                             self.namespace], env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    def kill(self) -> None:
+        """kill -9: no cleanup, no last status write."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log(self) -> str:
+        return self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+
+
+@pytest.fixture
+def operator(control_plane: Any, namespace: str, tmp_path: Path) -> Iterator[Operator]:
+    op = Operator(control_plane, namespace, tmp_path)
+    op.set_clock("2024-03-01T00:00")
+    op.start()
+    yield op
+    op.stop()
+    print(op.log()[-6000:])
+
+
+class Cluster:
+    def __init__(self, cp: Any, namespace: str) -> None:
+        api = config.new_client_from_config(config_file=str(cp.kubeconfig))
+        self.cp, self.namespace = cp, namespace
+        self.custom = client.CustomObjectsApi(api)
+        self.batch = client.BatchV1Api(api)
+        self.core = client.CoreV1Api(api)
+
+    def apply(self, manifest: str) -> None:
+        kubectl(self.cp, "apply", "-n", self.namespace, "-f", "-", input=textwrap.dedent(manifest))
+
+    def schedule(self, name: str) -> dict[str, Any]:
+        return self.custom.get_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
+
+    def status(self, name: str) -> dict[str, Any]:
+        return self.schedule(name).get("status") or {}
+
+    def jobs(self, name: str) -> list[client.V1Job]:
+        items = self.batch.list_namespaced_job(self.namespace, label_selector=f"cronctl.dev/schedule={name}").items
+        return sorted((job for job in items if job.metadata.deletion_timestamp is None),
+                      key=lambda job: job.metadata.name)
+
+    def job_names(self, name: str) -> list[str]:
+        return [job.metadata.name for job in self.jobs(name)]
+
+    def events(self, name: str) -> list[tuple[str, str]]:
+        items = self.core.list_namespaced_event(self.namespace,
+                                                field_selector=f"involvedObject.name={name}").items
+        return [(event.reason, event.message) for event in sorted(items, key=lambda e: e.metadata.creation_timestamp)]
+
+    def finish_job(self, job_name: str, kind: str, at: str) -> None:
+        """Mark a Job Complete or Failed through the status subresource, as the job controller would."""
+        now = at + ":00Z"
+        conditions = [{"type": kind, "status": "True", "lastTransitionTime": now, "lastProbeTime": now}]
+        if kind == "Complete":
+            conditions.insert(0, {"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": now,
+                                  "lastProbeTime": now})
+            status = {"conditions": conditions, "startTime": now, "completionTime": now, "succeeded": 1}
+        else:
+            conditions.insert(0, {"type": "FailureTarget", "status": "True", "lastTransitionTime": now,
+                                  "lastProbeTime": now})
+            status = {"conditions": conditions, "startTime": now, "failed": 1}
+        self.batch.patch_namespaced_job_status(job_name, self.namespace, {"status": status})
+
+
+@pytest.fixture
+def cluster(control_plane: Any, namespace: str) -> Cluster:
+    return Cluster(control_plane, namespace)
+
+
+def schedule_manifest(name: str, schedule: str, policy: str = "Allow", **extra: Any) -> str:
+    spec = {"schedule": schedule, "concurrencyPolicy": policy, **extra,
+            "jobTemplate": {"spec": {"template": {"spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "busybox", "command": ["true"]}]}}}}}
+    return json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+                       "metadata": {"name": name}, "spec": spec})
+
+
+def job_of(schedule: str, when: str) -> str:
+    return f"{schedule}-{minutes(when)}"
+
+
+def ready(cluster: Cluster, name: str) -> Callable[[], Any]:
+    return lambda: cluster.status(name).get("nextFireTime")
+
+
+# -- the seed's Part 2 example ---------------------------------------------------------
+
+
+def test_part2_example_catch_up_once_forbid_skip_and_relaunch(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("report", "30 9 * * *"))
+    cluster.apply(schedule_manifest("sync", "*/10 * * * *", "Forbid"))
+    wait_for("both schedules seen", lambda: ready(cluster, "report")() and ready(cluster, "sync")())
+
+    operator.set_clock("2024-03-01T00:45")  # four missed times: only the latest runs
+    wait_for("sync-1", lambda: cluster.job_names("sync") == [job_of("sync", "2024-03-01T00:40")])
+    status = cluster.status("sync")
+    assert status["lastScheduleTime"] == "2024-03-01T00:40:00Z"
+    assert status["launched"] == 1
+    job = cluster.jobs("sync")[0]
+    assert job.metadata.labels["cronctl.dev/run"] == "1"
+    owner = job.metadata.owner_references[0]
+    assert (owner.kind, owner.name, owner.controller) == ("CronSchedule", "sync", True)
+    assert owner.uid == cluster.schedule("sync")["metadata"]["uid"]
+
+    operator.set_clock("2024-03-01T01:05")  # forbid: skip, keep 01:00 missed
+    wait_for("the skip", lambda: cluster.status("sync").get("skipped") == 1)
+    assert cluster.status("sync")["lastScheduleTime"] == "2024-03-01T00:40:00Z"
+    assert len(cluster.job_names("sync")) == 1
+
+    cluster.finish_job(job_of("sync", "2024-03-01T00:40"), "Complete", "2024-03-01T01:06")
+    operator.set_clock("2024-03-01T01:06")
+    wait_for("sync-2 for 01:00", lambda: job_of("sync", "2024-03-01T01:00") in cluster.job_names("sync"))
+
+    operator.set_clock("2024-03-01T09:30")
+    wait_for("report-1", lambda: cluster.job_names("report") == [job_of("report", "2024-03-01T09:30")])
+    status = wait_for("sync status", lambda: (s := cluster.status("sync")).get("skipped") == 2 and s)
+    assert status["lastScheduleTime"] == "2024-03-01T01:00:00Z"
+    assert status["nextFireTime"] == "2024-03-01T09:40:00Z"
+    assert [run["name"] for run in status["active"]] == [job_of("sync", "2024-03-01T01:00")]
+    assert status["launched"] == 2
+    assert [h["state"] for h in status["history"]] == ["succeeded"]
+    reasons = [reason for reason, _ in cluster.events("sync")]
+    assert reasons.count("Launched") == 2 and reasons.count("Skipped") == 2 and "Succeeded" in reasons
+
+
+# -- the seed's Part 3 example ---------------------------------------------------------
+
+
+def test_part3_example_timeout_and_retention(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("etl", "0 * * * *", timeoutMinutes=45, successfulJobsHistoryLimit=1))
+    wait_for("etl seen", ready(cluster, "etl"))
+    operator.set_clock("2024-03-01T01:00")
+    wait_for("etl-1", lambda: cluster.job_names("etl") == [job_of("etl", "2024-03-01T01:00")])
+    assert cluster.jobs("etl")[0].spec.active_deadline_seconds == 45 * 60
+    operator.set_clock("2024-03-01T02:00")
+    wait_for("etl-2", lambda: len(cluster.job_names("etl")) == 2)
+    status = wait_for("etl-1 timed out", lambda: (s := cluster.status("etl")).get("history") and s)
+    assert status["history"][0]["state"] == "timed_out"
+    assert status["history"][0]["finishedTime"] == "2024-03-01T01:45:00Z"
+
+    cluster.finish_job(job_of("etl", "2024-03-01T02:00"), "Complete", "2024-03-01T02:10")
+    operator.set_clock("2024-03-01T03:00")
+    wait_for("etl-3", lambda: job_of("etl", "2024-03-01T03:00") in cluster.job_names("etl"))
+    cluster.finish_job(job_of("etl", "2024-03-01T03:00"), "Complete", "2024-03-01T03:20")
+    operator.set_clock("2024-03-01T03:20")
+    history = wait_for("retention", lambda: [(h["name"], h["state"], h["finishedTime"])
+                                             for h in cluster.status("etl").get("history", [])
+                                             if h["state"] != "succeeded" or h["name"].endswith(
+                                                 str(minutes("2024-03-01T03:00")))] == [
+        (job_of("etl", "2024-03-01T01:00"), "timed_out", "2024-03-01T01:45:00Z"),
+        (job_of("etl", "2024-03-01T03:00"), "succeeded", "2024-03-01T03:20:00Z")]
+        and cluster.status("etl")["history"])
+    assert len(history) == 2  # etl-2's success was dropped by successfulJobsHistoryLimit: 1
+    wait_for("etl-2's Job deleted", lambda: job_of("etl", "2024-03-01T02:00") not in cluster.job_names("etl"))
+
+
+def test_replace_deletes_the_running_job(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("rep", "*/10 * * * *", "Replace"))
+    wait_for("rep seen", ready(cluster, "rep"))
+    operator.set_clock("2024-03-01T00:10")
+    wait_for("first", lambda: cluster.job_names("rep") == [job_of("rep", "2024-03-01T00:10")])
+    operator.set_clock("2024-03-01T00:20")
+    wait_for("replaced", lambda: cluster.job_names("rep") == [job_of("rep", "2024-03-01T00:20")])
+    reasons = [reason for reason, _ in cluster.events("rep")]
+    assert reasons.count("Replaced") == 1
+
+
+def test_starting_deadline_drops_times_that_are_too_old(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("late", "0 * * * *", startingDeadlineSeconds=300))
+    wait_for("seen", ready(cluster, "late"))
+    operator.set_clock("2024-03-01T01:06")  # 01:00 is 6 minutes old: past the 5-minute deadline
+    wait_for("next fire moved on", lambda: cluster.status("late").get("nextFireTime") == "2024-03-01T02:00:00Z")
+    operator.set_clock("2024-03-01T02:05")  # exactly at the deadline: still runs
+    wait_for("launch", lambda: cluster.job_names("late") == [job_of("late", "2024-03-01T02:00")])
+
+
+def test_overflow_is_a_warning_event_and_a_false_ready_condition(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("storm", "* * * * *"))
+    wait_for("seen", ready(cluster, "storm"))
+    operator.set_clock("2024-03-01T01:41")  # 101 missed minutes
+    condition = wait_for("overflow", lambda: next((c for c in cluster.status("storm").get("conditions", [])
+                                                   if c["status"] == "False"), None))
+    assert condition["reason"] == "TooManyMissedSchedules"
+    assert ("TooManyMissedSchedules" in [reason for reason, _ in cluster.events("storm")])
+    assert cluster.job_names("storm") == []
+
+
+def test_a_failed_job_finishes_its_run_as_failed(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("flaky", "0 * * * *"))
+    wait_for("seen", ready(cluster, "flaky"))
+    operator.set_clock("2024-03-01T01:00")
+    wait_for("launch", lambda: cluster.job_names("flaky"))
+    cluster.finish_job(job_of("flaky", "2024-03-01T01:00"), "Failed", "2024-03-01T01:03")
+    operator.set_clock("2024-03-01T01:03")
+    history = wait_for("failed", lambda: cluster.status("flaky").get("history"))
+    assert history[0]["state"] == "failed" and history[0]["finishedTime"] == "2024-03-01T01:03:00Z"
+    assert cluster.status("flaky")["active"] == []
+
+
+def test_a_bad_expression_is_refused_with_the_field_and_the_reason(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("bad", "0 9 * * 8"))
+    condition = wait_for("condition", lambda: next(iter(cluster.status("bad").get("conditions", [])), None))
+    assert (condition["status"], condition["reason"]) == ("False", "InvalidSchedule")
+    assert condition["message"] == "spec.schedule: day-of-week: 8 is out of range 0-7"
+    wait_for("warning event", lambda: ("InvalidSchedule", condition["message"]) in cluster.events("bad"))
+    operator.set_clock("2024-03-02T00:00")
+    time.sleep(1)  # give a wrong launch the chance to appear
+    assert cluster.job_names("bad") == []
+
+
+def test_the_schema_refuses_what_it_can_at_apply_time(cluster: Cluster) -> None:
+    result = kubectl(cluster.cp, "apply", "-n", cluster.namespace, "-f", "-", check=False,
+                     input=schedule_manifest("wrong", "* * * * *", "Sometimes"))
+    assert result.returncode != 0 and "concurrencyPolicy" in result.stderr
+    result = kubectl(cluster.cp, "apply", "-n", cluster.namespace, "-f", "-", check=False,
+                     input=schedule_manifest("iv", "@every 5m", timeZone="+01:00"))
+    assert result.returncode != 0 and "timeZone" in result.stderr
+
+
+def test_a_restarted_operator_creates_no_duplicate_and_loses_no_run(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("steady", "*/10 * * * *", "Forbid"))
+    wait_for("seen", ready(cluster, "steady"))
+    operator.set_clock("2024-03-01T00:10")
+    wait_for("first", lambda: cluster.job_names("steady") == [job_of("steady", "2024-03-01T00:10")])
+    operator.kill()
+    cluster.finish_job(job_of("steady", "2024-03-01T00:10"), "Complete", "2024-03-01T00:15")
+    operator.set_clock("2024-03-01T00:20")
+    operator.start()
+    wait_for("second", lambda: cluster.job_names("steady") == [job_of("steady", "2024-03-01T00:10"),
+                                                               job_of("steady", "2024-03-01T00:20")])
+    status = wait_for("history", lambda: (s := cluster.status("steady")).get("history") and s)
+    assert status["launched"] == 2
+    assert [h["state"] for h in status["history"]] == ["succeeded"]
+    operator.kill()
+    operator.start()
+    time.sleep(2)  # a restart re-reads everything; it must launch nothing new
+    assert len(cluster.job_names("steady")) == 2
+    assert cluster.status("steady")["launched"] == 2
+
+
+def test_kubectl_get_shows_the_printer_columns(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("shown", "*/10 * * * *", "Forbid", timeZone="+05:30"))
+    wait_for("seen", ready(cluster, "shown"))
+    out = kubectl(cluster.cp, "get", "cronschedules", "-n", cluster.namespace).stdout
+    header, row = out.splitlines()[:2]
+    for column in ("READY", "SCHEDULE", "TIME ZONE", "POLICY", "SUSPEND", "ACTIVE", "LAST SCHEDULE",
+                   "NEXT FIRE", "AGE"):
+        assert column in header
+    for value in ("shown", "True", "*/10 * * * *", "+05:30", "Forbid", "false", "2024-03-01T00:10:00Z"):
+        assert value in row
+    assert kubectl(cluster.cp, "get", "cronsched", "-n", cluster.namespace).returncode == 0

@@ -353,3 +353,23 @@ def test_kubectl_get_shows_the_printer_columns(operator: Operator, cluster: Clus
     for value in ("shown", "True", "*/10 * * * *", "+05:30", "Forbid", "false", "2024-03-01T00:10:00Z"):
         assert value in row
     assert kubectl(cluster.cp, "get", "cronsched", "-n", cluster.namespace).returncode == 0
+
+
+def test_an_idle_schedule_costs_no_status_write(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("idle", "0 12 * * *"))
+    wait_for("seen", ready(cluster, "idle"))
+    version = cluster.schedule("idle")["metadata"]["resourceVersion"]
+    for minute in ("00:01", "03:00", "11:59"):
+        operator.set_clock(f"2024-03-01T{minute}")
+        time.sleep(0.5)  # the loop polls the clock file every 0.2 s
+    assert cluster.schedule("idle")["metadata"]["resourceVersion"] == version
+    assert cluster.job_names("idle") == []
+
+
+def test_the_shipped_examples_apply_and_become_ready(operator: Operator, cluster: Cluster) -> None:
+    for path in sorted((ROOT / "examples" / "cronschedules").glob("*.yaml")):
+        kubectl(cluster.cp, "apply", "-n", cluster.namespace, "-f", str(path))
+    names = [path.stem for path in sorted((ROOT / "examples" / "cronschedules").glob("*.yaml"))]
+    for name in names:
+        condition = wait_for(name, lambda: next(iter(cluster.status(name).get("conditions", [])), None))
+        assert condition["status"] == "True", condition

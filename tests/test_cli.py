@@ -66,3 +66,12 @@ def test_next_refuses_a_bad_zone() -> None:
     result = cronctl("next", "0 9 * * *", "--tz", "+5:30")
     assert result.returncode == 2
     assert "--tz" in result.stderr
+
+
+def test_dispatch_runs_the_seed_001_calls_from_standard_input() -> None:
+    calls = [["registerWorker", "worker-b"], ["registerWorker", "worker-a"],
+             ["scheduleJob", "inventory-sync", 10, 5, 1, 0], ["dispatchJobs", 9],
+             ["getJobStatus", "inventory-sync", 10, 9], ["dispatchJobs", 10]]
+    result = cronctl("dispatch", "-", stdin=json.dumps(calls))
+    assert result.returncode == 0
+    assert json.loads(result.stdout) == [True, True, True, [], "SCHEDULED", ["inventory-sync,10,1,worker-a"]]

@@ -124,9 +124,12 @@ if (( force )) || ! cp_ok; then
     cd "$mod_dir"
     step "downloading modules for kube-apiserver $kube_version and etcd $etcd_version"
     t=$SECONDS
-    "$GO" list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' \
-        k8s.io/kubernetes/cmd/kube-apiserver ./cmd/etcd >/dev/null
-    step "modules ready in $(( SECONDS - t ))s"
+    if ! "$GO" list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' \
+            k8s.io/kubernetes/cmd/kube-apiserver ./cmd/etcd >/dev/null 2>"$tmp_out/list.log"; then
+        cat "$tmp_out/list.log" >&2
+        exit 1
+    fi
+    step "modules ready in $(( SECONDS - t ))s ($(grep -c '^go: downloading' "$tmp_out/list.log" || true) downloaded)"
 
     build_date="$("$GO" list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes 2>/dev/null || true)"
     [[ -n "$build_date" ]] || build_date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -180,4 +183,4 @@ step "done: $bin_dir"
 ls -l "$bin_dir"
 }
 
-main "$@"
+main "$@"; exit $?  # on one line: bash never reads past it, even if the file changes

@@ -24,16 +24,16 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def control_plane(request):
-    _, ready = find_binaries()
-    if ready:
-        bin_dir = ensure_binaries()
-    else:
+    bin_dir, ready = find_binaries()
+    if not ready:
         # A cold build takes minutes: show its progress instead of capturing it.
         capman = request.config.pluginmanager.getplugin("capturemanager")
         with capman.global_and_fixture_disabled():
             bin_dir = ensure_binaries(stream=sys.stderr)
 
     with ControlPlane(bin_dir=bin_dir) as cp:
+        print(f"\ncontrol plane: {cp.url} ready in {cp.start_seconds:.1f}s (logs in {cp.tmp_dir}/logs)",
+              file=sys.stderr)
         old = os.environ.get("KUBECONFIG")
         os.environ["KUBECONFIG"] = str(cp.kubeconfig)
         try:

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Build the local test control plane (kube-apiserver + etcd, optionally helm)
-# from the Go module proxy into a cache directory:
+# Build the local test control plane (kube-apiserver, kube-controller-manager
+# and etcd, optionally helm) from the Go module proxy into a cache directory:
 #
 #   ${CRONCTL_CACHE:-$HOME/.cache/cronctl}/control-plane/<kube version>/bin/
-#       kube-apiserver  etcd  [helm]
+#       kube-apiserver  kube-controller-manager  etcd  [helm]
 #
 # The versions are pinned by the wrapper modules in scripts/control-plane/
-# (go.mod + go.sum): k8s.io/kubernetes for kube-apiserver, the etcd server that
+# (go.mod + go.sum): k8s.io/kubernetes for kube-apiserver and
+# kube-controller-manager, the etcd server that
 # k8s.io/kubernetes itself pins for etcd, and helm.sh/helm in
 # scripts/control-plane/helm/. Binaries are static (CGO_ENABLED=0) and carry
 # the version ldflags upstream uses, so /version reports the real version.
 #
 # If the binaries are already in the cache and were built from the same
 # inputs (a hash of the wrapper modules and this script's build revision),
-# this does nothing and exits 0 at once. Safe to run concurrently (flock).
+# this does nothing and exits 0 at once; if only some binaries are missing,
+# it builds just those. Safe to run concurrently (flock).
 #
 # Usage: scripts/build-control-plane.sh [--with-helm] [--force] [--print-bin-dir] [--check]
 #   --with-helm      also build helm (needed by the chart tests)
@@ -43,7 +45,7 @@ for arg in "$@"; do
         --force) force=1 ;;
         --print-bin-dir) print_bin_dir=1 ;;
         --check) check=1 ;;
-        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "build-control-plane: unknown argument: $arg" >&2; exit 2 ;;
     esac
 done
@@ -74,9 +76,19 @@ inputs_hash() { # inputs_hash FILE...
 cp_stamp="$(inputs_hash "$mod_dir/go.mod" "$mod_dir/go.sum" "$mod_dir/cmd/etcd/main.go")"
 helm_stamp="$(inputs_hash "$helm_dir/go.mod" "$helm_dir/go.sum")"
 
+cp_bins=(kube-apiserver kube-controller-manager etcd)
+# The control-plane binaries to build: all of them when the stamp does not
+# match the inputs (or --force), else only those missing from the cache.
+cp_todo() {
+    local b
+    if (( force )) || [[ "$(cat "$bin_dir/.stamp-control-plane" 2>/dev/null)" != "$cp_stamp" ]]; then
+        echo "${cp_bins[*]}"
+        return
+    fi
+    for b in "${cp_bins[@]}"; do [[ -x "$bin_dir/$b" ]] || echo "$b"; done
+}
 cp_ok() {
-    [[ -x "$bin_dir/kube-apiserver" && -x "$bin_dir/etcd" ]] &&
-        [[ "$(cat "$bin_dir/.stamp-control-plane" 2>/dev/null)" == "$cp_stamp" ]]
+    [[ -z "$(cp_todo)" ]]
 }
 helm_ok() {
     [[ -x "$bin_dir/helm" ]] && [[ "$(cat "$bin_dir/.stamp-helm" 2>/dev/null)" == "$helm_stamp" ]]
@@ -90,7 +102,7 @@ if (( check )); then
     exit $?
 fi
 if up_to_date; then
-    echo "build-control-plane: up to date: $bin_dir (kube-apiserver $kube_version, etcd $etcd_version$( ((with_helm)) && echo ", helm $helm_version"))"
+    echo "build-control-plane: up to date: $bin_dir (kube-apiserver and kube-controller-manager $kube_version, etcd $etcd_version$( ((with_helm)) && echo ", helm $helm_version"))"
     exit 0
 fi
 
@@ -120,12 +132,18 @@ t_all=$SECONDS
 
 step() { echo "build-control-plane: [$(( SECONDS - t_all ))s] $*"; }
 
-if (( force )) || ! cp_ok; then
+todo=" $(cp_todo | tr '\n' ' ') "
+if [[ "$todo" != "  " ]]; then
     cd "$mod_dir"
-    step "downloading modules for kube-apiserver $kube_version and etcd $etcd_version"
+    wants() { [[ "$todo" == *" $1 "* ]]; }
+    pkgs=()
+    wants kube-apiserver && pkgs+=(k8s.io/kubernetes/cmd/kube-apiserver)
+    wants kube-controller-manager && pkgs+=(k8s.io/kubernetes/cmd/kube-controller-manager)
+    wants etcd && pkgs+=(./cmd/etcd)
+    step "to build:${todo% }; downloading modules (kubernetes $kube_version, etcd $etcd_version)"
     t=$SECONDS
     if ! "$GO" list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' \
-            k8s.io/kubernetes/cmd/kube-apiserver ./cmd/etcd >/dev/null 2>"$tmp_out/list.log"; then
+            "${pkgs[@]}" >/dev/null 2>"$tmp_out/list.log"; then
         cat "$tmp_out/list.log" >&2
         exit 1
     fi
@@ -144,21 +162,34 @@ if (( force )) || ! cp_ok; then
         ldflags+=" -X $pkg.gitTreeState=archive -X $pkg.buildDate=$build_date"
     done
 
-    step "building kube-apiserver $kube_version (this is the slow part)"
-    t=$SECONDS
-    "$GO" build -trimpath -tags selinux,notest -ldflags "$ldflags" \
-        -o "$tmp_out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-    step "kube-apiserver built in $(( SECONDS - t ))s"
+    built=()
+    # kube-controller-manager shares most packages with kube-apiserver, so
+    # building it second reuses the Go build cache: its step time is the
+    # extra cost of having it.
+    for cmd in kube-apiserver kube-controller-manager; do
+        wants "$cmd" || continue
+        step "building $cmd $kube_version$( [[ $cmd == kube-apiserver ]] && echo " (this is the slow part)")"
+        t=$SECONDS
+        "$GO" build -trimpath -tags selinux,notest -ldflags "$ldflags" \
+            -o "$tmp_out/$cmd" "k8s.io/kubernetes/cmd/$cmd"
+        step "$cmd built in $(( SECONDS - t ))s"
+        "$tmp_out/$cmd" --version
+        built+=("$tmp_out/$cmd")
+    done
 
-    step "building etcd $etcd_version"
-    t=$SECONDS
-    "$GO" build -trimpath -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$etcd_version" \
-        -o "$tmp_out/etcd" ./cmd/etcd
-    step "etcd built in $(( SECONDS - t ))s"
+    if wants etcd; then
+        step "building etcd $etcd_version"
+        t=$SECONDS
+        "$GO" build -trimpath -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$etcd_version" \
+            -o "$tmp_out/etcd" ./cmd/etcd
+        step "etcd built in $(( SECONDS - t ))s"
+        "$tmp_out/etcd" --version | head -1
+        built+=("$tmp_out/etcd")
+    fi
 
-    "$tmp_out/kube-apiserver" --version
-    "$tmp_out/etcd" --version | head -1
-    mv -f "$tmp_out/kube-apiserver" "$tmp_out/etcd" "$bin_dir/"
+    # Stamp last: a build interrupted before this point leaves the old
+    # stamp, so the next run still sees what is missing or stale.
+    mv -f "${built[@]}" "$bin_dir/"
     echo "$cp_stamp" > "$bin_dir/.stamp-control-plane"
 fi
 

@@ -1,4 +1,6 @@
-"""Fixtures for tests against a real kube-apiserver + etcd (see controlplane.py).
+"""Fixtures for tests against a real kube-apiserver + etcd, with a
+kube-controller-manager running only the garbage collector and the namespace
+controller (see controlplane.py).
 
 ``control_plane`` starts one ControlPlane per test session (building the
 binaries first if the cache lacks them) and points KUBECONFIG at its admin
@@ -32,7 +34,8 @@ def control_plane(request):
             bin_dir = ensure_binaries(stream=sys.stderr)
 
     with ControlPlane(bin_dir=bin_dir) as cp:
-        print(f"\ncontrol plane: {cp.url} ready in {cp.start_seconds:.1f}s (logs in {cp.tmp_dir}/logs)",
+        print(f"\ncontrol plane: {cp.url} ready in {cp.start_seconds:.1f}s, kube-controller-manager "
+              f"healthy after {cp.controller_manager_seconds:.1f}s of it (logs in {cp.tmp_dir}/logs)",
               file=sys.stderr)
         old = os.environ.get("KUBECONFIG")
         os.environ["KUBECONFIG"] = str(cp.kubeconfig)

@@ -1,12 +1,16 @@
-"""A real kube-apiserver + etcd on loopback for the test suite (envtest-style).
+"""A real kube-apiserver + etcd on loopback for the test suite (envtest-style),
+plus a kube-controller-manager that runs only two controllers:
 
-No kubelet, scheduler or controller-manager: objects are stored and served,
-RBAC and admission apply, CRDs get established, but nothing reconciles
-workloads, garbage-collects ownerReferences or finalizes namespace deletion,
-no default ServiceAccounts or tokens appear, and the aggregated ClusterRoles
-(view/edit/admin) have no rules, since aggregating them is also a
-controller-manager job: grant explicit Roles in RBAC tests. Tests must clean
-up after themselves (use unique namespaces / names).
+* ``garbagecollector``: dependents whose owners are gone are deleted, as in a
+  real cluster (ownerReferences work; foreground deletion completes);
+* ``namespace``: a deleted namespace is emptied and then disappears.
+
+Nothing else runs: no kubelet or scheduler, and on purpose no job controller
+(tests set Job status by hand, and a job controller would overwrite it), so
+Jobs and Deployments never create Pods; no default ServiceAccounts or tokens
+appear, and the aggregated ClusterRoles (view/edit/admin) have no rules, since
+aggregating them is another controller's job: grant explicit Roles in RBAC
+tests. Tests should still use unique namespaces / names.
 
 The binaries come from ``scripts/build-control-plane.sh`` (built from the Go
 module proxy and cached under ``${CRONCTL_CACHE:-~/.cache/cronctl}``), or from
@@ -19,7 +23,8 @@ Usage::
         viewer = cp.user_kubeconfig("alice", groups=["viewers"])
 
 Environment knobs:
-    CRONCTL_CONTROL_PLANE_BIN       directory holding kube-apiserver and etcd
+    CRONCTL_CONTROL_PLANE_BIN       directory holding kube-apiserver,
+                                    kube-controller-manager and etcd
     CRONCTL_CONTROL_PLANE_TIMEOUT   seconds to wait for /readyz (default 90)
     CRONCTL_CONTROL_PLANE_KEEP      keep the temp dir (certs, logs, etcd data)
 """
@@ -47,7 +52,9 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO_ROOT / "scripts" / "build-control-plane.sh"
-BINARIES = ("kube-apiserver", "etcd")
+BINARIES = ("kube-apiserver", "kube-controller-manager", "etcd")
+# The only controllers kube-controller-manager runs (see the module docstring).
+CONTROLLERS = ("garbagecollector", "namespace")
 
 __all__ = ["ControlPlane", "ControlPlaneError", "find_binaries", "ensure_binaries"]
 
@@ -77,7 +84,8 @@ def find_binaries() -> tuple[Path, bool]:
         bin_dir = Path(env)
         if not _has_binaries(bin_dir):
             raise ControlPlaneError(
-                f"CRONCTL_CONTROL_PLANE_BIN={env} lacks an executable kube-apiserver and etcd"
+                f"CRONCTL_CONTROL_PLANE_BIN={env} lacks an executable "
+                + ", ".join(n for n in BINARIES if not os.access(bin_dir / n, os.X_OK))
             )
         return bin_dir, True
     out = subprocess.run(
@@ -169,20 +177,32 @@ def _set_pdeathsig() -> None:  # pragma: no cover - runs in the child
 
 
 class ControlPlane:
-    """etcd + kube-apiserver on 127.0.0.1 with a throwaway PKI.
+    """etcd + kube-apiserver + kube-controller-manager on 127.0.0.1 with a
+    throwaway PKI.
 
     Attributes (valid after start()):
         url         https://127.0.0.1:<port>
         kubeconfig  path of an admin kubeconfig (user "admin", group system:masters)
         ca_file     CA that signs the serving cert and all client certs
         etcd_url    http://127.0.0.1:<port>
+        controller_manager_url  https://127.0.0.1:<port> (serves /healthz)
         bin_dir     directory of the binaries (helm is there too if built --with-helm)
         tmp_dir     temp dir with certs/, logs/, etcd data; removed by stop()
         start_seconds  wall time start() took (binaries already built)
+        controller_manager_seconds  the part of it spent starting
+                    kube-controller-manager until its /healthz answered
     """
 
     ADMIN_USER = "admin"
     ADMIN_GROUPS = ("system:masters",)
+    # kube-controller-manager's client identity. With
+    # --use-service-account-credentials=false every controller uses this one
+    # identity, and the bootstrap ClusterRole system:kube-controller-manager
+    # only lets it read (the per-controller roles are bound to service
+    # accounts), so the garbage collector could not delete anything: hence
+    # system:masters as well.
+    CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
+    CONTROLLER_MANAGER_GROUPS = ("system:masters",)
 
     def __init__(
         self,
@@ -190,6 +210,7 @@ class ControlPlane:
         start_timeout: float | None = None,
         keep_tmp: bool | None = None,
         extra_apiserver_args: Sequence[str] = (),
+        extra_controller_manager_args: Sequence[str] = (),
     ) -> None:
         self._bin_dir = Path(bin_dir) if bin_dir else None
         self.start_timeout = float(
@@ -197,14 +218,18 @@ class ControlPlane:
         )
         self.keep_tmp = bool(os.environ.get("CRONCTL_CONTROL_PLANE_KEEP")) if keep_tmp is None else keep_tmp
         self.extra_apiserver_args = list(extra_apiserver_args)
+        self.extra_controller_manager_args = list(extra_controller_manager_args)
         self.tmp_dir: Path | None = None
         self.url: str = ""
         self.etcd_url: str = ""
+        self.controller_manager_url: str = ""
         self.kubeconfig: Path | None = None
         self.ca_file: Path | None = None
         self.start_seconds: float | None = None
+        self.controller_manager_seconds: float | None = None
         self._etcd: subprocess.Popen | None = None
         self._apiserver: subprocess.Popen | None = None
+        self._controller_manager: subprocess.Popen | None = None
         self._logs: dict[str, Path] = {}
         self._log_files: list = []
         self._user_seq = 0
@@ -257,6 +282,9 @@ class ControlPlane:
                 "admin.kubeconfig", self.certs_dir / "admin.crt", self.certs_dir / "admin.key"
             )
             self._wait_default_namespace(deadline)
+            t_cm = time.monotonic()
+            self._start_controller_manager(bin_dir, deadline)
+            self.controller_manager_seconds = time.monotonic() - t_cm
         except BaseException:
             self.stop()
             raise
@@ -282,8 +310,9 @@ class ControlPlane:
             pass
 
     def _stop_processes(self) -> None:
-        # apiserver first so it doesn't log storms about a vanished etcd.
-        for attr in ("_apiserver", "_etcd"):
+        # Clients first: the controller-manager, then the apiserver (so it
+        # doesn't log storms about a vanished etcd), then etcd.
+        for attr in ("_controller_manager", "_apiserver", "_etcd"):
             proc: subprocess.Popen | None = getattr(self, attr)
             if proc is None:
                 continue
@@ -315,6 +344,8 @@ class ControlPlane:
         )
         self._sign("apiserver", "/CN=kube-apiserver", "serving.ext")
         self._client_cert("admin", self.ADMIN_USER, self.ADMIN_GROUPS)
+        self._client_cert("controller-manager", self.CONTROLLER_MANAGER_USER,
+                          self.CONTROLLER_MANAGER_GROUPS)
         # Service-account token signing key pair.
         _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "sa.key", cwd=d)
         _openssl("ec", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=d)
@@ -361,7 +392,7 @@ class ControlPlane:
 
     def _fail(self, what: str) -> ControlPlaneError:
         parts = [what]
-        for name in ("etcd", "kube-apiserver"):
+        for name in ("etcd", "kube-apiserver", "kube-controller-manager"):
             if name in self._logs:
                 parts.append(f"--- last lines of {self._logs[name]} ---\n{self.log_tail(name)}")
         return ControlPlaneError("\n".join(parts))
@@ -451,6 +482,63 @@ class ControlPlane:
                     f"kube-apiserver not ready at {self.url}/readyz within "
                     f"{self.start_timeout:.0f}s (last: {last})"
                 )
+            time.sleep(0.25)
+
+    def _start_controller_manager(self, bin_dir: Path, deadline: float) -> None:
+        """Start kube-controller-manager (after the apiserver is ready) and
+        wait for its /healthz. A taken port restarts just this process."""
+        assert self.tmp_dir is not None
+        d = self.certs_dir
+        kubeconfig = self._write_kubeconfig(
+            "controller-manager.kubeconfig", d / "controller-manager.crt", d / "controller-manager.key",
+            user=self.CONTROLLER_MANAGER_USER,
+        )
+        for attempt in range(3):
+            port = _free_port()
+            self.controller_manager_url = f"https://127.0.0.1:{port}"
+            argv = [
+                str(bin_dir / "kube-controller-manager"),
+                f"--kubeconfig={kubeconfig}",
+                f"--controllers={','.join(CONTROLLERS)}",
+                "--leader-elect=false",
+                "--use-service-account-credentials=false",
+                # Serves only /healthz (and metrics) on loopback; the serving
+                # cert is the apiserver's (signed by our CA, SAN 127.0.0.1).
+                # /healthz is in --authorization-always-allow-paths, so no
+                # delegated authn/authz kubeconfigs are needed.
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--cert-dir={self.tmp_dir / 'controller-manager-certs'}",
+                f"--tls-cert-file={d / 'apiserver.crt'}",
+                f"--tls-private-key-file={d / 'apiserver.key'}",
+                "--profiling=false",
+                *self.extra_controller_manager_args,
+            ]
+            self._controller_manager = self._spawn("kube-controller-manager", argv)
+            try:
+                self._wait_healthz("kube-controller-manager", self._controller_manager,
+                                   self.controller_manager_url + "/healthz", deadline)
+                return
+            except _PortInUse:
+                self._controller_manager.wait(timeout=10)
+                self._controller_manager = None
+        raise ControlPlaneError("kube-controller-manager could not bind a free port after 3 attempts")
+
+    def _wait_healthz(self, name: str, proc: subprocess.Popen, url: str, deadline: float) -> None:
+        ctx = ssl.create_default_context(cafile=str(self.ca_file))
+        last = ""
+        while True:
+            self._check_alive(name, proc)
+            try:
+                with urllib.request.urlopen(url, timeout=5, context=ctx) as r:
+                    if r.status == 200:
+                        return
+            except urllib.error.HTTPError as e:
+                last = f"HTTP {e.code}: {_tail(e.read().decode(errors='replace'), 10)}"
+            except (urllib.error.URLError, OSError) as e:
+                last = str(e)
+            if time.monotonic() > deadline:
+                raise self._fail(f"{name} not healthy at {url} within {self.start_timeout:.0f}s (last: {last})")
             time.sleep(0.25)
 
     def _wait_default_namespace(self, deadline: float) -> None:

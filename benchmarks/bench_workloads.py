@@ -42,8 +42,6 @@ OPERATOR_DIR = (os.environ.get("CRONCTL_OPERATOR_DIR")
 sys.path.insert(0, OPERATOR_DIR)
 
 from cronctl import run  # noqa: E402
-from cronctl.core import cron as _cron  # noqa: E402
-from cronctl.core import schedule as _schedule  # noqa: E402
 from cronctl.core.schedule import Timeline, parse_expression  # noqa: E402
 from cronctl.core.times import civil_from_days, days_from_civil, format_time, parse_time  # noqa: E402
 
@@ -52,10 +50,17 @@ MINUTES_PER_DAY = 1440
 
 
 def clear_caches() -> None:
-    """Forget compiled expressions (and what they cache), as a fresh process would."""
-    for fn in (getattr(_schedule, "_parse", None), getattr(_cron, "parse_cron", None)):
-        if fn is not None and hasattr(fn, "cache_clear"):
-            fn.cache_clear()
+    """Forget compiled expressions and everything cached from them, as a fresh process would.
+
+    Every functools cache in the core's modules (the expression caches and the
+    tables shared between expressions, e.g. cron.day_set), whatever the
+    version of the core being measured defines.
+    """
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("cronctl.core"):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
 
 
 def is_error(result: object) -> bool:

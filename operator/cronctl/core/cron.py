@@ -1,9 +1,15 @@
 """Five-field cron expressions: parsing, matching and searching.
 
-An expression is compiled once into sets and bit masks; searches then walk
-months (skipping those not in the month set) and pick days out of a 31-bit
-mask, so no search ever steps through minutes or days one by one. All
-searches here are in *local* minutes; ``schedule.py`` binds a zone.
+An expression is compiled once into sets, bit masks and lookup tables;
+searches then pick days out of 31-bit month masks, step only through the
+months of the month set and skip whole years that have no matching day, so
+no search ever steps through minutes or days one by one. All searches here
+are in *local* minutes; ``schedule.py`` binds a zone.
+
+The day fields are compiled into a ``DaySet`` shared by every expression
+with the same three day fields: its tables (month masks per year type, which
+years fire, where a chain of next fires runs out) describe the calendar
+only, so no zone or anchor can make them stale.
 
 Semantics are Vixie cron's as the seed fixes them: a day field is restricted
 exactly when its text does not begin with ``*``; two restricted day fields
@@ -14,12 +20,14 @@ own set, so ``*/2`` in day-of-month means odd days).
 from __future__ import annotations
 
 import enum
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
 
 from .errors import ExpressionError
-from .times import MINUTES_PER_DAY, civil_from_days, days_from_civil, days_in_month, is_leap
+from .times import (CYCLE_YEARS, MINUTES_PER_DAY, MONTH_LENGTHS, MONTH_STARTS, YEAR_TYPES,
+                    civil_from_days, is_leap, type_is_leap, year_start, year_type)
 
 _DIGITS = frozenset("0123456789")
 _BIG = 10**9  # any number with more digits than this is only ever "too big"
@@ -115,6 +123,162 @@ def _mask(values: frozenset[int]) -> int:
 _MONTH_LENGTH_MASK = tuple(((1 << (n + 1)) - 2) for n in range(32))
 
 
+@lru_cache(maxsize=256)
+def _weekday_masks(days_of_week: frozenset[int]) -> tuple[int, ...]:
+    """[w]: bits 1..31, the days of a month whose 1st falls on weekday w that are in the set.
+
+    Day d of such a month falls on weekday (w + d - 1) % 7, so the masks are
+    windows onto one week pattern repeated six times.
+    """
+    week = _mask(days_of_week)
+    repeated = sum(week << (7 * i) for i in range(6))  # bit i: weekday i % 7 is in the set
+    return tuple(((repeated >> first) << 1) & _MONTH_LENGTH_MASK[31] for first in range(7))
+
+
+class DaySet:
+    """The days an expression may fire on: its day-of-month, month and day-of-week fields.
+
+    Which days of a month match depends only on the month's length and the
+    weekday of its 1st, so a table per *year type* (leap or not, weekday of
+    1 January: 14 types, see ``times.py``) answers for every year. From it
+    come how many days of a year match, whether the expression can fire at
+    all and, over the 400-year cycle, where a chain of next fires runs out.
+    Build one with ``day_set``, which shares it between expressions.
+    """
+
+    def __init__(self, days_of_month: frozenset[int], months: frozenset[int],
+                 days_of_week: frozenset[int], days_or: bool) -> None:
+        self.month_list = tuple(sorted(months))
+        self.days_or = days_or
+        columns = self._masks_by_month(_mask(days_of_month), months, days_of_week, days_or)
+        # by_type[kind][month]: bits 1..31, the matching days of that month in a year of that type.
+        self.by_type = tuple(zip(*columns))
+        # counts[kind]: matching days in a year of that type.
+        self.counts = tuple(map(sum, zip(*(map(int.bit_count, columns[month]) for month in self.month_list))))
+        self.fires = any(self.counts)  # False: no year of any type has a matching day
+        # The months of the last two days looked up: (first day, the day after the last, mask with
+        # bit i for day first + i, year, month). Searches from neighbouring minutes hit them and
+        # skip the calendar; two, because a window (low, high] often spans a month's end.
+        self._month_memo = self._other_month = (0, 0, 0, 0, 0)
+        self._largest_gap: int | None = None
+        self._chain_ends: dict[tuple[int, int], int] = {}
+
+    @staticmethod
+    def _masks_by_month(dom_mask: int, months: frozenset[int], days_of_week: frozenset[int],
+                        days_or: bool) -> list[tuple[int, ...]]:
+        """For months 0..12 (0 unused), the month's mask in each of the 14 year types.
+
+        A month's matching days depend only on its length and the weekday of
+        its 1st. Across the seven types of a leap flag the 1st of a given month
+        takes each weekday once, so its seven masks are one row of seven
+        (by weekday of the 1st) rotated by the month's offset in the year.
+        """
+        rows: dict[int, tuple[int, ...]] = {}  # by month length: the mask for each weekday of the 1st
+        columns = []
+        for month in range(13):
+            if month not in months:
+                columns.append((0,) * YEAR_TYPES)
+                continue
+            column: tuple[int, ...] = ()
+            for leap in (0, 1):
+                length = MONTH_LENGTHS[leap][month]
+                row = rows.get(length)
+                if row is None:
+                    row = rows[length] = tuple(
+                        ((dom_mask | dow) if days_or else (dom_mask & dow)) & _MONTH_LENGTH_MASK[length]
+                        for dow in _weekday_masks(days_of_week))
+                shift = MONTH_STARTS[leap][month] % 7  # the weekday of the 1st, counted from 1 January's
+                column += row[shift:] + row[:shift]
+            columns.append(column)
+        return columns
+
+    def day_mask(self, year: int, month: int) -> int:
+        return self.by_type[year_type(year)][month]
+
+    def month_at(self, day: int) -> tuple[int, int, int, int, int]:
+        """(first day, day after the last, mask, year, month) of the month holding a day
+        number; bit i of the mask says whether day first + i matches."""
+        memo = self._month_memo
+        if memo[0] <= day < memo[1]:
+            return memo
+        other = self._other_month
+        if not other[0] <= day < other[1]:
+            year, month, day_of_month = civil_from_days(day)
+            kind = year_type(year)
+            first = day - day_of_month + 1
+            other = (first, first + MONTH_LENGTHS[type_is_leap(kind)][month], self.by_type[kind][month] >> 1,
+                     year, month)
+        # Each memo is one tuple, assigned at once: a concurrent reader sees a whole month.
+        self._month_memo, self._other_month = other, memo
+        return other
+
+    def days_in_months(self, year: int, first_month: int, last_month: int) -> int:
+        """Matching days in the whole months first_month..last_month of a year."""
+        masks = self.by_type[year_type(year)]
+        return sum(masks[month].bit_count() for month in self.month_list if first_month <= month <= last_month)
+
+    def fires_in_year(self, year: int) -> bool:
+        return self.counts[year_type(year)] > 0
+
+    # -- where chains of next fires end ---------------------------------------------
+
+    def largest_gap(self) -> int:
+        """The most years from one year with a matching day to the next, over the
+        400-year cycle (0 when no year has one)."""
+        if self._largest_gap is None:
+            firing = [y for y in range(CYCLE_YEARS) if self.counts[year_type(y)]]
+            gaps = [b - a for a, b in zip(firing, firing[1:])]
+            if firing:
+                gaps.append(firing[0] + CYCLE_YEARS - firing[-1])
+            self._largest_gap = max(gaps, default=0)
+        return self._largest_gap
+
+    def chain_end_year(self, year: int, horizon: int) -> int | None:
+        """The year of the last fire of a chain of next fires that fires in ``year``.
+
+        A next fire looks ``horizon`` calendar years ahead, so the chain ends in
+        the first firing year (from ``year`` on) followed by more than
+        ``horizon`` years without a matching day. When no gap in the cycle is
+        that long, the chain never ends (None) and there is nothing to walk;
+        otherwise the walk depends only on ``year % 400`` and is kept.
+        """
+        if self.largest_gap() <= horizon:
+            return None
+        key = (year % CYCLE_YEARS, horizon)
+        ahead = self._chain_ends.get(key)
+        if ahead is None:
+            ahead = self._years_to_chain_end(year, horizon)
+            self._chain_ends[key] = ahead
+        return year + ahead
+
+    def _years_to_chain_end(self, year: int, horizon: int) -> int:
+        end = year
+        for _ in range(CYCLE_YEARS):  # a gap longer than horizon comes round within one cycle
+            gap = next((step for step in range(1, horizon + 1) if self.fires_in_year(end + step)), None)
+            if gap is None:
+                return end - year
+            end += gap
+        raise AssertionError("largest_gap() promised a gap longer than the horizon")
+
+
+@lru_cache(maxsize=1024)
+def day_set(days_of_month: frozenset[int], months: frozenset[int], days_of_week: frozenset[int],
+            days_or: bool) -> DaySet:
+    """The shared DaySet of these day fields (many expressions differ only in minute and hour)."""
+    return DaySet(days_of_month, months, days_of_week, days_or)
+
+
+@lru_cache(maxsize=256)
+def _neighbours(values: tuple[int, ...], size: int) -> tuple[tuple[int | None, ...], tuple[int | None, ...],
+                                                              tuple[int, ...]]:
+    """Lookup tables over 0..size for a sorted set of values, replacing bisects in hot paths:
+    at_or_after[v] (smallest value >= v), before[v] (largest value < v), count_below[v]."""
+    count_below = tuple(map(bisect_left, repeat(values), range(size + 1)))  # also: where v would go
+    at_or_after = tuple(map((*values, None).__getitem__, count_below))
+    before = tuple(map((None, *values).__getitem__, count_below))
+    return at_or_after, before, count_below
+
+
 @dataclass(frozen=True)
 class CronExpression:
     """A compiled five-field expression. Build it with ``parse_cron``."""
@@ -127,43 +291,38 @@ class CronExpression:
     days_of_week: frozenset[int]
     day_of_month_restricted: bool
     day_of_week_restricted: bool
-    _dom_mask: int = field(init=False, repr=False, compare=False)
-    _dow_masks: tuple[int, ...] = field(init=False, repr=False, compare=False)
-    _month_mask: int = field(init=False, repr=False, compare=False)
+    days: DaySet = field(init=False, repr=False, compare=False)
     month_list: tuple[int, ...] = field(init=False, repr=False, compare=False)
-    _year_types: list[tuple[tuple[int, ...], tuple[int, ...]]] = field(init=False, repr=False, compare=False)
+    per_day: int = field(init=False, repr=False, compare=False)  # firings on a matching day
+    _first_time: int = field(init=False, repr=False, compare=False)
+    _last_time: int = field(init=False, repr=False, compare=False)
+    _hour_mask: int = field(init=False, repr=False, compare=False)
+    _minute_tables: tuple = field(init=False, repr=False, compare=False)
+    _hour_tables: tuple = field(init=False, repr=False, compare=False)
+    _times: tuple[int, ...] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "_dom_mask", _mask(self.days_of_month))
-        # _dow_masks[w] marks the days 1..31 of a month whose 1st falls on weekday w.
-        set_(self, "_dow_masks", tuple(
-            sum(1 << day for day in range(1, 32) if (first + day - 1) % 7 in self.days_of_week)
-            for first in range(7)))
-        set_(self, "_month_mask", _mask(self.months))
-        set_(self, "month_list", tuple(sorted(self.months)))
-        set_(self, "_year_types", [])
+        days = day_set(self.days_of_month, self.months, self.days_of_week, self.days_or)
+        set_(self, "days", days)
+        set_(self, "month_list", days.month_list)
+        set_(self, "per_day", len(self.hours) * len(self.minutes))
+        set_(self, "_first_time", self.hours[0] * 60 + self.minutes[0])
+        set_(self, "_last_time", self.hours[-1] * 60 + self.minutes[-1])
+        set_(self, "_hour_mask", _mask(frozenset(self.hours)))
+        set_(self, "_minute_tables", _neighbours(self.minutes, 60))
+        set_(self, "_hour_tables", _neighbours(self.hours, 24))
+        set_(self, "_times", None)  # built on first use by times_of_day()
 
     @property
     def days_or(self) -> bool:
         return self.day_of_month_restricted and self.day_of_week_restricted
 
-    @property
-    def per_day(self) -> int:
-        return len(self.hours) * len(self.minutes)
-
     # -- days ---------------------------------------------------------------
 
     def day_mask(self, year: int, month: int) -> int:
         """Bits 1..31: the days of that month on which the expression may fire."""
-        if not self._month_mask >> month & 1:
-            return 0
-        first_weekday = (days_from_civil(year, month, 1) + 4) % 7
-        length = _MONTH_LENGTH_MASK[days_in_month(year, month)]
-        dow = self._dow_masks[first_weekday]
-        if self.days_or:
-            return (self._dom_mask | dow) & length
-        return self._dom_mask & dow & length
+        return self.days.day_mask(year, month)
 
     def matches(self, local_minute: int) -> bool:
         days, rest = divmod(local_minute, MINUTES_PER_DAY)
@@ -173,172 +332,217 @@ class CronExpression:
                 and bool(self.day_mask(year, month) >> day & 1))
 
     # -- times within a day ---------------------------------------------------
+    # Table lookups (see _neighbours) rather than bisects: these run once per next fire.
 
-    def _first_time_from(self, hour: int, minute: int) -> int | None:
-        """Minute of the day of the first firing at or after hour:minute."""
-        hours, minutes = self.hours, self.minutes
-        i = bisect_left(hours, hour)
-        if i < len(hours) and hours[i] == hour:
-            j = bisect_left(minutes, minute)
-            if j < len(minutes):
-                return hour * 60 + minutes[j]
-            i += 1
-        return hours[i] * 60 + minutes[0] if i < len(hours) else None
+    def _time_from(self, minute_of_day: int) -> int | None:
+        """Minute of the day of the first firing at or after that minute of the day."""
+        hour, minute = divmod(minute_of_day, 60)
+        if self._hour_mask >> hour & 1:
+            found = self._minute_tables[0][minute]
+            if found is not None:
+                return hour * 60 + found
+        next_hour = self._hour_tables[0][hour + 1]
+        return None if next_hour is None else next_hour * 60 + self.minutes[0]
 
-    def _last_time_until(self, hour: int, minute: int) -> int | None:
-        """Minute of the day of the last firing at or before hour:minute."""
-        hours, minutes = self.hours, self.minutes
-        i = bisect_right(hours, hour) - 1
-        if i >= 0 and hours[i] == hour:
-            j = bisect_right(minutes, minute) - 1
-            if j >= 0:
-                return hour * 60 + minutes[j]
-            i -= 1
-        return hours[i] * 60 + minutes[-1] if i >= 0 else None
+    def _time_until(self, minute_of_day: int) -> int | None:
+        """Minute of the day of the last firing at or before that minute of the day."""
+        hour, minute = divmod(minute_of_day, 60)
+        if self._hour_mask >> hour & 1:
+            found = self._minute_tables[1][minute + 1]
+            if found is not None:
+                return hour * 60 + found
+        previous_hour = self._hour_tables[1][hour]
+        return None if previous_hour is None else previous_hour * 60 + self.minutes[-1]
 
     def _count_until(self, minute_of_day: int) -> int:
         """How many firings of one matching day fall at or before that minute."""
         hour, minute = divmod(minute_of_day, 60)
-        full_hours = bisect_left(self.hours, hour)
-        count = full_hours * len(self.minutes)
-        if full_hours < len(self.hours) and self.hours[full_hours] == hour:
-            count += bisect_right(self.minutes, minute)
+        count = self._hour_tables[2][hour] * len(self.minutes)
+        if self._hour_mask >> hour & 1:
+            count += self._minute_tables[2][minute + 1]
         return count
+
+    def times_of_day(self) -> tuple[int, ...]:
+        """Every firing minute of a matching day, in order (built on first use)."""
+        times = self._times
+        if times is None:
+            times = tuple(hour * 60 + minute for hour in self.hours for minute in self.minutes)
+            object.__setattr__(self, "_times", times)
+        return times
+
+    def day_run(self, local_minute: int, limit: int) -> tuple[int, ...]:
+        """The firing times of day (minutes of the day) from a firing ``local_minute`` on,
+        at most ``limit`` of them: on a matching day the chain of next fires is just
+        the expression's times of day, so a caller wanting many fires needs no search."""
+        times = self.times_of_day()
+        i = bisect_left(times, local_minute % MINUTES_PER_DAY)
+        return times[i:i + limit]
 
     # -- searches -------------------------------------------------------------
 
-    def next_local(self, after: int, last_year: int) -> int | None:
-        """The first matching local minute after ``after`` in a year <= last_year."""
-        start = after + 1
-        start_days, start_rest = divmod(start, MINUTES_PER_DAY)
-        year, month, day = civil_from_days(start_days)
-        start_of_day = (start_rest // 60, start_rest % 60)
+    def next_local(self, after: int, years_ahead: int) -> int | None:
+        """The first matching local minute after ``after`` whose calendar year is at
+        most ``years_ahead`` (>= 1) years after the year of ``after``.
+
+        Most next fires lie in the month of ``after + 1`` (dense, daily and weekly
+        schedules): the month memo and the time-of-day tables find them with no
+        calendar conversion, and the horizon cannot cut them off, since that
+        month's year is at most after's year + 1. Only the rest walks months.
+        """
+        day, minute_of_day = divmod(after + 1, MINUTES_PER_DAY)
+        first, _, mask, year, month = self.days.month_at(day)
+        later = mask >> (day - first)  # bit 0: today
+        if later & 1:
+            time = self._time_from(minute_of_day)
+            if time is not None:
+                return day * MINUTES_PER_DAY + time
+        later >>= 1  # bit 0: tomorrow
+        if later:
+            return (day + (later & -later).bit_length()) * MINUTES_PER_DAY + self._first_time
+        if not self.days.fires:
+            return None
+        # after + 1 is in ``year`` too, unless it is the first minute of the year.
+        after_year = year - 1 if after + 1 == first * MINUTES_PER_DAY and month == 1 else year
+        if month == 12:
+            return self._next_from_month(year + 1, 1, after_year + years_ahead)
+        return self._next_from_month(year, month + 1, after_year + years_ahead)
+
+    def _next_from_month(self, year: int, month: int, last_year: int) -> int | None:
+        """The first firing on or after the 1st of a month, in a year <= last_year.
+
+        Steps only through the months of the month set, and skips in one step
+        each year whose type has no matching day at all (a leap day's search
+        looks at one month in each of at most four years).
+        """
+        days = self.days
         while year <= last_year:
-            mask = self.day_mask(year, month) >> day << day
-            while mask:
-                found = (mask & -mask).bit_length() - 1
-                if start_of_day is not None and found == day:
-                    time = self._first_time_from(*start_of_day)
-                else:
-                    time = self.hours[0] * 60 + self.minutes[0]
-                if time is not None:
-                    return days_from_civil(year, month, found) * MINUTES_PER_DAY + time
-                mask &= mask - 1
-            year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-            day, start_of_day = 1, None
+            kind = year_type(year)
+            if days.counts[kind]:
+                masks = days.by_type[kind]
+                for candidate in days.month_list:
+                    mask = masks[candidate]
+                    if candidate >= month and mask:
+                        day_of_month = (mask & -mask).bit_length() - 1
+                        day = year_start(year) + MONTH_STARTS[type_is_leap(kind)][candidate] + day_of_month - 1
+                        return day * MINUTES_PER_DAY + self._first_time
+            year, month = year + 1, 1
         return None
 
     def previous_local(self, at_or_before: int, floor: int) -> int | None:
         """The last matching local minute in (floor, at_or_before], if any."""
-        end_days, end_rest = divmod(at_or_before, MINUTES_PER_DAY)
-        floor_days = floor // MINUTES_PER_DAY
-        year, month, day = civil_from_days(end_days)
-        end_of_day: tuple[int, int] | None = (end_rest // 60, end_rest % 60)
-        while True:
-            mask = self.day_mask(year, month) & ((2 << day) - 1)
-            while mask:
-                found = mask.bit_length() - 1
-                if end_of_day is not None and found == day:
-                    time = self._last_time_until(*end_of_day)
-                else:
-                    time = self.hours[-1] * 60 + self.minutes[-1]
-                if time is not None:
-                    result = days_from_civil(year, month, found) * MINUTES_PER_DAY + time
-                    return result if result > floor else None
-                mask ^= 1 << found
-            if days_from_civil(year, month, 1) <= floor_days:
-                return None
-            year, month = (year - 1, 12) if month == 1 else (year, month - 1)
-            day, end_of_day = 31, None
+        end_day, minute_of_day = divmod(at_or_before, MINUTES_PER_DAY)
+        first, _, mask, year, month = self.days.month_at(end_day)
+        earlier = mask & ((2 << (end_day - first)) - 1)  # bit i: day first + i, up to end_day
+        if earlier >> (end_day - first) & 1:
+            time = self._time_until(minute_of_day)
+            if time is not None:
+                result = end_day * MINUTES_PER_DAY + time
+                return result if result > floor else None
+            earlier ^= 1 << (end_day - first)
+        if earlier:
+            result = (first + earlier.bit_length() - 1) * MINUTES_PER_DAY + self._last_time
+            return result if result > floor else None
+        floor_day = floor // MINUTES_PER_DAY
+        if first <= floor_day:
+            return None
+        if month == 1:
+            return self._previous_until_month(year - 1, 12, floor, floor_day)
+        return self._previous_until_month(year, month - 1, floor, floor_day)
+
+    def _previous_until_month(self, year: int, month: int, floor: int, floor_day: int) -> int | None:
+        """The last firing in or before a month, if it is after ``floor``.
+
+        Walks back through the months of the month set, a whole year at a time
+        for years without a matching day, and stops at the year of ``floor``.
+        """
+        days = self.days
+        while year_start(year + 1) > floor_day:  # some day of the year is on or after the floor's day
+            kind = year_type(year)
+            if days.counts[kind]:
+                masks = days.by_type[kind]
+                for candidate in reversed(days.month_list):
+                    mask = masks[candidate]
+                    if candidate <= month and mask:
+                        day = year_start(year) + MONTH_STARTS[type_is_leap(kind)][candidate] + mask.bit_length() - 2
+                        result = day * MINUTES_PER_DAY + self._last_time
+                        return result if result > floor else None
+            year, month = year - 1, 12
+        return None
 
     def count_local(self, low: int, high: int, limit: int) -> int:
         """How many matching local minutes lie in (low, high], counting at most ``limit``."""
         if high <= low:
             return 0
-        low_days, low_rest = divmod(low, MINUTES_PER_DAY)
-        high_days, high_rest = divmod(high, MINUTES_PER_DAY)
-        if low_days == high_days:
-            if not self._matches_day(low_days):
+        low_day, low_rest = divmod(low, MINUTES_PER_DAY)
+        high_day, high_rest = divmod(high, MINUTES_PER_DAY)
+        low_month = self.days.month_at(low_day)
+        low_matches = low_month[2] >> (low_day - low_month[0]) & 1
+        if low_day == high_day:
+            if not low_matches:
                 return 0
             return min(limit, self._count_until(high_rest) - self._count_until(low_rest))
+        high_month = self.days.month_at(high_day)
         count = 0
-        if self._matches_day(high_days):
+        if high_month[2] >> (high_day - high_month[0]) & 1:
             count += self._count_until(high_rest)
-        if self._matches_day(low_days):
+        if low_matches:
             count += self.per_day - self._count_until(low_rest)
-        if count >= limit or high_days - low_days < 2:
+        if count >= limit or high_day - low_day < 2:
             return min(limit, count)
         needed_days = -(-(limit - count) // self.per_day)
-        days = self.matching_days(low_days + 1, high_days - 1, needed_days)
+        days = self._days_between(low_day, low_month, high_day, high_month, needed_days)
         return min(limit, count + days * self.per_day)
 
-    def matching_days(self, first: int, last: int, enough: int) -> int:
-        """How many days in [first, last] (day numbers) match, counting at most to ``enough``.
+    def _days_between(self, low_day: int, low_month: tuple[int, int, int, int, int], high_day: int,
+                      high_month: tuple[int, int, int, int, int], enough: int) -> int:
+        """How many days strictly between two day numbers match, counting at most to ``enough``
+        (each day comes with its month, as month_at gives it).
 
-        Walks back from ``last``: the months of the partial years, and whole
-        years in one step each through the year-type table.
+        The partial months at both ends come from their masks, whole months
+        from the year-type table, and whole years in one step each.
         """
-        first_year, first_month, first_day = civil_from_days(first)
-        last_year, last_month, last_day = civil_from_days(last)
-        if first_year == last_year:
-            return self._days_in_months(first_year, (first_month, first_day), (last_month, last_day))
-        count = self._days_in_months(last_year, (1, 1), (last_month, last_day))
-        year = last_year - 1
-        while year > first_year and count < enough:
-            count += self.days_in_year(year)
+        low_first, _, low_mask, low_year, low_number = low_month
+        high_first, _, high_mask, high_year, high_number = high_month
+        if low_first == high_first:  # the same month
+            return (low_mask >> (low_day - low_first + 1) & ((1 << (high_day - low_day - 1)) - 1)).bit_count()
+        count = ((low_mask >> (low_day - low_first + 1)).bit_count()
+                 + (high_mask & ((1 << (high_day - high_first)) - 1)).bit_count())
+        days = self.days
+        if low_year == high_year:
+            return min(enough, count + days.days_in_months(low_year, low_number + 1, high_number - 1))
+        count += days.days_in_months(high_year, 1, high_number - 1)
+        year = high_year - 1
+        while year > low_year and count < enough:
+            count += days.counts[year_type(year)]
             year -= 1
         if count < enough:
-            count += self._days_in_months(first_year, (first_month, first_day), (12, 31))
+            count += days.days_in_months(low_year, low_number + 1, 12)
         return min(count, enough)
-
-    def _days_in_months(self, year: int, start: tuple[int, int], end: tuple[int, int]) -> int:
-        """Matching days of one year from start (month, day) to end (month, day), inclusive."""
-        count = 0
-        for month in self.month_list:
-            if start[0] <= month <= end[0]:
-                mask = self.day_mask(year, month)
-                if month == end[0]:
-                    mask &= (2 << end[1]) - 1
-                if month == start[0]:
-                    mask &= ~((1 << start[1]) - 1)
-                count += mask.bit_count()
-        return count
 
     def days_in_year(self, year: int) -> int:
         """Matching days in a calendar year, from the table of its year type."""
-        jan_first = (days_from_civil(year, 1, 1) + 4) % 7
-        return self.days_by_year_type()[is_leap(year)][jan_first]
+        return self.days.counts[year_type(year)]
 
     def days_by_year_type(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Matching days per year type: [leap][weekday of 1 January].
 
-        A year's calendar is fixed by those two facts, so 14 sample years
+        A year's calendar is fixed by those two facts, so 14 year types
         answer for every year.
         """
-        if not self._year_types:
-            table = [[0] * 7, [0] * 7]
-            for year in range(2000, 2028):  # all 14 year types occur in these 28 years
-                jan_first = (days_from_civil(year, 1, 1) + 4) % 7
-                table[is_leap(year)][jan_first] = sum(
-                    self.day_mask(year, month).bit_count() for month in self.month_list)
-            self._year_types.append((tuple(table[0]), tuple(table[1])))
-        return self._year_types[0]
-
-    def _matches_day(self, days: int) -> bool:
-        year, month, day = civil_from_days(days)
-        return bool(self.day_mask(year, month) >> day & 1)
+        counts = self.days.counts
+        return counts[:7], counts[7:]
 
     # -- long gaps --------------------------------------------------------------
 
     def fires_every_year(self) -> bool:
-        return all(count > 0 for row in self.days_by_year_type() for count in row)
+        return all(self.days.counts)
 
     def fires_in_year(self, year: int) -> bool:
-        return self.days_in_year(year) > 0
+        return self.days.fires_in_year(year)
 
     def last_match_in_year(self, year: int) -> int | None:
-        end = days_from_civil(year + 1, 1, 1) * MINUTES_PER_DAY - 1
-        start = days_from_civil(year, 1, 1) * MINUTES_PER_DAY - 1
+        end = year_start(year + 1) * MINUTES_PER_DAY - 1
+        start = year_start(year) * MINUTES_PER_DAY - 1
         return self.previous_local(end, start)
 
 
@@ -362,4 +566,4 @@ def parse_cron(text: str) -> CronExpression:
     )
 
 
-__all__ = ["CronExpression", "Field", "parse_cron", "parse_field", "is_leap"]
+__all__ = ["CronExpression", "DaySet", "Field", "day_set", "parse_cron", "parse_field", "is_leap"]

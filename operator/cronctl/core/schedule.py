@@ -19,11 +19,10 @@ from typing import Union
 from .cron import CronExpression, parse_cron
 from .errors import Code, CronctlError, ExpressionError
 from .interval import IntervalExpression, parse_interval
-from .times import days_from_civil, year_of
+from .times import MINUTES_PER_DAY, days_from_civil, year_of
 from .zones import UTC, FixedOffset
 
 HORIZON_YEARS = 8
-_CYCLE_YEARS = 400
 
 Expression = Union[CronExpression, IntervalExpression]
 
@@ -64,21 +63,22 @@ class Timeline:
 
     def _chain_end(self, first: int) -> int | None:
         """The last schedule time: the last firing of the first year followed by
-        more than HORIZON_YEARS years without one. None if there is no such year."""
+        more than HORIZON_YEARS years without one. None if there is no such year.
+
+        The expression's DaySet knows, from the 400-year cycle, whether such a
+        gap exists at all (most expressions: no, and nothing is walked) and
+        keeps the walk to it per start year, so making a Timeline is cheap.
+        """
         expression = self.expression
-        if isinstance(expression, IntervalExpression) or expression.fires_every_year():
+        if isinstance(expression, IntervalExpression):
             return None
         offset = self.zone.minutes
-        year = year_of(first + offset)
-        for _ in range(_CYCLE_YEARS):  # the calendar repeats after 400 years
-            gap = next((step for step in range(1, HORIZON_YEARS + 1)
-                        if expression.fires_in_year(year + step)), None)
-            if gap is None:
-                last = expression.last_match_in_year(year)
-                assert last is not None
-                return last - offset
-            year += gap
-        return None
+        end_year = expression.days.chain_end_year(year_of(first + offset), HORIZON_YEARS)
+        if end_year is None:
+            return None
+        last = expression.last_match_in_year(end_year)
+        assert last is not None
+        return last - offset
 
     @property
     def fires(self) -> bool:
@@ -135,20 +135,33 @@ def _next_fire(expression: Expression, zone: FixedOffset, after: int) -> int | N
     """The seed's next fire: the first match after ``after`` within the horizon."""
     if isinstance(expression, IntervalExpression):
         return after + expression.minutes
-    local = after + zone.minutes
-    found = expression.next_local(local, year_of(local) + HORIZON_YEARS)
+    found = expression.next_local(after + zone.minutes, HORIZON_YEARS)
     return None if found is None else found - zone.minutes
 
 
 def next_runs(expression: Expression, after: int, count: int, zone: FixedOffset = UTC) -> list[int]:
-    """Up to ``count`` fire times after ``after``: the chain, ended early if it runs out."""
+    """Up to ``count`` fire times after ``after``: the chain, ended early if it runs out.
+
+    After a cron fire, the next fires on the same local day are simply the
+    expression's remaining times of day, so a search is needed only once per
+    firing day.
+    """
+    if isinstance(expression, IntervalExpression):
+        return [after + k * expression.minutes for k in range(1, count + 1)]
+    offset = zone.minutes
     times: list[int] = []
-    t: int | None = after
+    local = after + offset
     while len(times) < count:
-        t = _next_fire(expression, zone, t)
-        if t is None:
+        found = expression.next_local(local, HORIZON_YEARS)
+        if found is None:
             break
-        times.append(t)
+        if expression.per_day == 1:  # one firing a day: nothing more on that day
+            times.append(found - offset)
+            local = found
+            continue
+        base = found - found % MINUTES_PER_DAY - offset  # the UTC minute of that local midnight
+        times += [base + time for time in expression.day_run(found, count - len(times))]
+        local = times[-1] + offset
     return times
 
 

@@ -55,6 +55,53 @@ def weekday(days: int) -> int:
     return (days + 4) % 7
 
 
+# -- year types -----------------------------------------------------------------
+#
+# A year's calendar is fixed by two facts: whether it is a leap year and the
+# weekday of 1 January. That makes 14 *year types*, numbered leap * 7 + weekday.
+# The Gregorian calendar repeats every 400 years (146,097 days, a whole number
+# of weeks), so a 400-entry table gives the type and first day of every year
+# with no arithmetic beyond one divmod.
+
+CYCLE_YEARS = 400
+CYCLE_DAYS = 146_097
+YEAR_TYPES = 14
+_CYCLE_BASE = 2000  # a multiple of 400: year % 400 indexes the tables
+
+_CYCLE_YEAR_STARTS = tuple(days_from_civil(_CYCLE_BASE + i, 1, 1) for i in range(CYCLE_YEARS))
+_CYCLE_YEAR_TYPES = tuple(is_leap(_CYCLE_BASE + i) * 7 + weekday(start)
+                          for i, start in enumerate(_CYCLE_YEAR_STARTS))
+
+
+def year_start(year: int) -> int:
+    """Days since 1970-01-01 of 1 January of ``year`` (a table lookup)."""
+    cycles, index = divmod(year - _CYCLE_BASE, CYCLE_YEARS)
+    return _CYCLE_YEAR_STARTS[index] + cycles * CYCLE_DAYS
+
+
+def year_type(year: int) -> int:
+    """The year's type: leap * 7 + weekday of 1 January (Sunday = 0)."""
+    return _CYCLE_YEAR_TYPES[year % CYCLE_YEARS]
+
+
+def type_is_leap(kind: int) -> bool:
+    return kind >= 7
+
+
+def _month_starts(leap: bool) -> tuple[int, ...]:
+    starts = [0, 0]
+    for month in range(1, 12):
+        starts.append(starts[-1] + days_in_month(2000 if leap else 2001, month))
+    return tuple(starts)
+
+
+# MONTH_STARTS[leap][month]: day of the year (0-based) of the 1st of that month (index 0 unused);
+# MONTH_LENGTHS[leap][month]: its number of days.
+MONTH_STARTS = (_month_starts(False), _month_starts(True))
+MONTH_LENGTHS = tuple((0, *(days_in_month(2000 if leap else 2001, m) for m in range(1, 13)))
+                      for leap in (False, True))
+
+
 def year_of(minute: int) -> int:
     return civil_from_days(minute // MINUTES_PER_DAY)[0]
 

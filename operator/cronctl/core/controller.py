@@ -1,24 +1,30 @@
 """The in-memory controller: applies the core's decisions to ControllerState.
 
 This is the driver the offline harness (and the single-node runner) use. It
-owns the clock rule and keeps two derived indexes so that work follows what
+owns the clock rule and keeps derived indexes so that work follows what
 is due rather than how many jobs exist: a heap of job wake-up times (from
-``tick.decide``) and a heap of run expiries (from the job timeouts).
+``tick.decide``), a heap of run expiries (from the job timeouts), and the
+jobs left waiting, whose last decisions ``tick.decide`` said would repeat
+(``JobTick.holds``): those are replayed without deciding again until the
+promise runs out or one of the job's runs finishes.
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from operator import itemgetter
+
 from .errors import Code, CronctlError
 from .retention import history_order
 from .schedule import Timeline, never_fires, parse_expression
 from .spec import JobSpec, check_name, check_zone_allowed, parse_options, parse_policy
 from .state import OUTCOMES, RUNNING, TIMED_OUT, ControllerState, Job, Run
-from .tick import Decision, Launch, Missed, Overflow, Replace, Skip, decide, expiry
+from .tick import Decision, JobTick, Launch, Missed, Overflow, Replace, Skip, decide, expiry
 
 MAX_BULK = 5000
 _POPPED = -1  # a wake time no heap entry can carry
+_BY_INDEX = itemgetter(0)  # sorts (index, ...) entries into creation order
 
 
 @dataclass(frozen=True)
@@ -34,7 +40,11 @@ class Controller:
         self.state = state if state is not None else ControllerState()
         self._timelines: dict[str, Timeline] = {}
         self._wake: dict[str, int | None] = {}
-        self._missed: dict[str, Missed] = {}
+        self._previous: dict[str, JobTick] = {}  # a job's last decisions, when they counted missed times
+        # Jobs left waiting (forbid skips, overflows) whose last decisions repeat at every tick
+        # (JobTick.holds): they are not in the wake-up heap, and need no decide() until
+        # the promise runs out or one of their runs finishes.
+        self._waiting: dict[str, tuple[int, Job, JobTick]] = {}  # name -> (index, job, its last decisions)
         self._due: list[tuple[int, int, str]] = []
         self._expiries: list[tuple[int, int, str]] = []
         self._rebuild_indexes()
@@ -114,28 +124,59 @@ class Controller:
 
     def tick(self, now: int) -> list[Decision]:
         self.advance(now)
-        due: list[Job] = []
-        while self._due and self._due[0][0] <= now:
-            wake, _, name = heapq.heappop(self._due)
-            if self._wake.get(name) == wake:
-                self._wake[name] = _POPPED
-                due.append(self.state.jobs[name])
-        due.sort(key=lambda job: job.spec.index)
         decisions: list[Decision] = []
-        for job in due:
+        for _, job, held in self._jobs_to_look_at(now):
+            if held is not None:  # a waiting job: decide() would repeat itself (JobTick.holds)
+                for decision in held.decisions:
+                    self._apply(job, decision, now)
+                decisions += held.decisions
+                continue
             name = job.spec.name
-            result = decide(job.spec, job.state, self._timelines[name], now, self._missed.pop(name, None))
-            if result.missed is not None:
-                self._missed[name] = result.missed
+            result = decide(job.spec, job.state, self._timelines[name], now, self._known(name))
             for decision in result.decisions:
                 self._apply(job, decision, now)
-            decisions.extend(result.decisions)
-            self._set_wake(job.spec, result.wake_at)
+            decisions += result.decisions
+            self._record(job, result)
         return decisions
+
+    def _jobs_to_look_at(self, now: int) -> list[tuple[int, Job, JobTick | None]]:
+        """(index, job, held) in creation order: the jobs due by the wake-up heap, and the
+        waiting jobs, with their last decisions when those still hold at ``now``."""
+        jobs = self.state.jobs
+        due: list[tuple[int, Job, JobTick | None]] = []
+        while self._due and self._due[0][0] <= now:
+            wake, index, name = heapq.heappop(self._due)
+            if self._wake.get(name) == wake:
+                self._wake[name] = _POPPED
+                due.append((index, jobs[name], None))
+        for entry in self._waiting.values():
+            due.append(entry if entry[2].holds(now) else (entry[0], entry[1], None))
+        due.sort(key=_BY_INDEX)
+        return due
+
+    def _known(self, name: str) -> Missed | None:
+        previous = self._previous.get(name)
+        return None if previous is None else previous.missed
+
+    def _record(self, job: Job, result: JobTick) -> None:
+        """Keep what the next tick of this job needs: what was counted, and whether it waits."""
+        spec = job.spec
+        if result.missed is not None:
+            self._previous[spec.name] = result
+        else:
+            self._previous.pop(spec.name, None)
+        if result.waiting:
+            self._waiting[spec.name] = (spec.index, job, result)
+            self._wake[spec.name] = _POPPED
+        else:
+            self._waiting.pop(spec.name, None)
+            self._set_wake(spec, result.wake_at)
 
     def _apply(self, job: Job, decision: Decision, now: int) -> None:
         state = job.state
-        if isinstance(decision, Launch):
+        if isinstance(decision, Skip):  # the most frequent: jobs left waiting skip at every tick
+            state.skipped += 1
+        elif isinstance(decision, Launch):
             run = Run(decision.run_id, job.spec.name, decision.number, RUNNING, decision.scheduled_for, now)
             self.state.runs[run.id] = run
             state.active.append(run.id)
@@ -147,8 +188,6 @@ class Controller:
         elif isinstance(decision, Replace):
             state.active.remove(decision.run_id)
             del self.state.runs[decision.run_id]
-        elif isinstance(decision, Skip):
-            state.skipped += 1
         elif isinstance(decision, Overflow):
             state.overflowed += 1
 
@@ -166,6 +205,9 @@ class Controller:
 
     def _finish(self, run: Run, outcome: str, at: int) -> None:
         job = self.state.jobs[run.job]
+        waiting = self._waiting.pop(run.job, None)
+        if waiting is not None:  # its decisions rested on this run being active: decide again
+            self._set_wake(job.spec, waiting[2].wake_at)
         run.state, run.finished_at = outcome, at
         options = job.spec.options
         for dropped in job.state.record_finish(run.id, run.number, outcome, at,

@@ -4,7 +4,8 @@ The drivers (the in-memory controller, the operator, the single-node runner)
 apply the decisions; none of them decides anything itself. As in the
 Kubernetes CronJob controller, at most one run is launched per tick, for the
 most recent missed schedule time; unlike it, the missed times are counted
-with arithmetic, never enumerated.
+with arithmetic, never enumerated, and a job's next tick starts from what
+its previous one counted (``Missed``), so a job that waits costs no search.
 """
 
 from __future__ import annotations
@@ -58,13 +59,20 @@ Decision = Union[Launch, Skip, Replace, Overflow]
 @dataclass(frozen=True)
 class Missed:
     """The missed schedule times in (start, through]: how many (counted up to
-    MAX_MISSED + 1) and the latest of them (None when none or too many)."""
+    MAX_MISSED + 1) and the latest of them (None when none or too many).
+
+    A later window with exactly the same times is described by the same
+    object (see count_missed), so start and through are where it was counted.
+    """
 
     start: int
     through: int
     count: int
     latest: int | None
     upcoming: int | None  # the first schedule time after ``through``: nothing to count before it
+    # The first of them (None when there are none, or too many to have looked): while a later
+    # window starts before it, that window lost none of them.
+    earliest: int | None = None
 
 
 @dataclass(frozen=True)
@@ -73,9 +81,18 @@ class JobTick:
     # The earliest time at which this job can next have a missed schedule:
     # a tick before it needs not look at the job. None: never again.
     wake_at: int | None
-    # What was counted, so that the next tick of a job left waiting (forbid
-    # with a run active, overflow) only counts the minutes since.
+    # What was counted (after a launch: the empty window it leaves), so that
+    # the job's next tick only counts the minutes since.
     missed: Missed | None = None
+    # A job left waiting (a skip or an overflow) gets these very decisions again
+    # at every tick before ``holds_until`` (None: at every tick) as long as its
+    # state does not change: no schedule time enters or leaves its window before.
+    waiting: bool = False
+    holds_until: int | None = None
+
+    def holds(self, now: int) -> bool:
+        """Whether a tick at ``now``, with the job's state unchanged, repeats these decisions."""
+        return self.waiting and (self.holds_until is None or now < self.holds_until)
 
 
 def run_id(job: str, number: int) -> str:
@@ -94,40 +111,116 @@ def window_start(spec: JobSpec, last_schedule: int | None, now: int, not_before:
 
 
 def count_missed(timeline: Timeline, start: int, now: int, known: Missed | None = None) -> Missed:
-    """The schedule times in (start, now], extending ``known`` when it counted the same window."""
+    """The schedule times in (start, now], from what ``known`` counted when it can.
+
+    ``known`` is what the job's previous tick counted. When it holds exactly
+    the times of (start, now] (none came in since, none dropped out at the
+    start) it is returned as it is, and a job left waiting costs no search;
+    when it lost none of its times, only the new ones are counted.
+    """
+    if known is not None and known.through <= now and known.start <= start:
+        if _same_times(known, start, now):
+            return known
+        if _kept_all(known, start):
+            return _add_new_times(timeline, known, start, now)
     limit = MAX_MISSED + 1
-    if known is not None and known.start == start and known.through <= now:
-        if known.upcoming is None or known.upcoming > now or known.count >= limit:
-            # Nothing new to count, or already too many: a window only grows.
-            upcoming = known.upcoming if known.count < limit else None
-            return Missed(start, now, known.count, known.latest, upcoming)
-        count = min(limit, known.count + timeline.count_in(known.through, now, limit))
-        latest = timeline.latest_in(known.through, now) if count <= MAX_MISSED else None
+    count = timeline.count_in(start, now, limit)
+    latest = earliest = None
+    if 0 < count <= MAX_MISSED:
+        latest = timeline.latest_in(start, now)
+        earliest = latest if count == 1 else timeline.next_after(start)
+    return Missed(start, now, count, latest, timeline.next_after(now), earliest)
+
+
+def _same_times(known: Missed, start: int, now: int) -> bool:
+    """Whether (start, now] holds the same schedule times as known's window, which
+    starts no later and ends no later."""
+    if known.count > MAX_MISSED:
+        return start == known.start  # too many already: a window that only grows stays so
+    nothing_new = known.upcoming is None or known.upcoming > now
+    return nothing_new and _kept_all(known, start)
+
+
+def _kept_all(known: Missed, start: int) -> bool:
+    """Whether (start, known.through] holds all of known's times (start >= known.start)."""
+    if start > known.through:
+        return False
+    return (start == known.start or known.count == 0
+            or (known.earliest is not None and start < known.earliest))
+
+
+def _add_new_times(timeline: Timeline, known: Missed, start: int, now: int) -> Missed:
+    """known's times plus those in (known.through, now], of which there is at least one."""
+    limit = MAX_MISSED + 1
+    first_new = known.upcoming
+    assert first_new is not None and first_new <= now
+    following = timeline.next_after(first_new)
+    latest: int | None
+    if following is None or following > now:  # just one: the usual case between two ticks
+        new, latest, upcoming = 1, first_new, following
     else:
-        count = timeline.count_in(start, now, limit)
-        latest = timeline.latest_in(start, now) if 0 < count <= MAX_MISSED else None
-    return Missed(start, now, count, latest, timeline.next_after(now))
+        new = timeline.count_in(known.through, now, limit)
+        latest = timeline.latest_in(known.through, now) if known.count + new <= MAX_MISSED else None
+        upcoming = timeline.next_after(now)
+    count = min(limit, known.count + new)
+    if count > MAX_MISSED:
+        return Missed(start, now, count, None, upcoming, None)
+    return Missed(start, now, count, latest, upcoming, known.earliest if known.count else first_new)
 
 
 def decide(spec: JobSpec, state: JobState, timeline: Timeline, now: int,
            known: Missed | None = None) -> JobTick:
-    """The seed's tick rules for one job (Part 2 rules 4-8)."""
+    """The seed's tick rules for one job (Part 2 rules 4-8).
+
+    ``known`` is the ``missed`` of this job's previous JobTick, if any: it only
+    saves work, the decisions are the same without it.
+    """
     start = window_start(spec, state.last_schedule, now, state.not_before)
-    missed = count_missed(timeline, start, now, known)
+    return _decision(spec, state, timeline, now, start, count_missed(timeline, start, now, known))
+
+
+def _decision(spec: JobSpec, state: JobState, timeline: Timeline, now: int, start: int,
+              missed: Missed) -> JobTick:
     if missed.count == 0:
-        return JobTick((), timeline.next_after(start))
+        # Nothing in (start, now]: the next schedule time after start is the first after now.
+        return JobTick((), missed.upcoming if start <= now else timeline.next_after(start), missed)
     if missed.count > MAX_MISSED:
-        return JobTick((Overflow(spec.name, missed.count),), now, missed)
+        return JobTick((Overflow(spec.name, missed.count),), now, missed, True, _holds_until(spec, missed, now))
     latest = missed.latest
     assert latest is not None
     if spec.policy is Policy.FORBID and state.active:
-        return JobTick((Skip(spec.name, latest),), now, missed)
+        return JobTick((Skip(spec.name, latest),), now, missed, True, _holds_until(spec, missed, now))
     decisions: list[Decision] = []
     if spec.policy is Policy.REPLACE:
         decisions.extend(Replace(spec.name, victim) for victim in state.active)
     number = state.launched + 1
     decisions.append(Launch(spec.name, run_id(spec.name, number), number, latest))
-    return JobTick(tuple(decisions), timeline.next_after(window_start(spec, latest, now, state.not_before)))
+    # The launch moves the window's start to ``latest`` (or later, but before now); no schedule
+    # time lies in (latest, now], so the next one after that start is the first after now,
+    # and the next tick need count only from now on.
+    after_launch = Missed(latest, now, 0, None, missed.upcoming)
+    return JobTick(tuple(decisions), missed.upcoming, after_launch)
+
+
+def _holds_until(spec: JobSpec, missed: Missed, now: int) -> int | None:
+    """The first tick at which a waiting job's missed times may differ (None: never,
+    while its state is unchanged).
+
+    Without a deadline the window's start is fixed by the state, so only a new
+    schedule time can change it (and none can change an overflow, which only
+    grows). A deadline moves the start with the clock: the earliest missed
+    time drops out at earliest + deadline + 1; for an overflow, whose earliest
+    time is not known, the promise does not outlast this minute.
+    """
+    deadline = spec.options.starting_deadline
+    if missed.count > MAX_MISSED:
+        return None if deadline is None else now + 1
+    until = missed.upcoming
+    if deadline is not None:
+        assert missed.earliest is not None
+        leaves = missed.earliest + deadline + 1
+        until = leaves if until is None else min(until, leaves)
+    return until
 
 
 def expiry(run: Run, timeout: int | None) -> int | None:

@@ -29,7 +29,6 @@ from .errors import ExpressionError
 from .times import (CYCLE_YEARS, MINUTES_PER_DAY, MONTH_LENGTHS, MONTH_STARTS, YEAR_TYPES,
                     civil_from_days, is_leap, type_is_leap, year_start, year_type)
 
-_DIGITS = frozenset("0123456789")
 _BIG = 10**9  # any number with more digits than this is only ever "too big"
 
 
@@ -60,7 +59,7 @@ class Field(enum.Enum):
 
 def _number(text: str, fld: Field) -> int:
     """A plain decimal number (ASCII digits, leading zeros allowed) or a name."""
-    if text and all(ch in _DIGITS for ch in text):
+    if text.isascii() and text.isdigit():  # ASCII digits only: isdigit alone takes any script's
         digits = text.lstrip("0") or "0"
         return int(digits) if len(digits) <= 9 else _BIG
     if fld.names and text.isascii() and text.upper() in fld.names:
@@ -94,7 +93,7 @@ def _item(text: str, fld: Field) -> range:
             raise fld.error(f"{text}: a step may follow only * or a range")
     step = 1
     if slash:
-        if not step_text or not all(ch in _DIGITS for ch in step_text):
+        if not (step_text.isascii() and step_text.isdigit()):
             raise fld.error(f"step {step_text!r} is not a number")
         step = _number(step_text, fld)
         if step < 1:

@@ -13,7 +13,6 @@ MINUTES_PER_DAY = 1440
 FIRST_YEAR = 2000
 LAST_YEAR = 2199
 
-_DIGITS = frozenset("0123456789")
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
@@ -123,14 +122,13 @@ def parse_time(text: object) -> int | None:
 
     Exactly that shape, ASCII digits only, a real calendar date in 2000-2199.
     """
-    if not isinstance(text, str) or len(text) != 16:
+    if not isinstance(text, str) or len(text) != 16 or not text.isascii():
         return None
     if text[4] != "-" or text[7] != "-" or text[10] != "T" or text[13] != ":":
         return None
-    parts = (text[0:4], text[5:7], text[8:10], text[11:13], text[14:16])
-    if not all(ch in _DIGITS for part in parts for ch in part):
+    if not (text[0:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16]).isdigit():  # ASCII: 0-9 only
         return None
-    year, month, day, hour, mins = (int(part) for part in parts)
+    year, month, day, hour, mins = int(text[0:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]), int(text[14:16])
     if not FIRST_YEAR <= year <= LAST_YEAR or not 1 <= month <= 12:
         return None
     if not 1 <= day <= days_in_month(year, month) or hour > 23 or mins > 59:

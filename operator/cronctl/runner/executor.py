@@ -1,0 +1,436 @@
+"""The executor: one firing runs as one local process, at most once, and its outcome survives.
+
+The seed's correlation key of a firing is (schedule name, nominal minute).
+This module guarantees, whatever crashes when, that no second process
+starts for one key, and that the outcome of a started run is not lost. It
+owns the folder ``runs/`` of the base folder; it decides nothing about
+*when* to fire or stop (that is the core's job, wired by the caller).
+
+One directory per key, ``runs/<schedule>/<nominal YYYYmmddTHHMM>/``:
+
+=============  =========================================================
+request.json   what to run (command, args, env, cwd, reason, nominal
+               time, attempt, submitted_at); written by :meth:`start`
+wrapper.log    the wrapper's own output (tracebacks, if any)
+wrapper.lock   flock'ed by the live wrapper: its liveness, across restarts
+launching      written by the wrapper just before starting the command
+pid            {pid, pgid, wrapper_pid, started_at} of the command
+stdout.log     the command's output, and stderr.log its errors
+stop.json      {reason, requested_at, grace_seconds, kill_at}: a stop was asked
+exit.json      {exit_code, signal, started_at, finished_at[, note, lost]}
+acknowledged   the caller recorded the outcome (see :meth:`acknowledge`)
+=============  =========================================================
+
+Submit-or-get: :meth:`start` creates the directory with ``os.mkdir``;
+succeeding means this call owns the start, failing means the run exists and
+its handle is returned without starting anything. The process is started by
+:mod:`.wrapper` in a session of its own, so killing the runner (even with
+SIGKILL) neither kills the run nor loses its exit status: the wrapper writes
+``exit.json``. The wrapper claims the run with a lock and refuses a run that
+was already launched, so even a doubled wrapper starts the command once.
+
+Crash points of :meth:`start` and what a restarted runner does:
+
+- after the mkdir, before ``request.json``: nothing was started. The folder is
+  not adopted (its request is unknown); the next :meth:`start` of the key
+  (the core fires the unsaved firing again) finishes the start.
+- after ``request.json``, before the wrapper started: :meth:`adopt` watches it;
+  :meth:`poll` finds no live wrapper and no ``launching``, so no process ever
+  ran, and starts a wrapper for it (the run is resumed, not lost).
+- after the wrapper started: the wrapper runs on; :meth:`adopt` watches it
+  through ``wrapper.lock`` and :meth:`poll` reports its ``exit.json``.
+
+A wrapper that died after ``launching`` without writing ``exit.json`` (the
+machine restarted, or someone killed it) is reported as ``failed`` with a
+note starting "lost:". Its command is not signalled: after a restart its
+process group id may belong to someone else.
+
+Outcomes: ``succeeded`` (exit 0), ``failed`` (any other exit, a signal from
+elsewhere, a command that cannot start, a lost run), or the reason given to
+:meth:`stop` (``timed_out``, ``stopped``, ``canceled``) whenever a stop was
+asked before the run's end was seen, whatever the exit code.
+
+Delivery is at least once: :meth:`poll` reports each end once per Executor;
+after a restart, :meth:`adopt` reports again every run not acknowledged. The
+caller records an outcome in the book, saves the book, then calls
+:meth:`acknowledge`.
+
+One Executor per base folder at a time (the holder of :mod:`.lock`), used
+from one thread. ``now`` (epoch seconds) is injected: it stamps requests and
+stops and decides when a stop's grace period is over.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from .files import atomic_write_json, fsync_dir, read_json, utc_iso
+from .wrapper import NOT_MINE
+
+RUNS_DIR = "runs"
+STOP_REASONS = ("timed_out", "stopped", "canceled")
+OUTCOMES = ("succeeded", "failed") + STOP_REASONS
+WRAPPER = Path(__file__).with_name("wrapper.py")
+MAX_RESUMES = 3
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
+
+
+def nominal_stamp(nominal: int) -> str:
+    """A nominal minute (minutes since 1970 UTC) as the run folder's name, ``YYYYmmddTHHMM``."""
+    return datetime.fromtimestamp(nominal * 60, timezone.utc).strftime("%Y%m%dT%H%M")
+
+
+def nominal_iso(nominal: int) -> str:
+    return datetime.fromtimestamp(nominal * 60, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, order=True)
+class RunKey:
+    """The seed's correlation key: schedule name and nominal minute (minutes since 1970 UTC)."""
+
+    schedule: str
+    nominal: int
+
+    def __str__(self) -> str:
+        return f"{self.schedule}@{nominal_stamp(self.nominal)}"
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    schedule: str
+    nominal: int
+    command: Sequence[str]
+    args: Sequence[str] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    reason: str = "scheduled"
+    attempt: int = 1
+    cwd: str | None = None  # None: the base folder
+
+    @property
+    def key(self) -> RunKey:
+        return RunKey(self.schedule, self.nominal)
+
+
+@dataclass(frozen=True)
+class RunHandle:
+    key: RunKey
+    run_dir: Path
+    request: dict[str, Any]  # as stored in request.json
+    started: bool  # True when this call started the run, False when it already existed
+
+
+@dataclass(frozen=True)
+class Ended:
+    key: RunKey
+    outcome: str
+    exit_code: int | None
+    signal: int | None
+    started_at: str | None
+    finished_at: str | None
+    note: str | None
+    run_dir: Path
+    request: dict[str, Any]
+
+
+@dataclass
+class _Watch:
+    key: RunKey
+    run_dir: Path
+    request: dict[str, Any]
+    popen: subprocess.Popen[bytes] | None = None
+    wrapper_failed: int | None = None
+    resumes: int = 0
+    term_sent: bool = False
+    kill_sent: bool = False
+
+
+def _check_request(request: RunRequest) -> None:
+    if not isinstance(request.schedule, str) or _SAFE_NAME.fullmatch(request.schedule) is None:
+        raise ValueError(f"schedule {request.schedule!r}: not usable as a folder name")
+    if not isinstance(request.nominal, int) or isinstance(request.nominal, bool):
+        raise TypeError(f"nominal {request.nominal!r}: must be minutes since 1970 UTC (int)")
+    if isinstance(request.command, str) or not request.command \
+            or not all(isinstance(part, str) for part in request.command):
+        raise ValueError(f"command {request.command!r}: must be a non-empty list of strings")
+    if isinstance(request.args, str) or not all(isinstance(part, str) for part in request.args):
+        raise ValueError(f"args {request.args!r}: must be a list of strings")
+
+
+class Executor:
+    def __init__(self, base_dir: str | os.PathLike[str], now: Callable[[], float] = time.time,
+                 python: str = sys.executable, checkpoint: Callable[[str], None] | None = None) -> None:
+        """``checkpoint(name)`` is called at each step of :meth:`start` (``after_mkdir``,
+        ``after_request``, ``after_spawn``); tests use it to kill the runner right there."""
+        self.base_dir = Path(base_dir).resolve()
+        self.runs_dir = self.base_dir / RUNS_DIR
+        self._now = now
+        self._python = python
+        self._checkpoint = checkpoint or (lambda name: None)
+        self._watched: dict[RunKey, _Watch] = {}
+        self._reported: set[RunKey] = set()
+        self._exiting: list[subprocess.Popen[bytes]] = []  # wrappers that wrote exit.json, to reap
+
+    def run_dir(self, key: RunKey) -> Path:
+        return self.runs_dir / key.schedule / nominal_stamp(key.nominal)
+
+    # -- starting ---------------------------------------------------------------------------
+
+    def start(self, request: RunRequest) -> RunHandle:
+        """Submit or get: start the run of ``request.key`` unless it was started before."""
+        _check_request(request)
+        key = request.key
+        run_dir = self.run_dir(key)
+        if key in self._watched:
+            return RunHandle(key, run_dir, self._watched[key].request, started=False)
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(run_dir)
+        except FileExistsError:
+            pass
+        else:
+            fsync_dir(run_dir.parent)
+        self._checkpoint("after_mkdir")
+        stored = read_json(run_dir / "request.json")
+        if stored is not None:
+            if key not in self._reported and not (run_dir / "acknowledged").exists():
+                self._watched.setdefault(key, _Watch(key, run_dir, stored))
+            return RunHandle(key, run_dir, stored, started=False)
+        # The folder is ours: either we just made it, or a start crashed before writing
+        # request.json, in which case no wrapper can have run (it needs request.json).
+        body = {
+            "schedule": key.schedule, "nominal_minute": key.nominal, "nominal_time": nominal_iso(key.nominal),
+            "command": list(request.command), "args": list(request.args), "env": dict(request.env),
+            "cwd": str(request.cwd) if request.cwd is not None else str(self.base_dir),
+            "reason": request.reason, "attempt": request.attempt, "submitted_at": utc_iso(self._now()),
+        }
+        atomic_write_json(run_dir / "request.json", body)
+        self._checkpoint("after_request")
+        watch = _Watch(key, run_dir, body)
+        watch.popen = self._spawn(run_dir)
+        self._watched[key] = watch
+        self._checkpoint("after_spawn")
+        return RunHandle(key, run_dir, body, started=True)
+
+    def _spawn(self, run_dir: Path) -> subprocess.Popen[bytes]:
+        with open(run_dir / "wrapper.log", "ab") as log:
+            return subprocess.Popen([self._python, "-s", "-E", str(WRAPPER), str(run_dir)],
+                                    cwd=run_dir, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+
+    # -- after a restart --------------------------------------------------------------------
+
+    def adopt(self) -> list[RunHandle]:
+        """Watch every run in ``runs/`` whose outcome was not acknowledged.
+
+        Live runs are watched until they end; ended ones are reported by the
+        next :meth:`poll`; dead ones are resumed or reported lost by it.
+        """
+        handles: list[RunHandle] = []
+        if not self.runs_dir.is_dir():
+            return handles
+        for schedule_dir in sorted(self.runs_dir.iterdir()):
+            if not schedule_dir.is_dir() or schedule_dir.name.startswith("."):
+                continue
+            for run_dir in sorted(schedule_dir.iterdir()):
+                if not run_dir.is_dir() or (run_dir / "acknowledged").exists():
+                    continue
+                request = read_json(run_dir / "request.json")
+                if not isinstance(request, dict):
+                    continue  # a start that crashed before its request: the next start() finishes it
+                key = RunKey(request["schedule"], request["nominal_minute"])
+                if self.run_dir(key) != run_dir or key in self._watched or key in self._reported:
+                    continue
+                self._watched[key] = _Watch(key, run_dir, request)
+                handles.append(RunHandle(key, run_dir, request, started=False))
+        return handles
+
+    # -- watching ---------------------------------------------------------------------------
+
+    def active(self) -> list[RunHandle]:
+        """The runs being watched (started or adopted, end not yet reported)."""
+        return [RunHandle(w.key, w.run_dir, w.request, started=False) for w in self._watched.values()]
+
+    def poll(self) -> list[Ended]:
+        """The runs that ended since the last poll; also moves stops on (SIGKILL after the grace)."""
+        ended = []
+        self._exiting = [popen for popen in self._exiting if popen.poll() is None]
+        for watch in list(self._watched.values()):
+            outcome = self._exit_of(watch)
+            if outcome is None:
+                self._escalate(watch)
+                continue
+            if watch.popen is not None and watch.popen.poll() is None:
+                self._exiting.append(watch.popen)  # it exits right after writing exit.json
+            ended.append(self._ended(watch.key, watch.run_dir, watch.request, outcome))
+            del self._watched[watch.key]
+            self._reported.add(watch.key)
+        return ended
+
+    def result(self, key: RunKey) -> Ended | None:
+        """How the run of ``key`` ended, read from its folder; None while it runs or if unknown."""
+        run_dir = self.run_dir(key)
+        outcome = read_json(run_dir / "exit.json")
+        request = read_json(run_dir / "request.json")
+        if outcome is None or request is None:
+            return None
+        return self._ended(key, run_dir, request, outcome)
+
+    def acknowledge(self, key: RunKey) -> None:
+        """The caller has saved the outcome of ``key``: a later :meth:`adopt` skips the run."""
+        run_dir = self.run_dir(key)
+        if not (run_dir / "exit.json").exists():
+            raise ValueError(f"{key}: has not ended, nothing to acknowledge")
+        with open(run_dir / "acknowledged", "ab"):
+            pass
+        fsync_dir(run_dir)
+
+    def forget(self, key: RunKey) -> None:
+        """Delete the folder of an ended run (history retention is the caller's)."""
+        run_dir = self.run_dir(key)
+        if not (run_dir / "exit.json").exists():
+            raise ValueError(f"{key}: has not ended, its folder is kept")
+        self._watched.pop(key, None)
+        shutil.rmtree(run_dir)
+
+    def _exit_of(self, watch: _Watch) -> dict[str, Any] | None:
+        outcome: dict[str, Any] | None = read_json(watch.run_dir / "exit.json")
+        if outcome is not None:
+            return outcome
+        if self._wrapper_alive(watch):
+            return None
+        ended: dict[str, Any] | None = read_json(watch.run_dir / "exit.json")  # it may have just ended
+        if ended is not None:
+            return ended
+        return self._after_wrapper_death(watch)
+
+    def _wrapper_alive(self, watch: _Watch) -> bool:
+        if watch.popen is not None:
+            code = watch.popen.poll()
+            if code is None:
+                return True
+            watch.popen = None
+            if code != NOT_MINE:
+                watch.wrapper_failed = code
+                return False
+            # Another wrapper claimed the run: watch that one through its lock.
+        return _lock_held(watch.run_dir / "wrapper.lock")
+
+    def _after_wrapper_death(self, watch: _Watch) -> dict[str, Any] | None:
+        """No wrapper lives and no exit.json: resume the run, or record why it is lost."""
+        run_dir = watch.run_dir
+        if (run_dir / "launching").exists():
+            pid = read_json(run_dir / "pid") or {}
+            note = ("lost: the wrapper ended without recording the command's end "
+                    "(the machine restarted, or the wrapper was killed)")
+            if watch.wrapper_failed is not None:
+                note += f"; it exited with code {watch.wrapper_failed}, see wrapper.log"
+            if pid.get("pgid"):
+                note += f"; process group {pid['pgid']} is not signalled, its id may have been reused"
+            return self._write_exit(run_dir, note, lost=True)
+        if (run_dir / "stop.json").exists():
+            return self._write_exit(run_dir, "stopped before the process started", lost=False)
+        if watch.wrapper_failed is not None or watch.resumes >= MAX_RESUMES:
+            return self._write_exit(run_dir, (
+                f"lost: the wrapper exited with code {watch.wrapper_failed} before starting the command; "
+                "see wrapper.log"), lost=True)
+        # No process ever started for this run (the runner died before its wrapper did
+        # anything): start it now. The wrapper's claim keeps this from doubling a run.
+        watch.resumes += 1
+        watch.popen = self._spawn(run_dir)
+        return None
+
+    def _write_exit(self, run_dir: Path, note: str, lost: bool) -> dict[str, Any]:
+        outcome: dict[str, Any] = {"exit_code": None, "signal": None, "started_at": None,
+                   "finished_at": utc_iso(self._now()), "note": note}
+        if lost:
+            outcome["lost"] = True
+        else:
+            outcome["not_started"] = True
+        atomic_write_json(run_dir / "exit.json", outcome)
+        return outcome
+
+    def _ended(self, key: RunKey, run_dir: Path, request: dict[str, Any], outcome: dict[str, Any]) -> Ended:
+        stop = read_json(run_dir / "stop.json")
+        if stop is not None:
+            verdict = stop["reason"]
+        elif outcome.get("exit_code") == 0 and not outcome.get("lost"):
+            verdict = "succeeded"
+        else:
+            verdict = "failed"
+        return Ended(key, verdict, outcome.get("exit_code"), outcome.get("signal"), outcome.get("started_at"),
+                     outcome.get("finished_at"), outcome.get("note"), run_dir, request)
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    def stop(self, key: RunKey, reason: str, grace_seconds: float = 10.0) -> bool:
+        """Ask the run of ``key`` to stop: SIGTERM to its process group now, SIGKILL once
+        ``grace_seconds`` have passed (by ``now``) at a later :meth:`poll`. Does not wait.
+
+        Returns False when the run had already ended (its outcome stands). A second
+        stop keeps the first one's reason and deadline. The request is written to
+        ``stop.json`` first, so it survives a restart of the runner.
+        """
+        if reason not in STOP_REASONS:
+            raise ValueError(f"reason {reason!r}: not one of {', '.join(STOP_REASONS)}")
+        run_dir = self.run_dir(key)
+        request = read_json(run_dir / "request.json")
+        if request is None:
+            raise KeyError(f"{key}: no such run")
+        if (run_dir / "exit.json").exists():
+            return False
+        if not (run_dir / "stop.json").exists():
+            now = self._now()
+            atomic_write_json(run_dir / "stop.json", {"reason": reason, "requested_at": utc_iso(now),
+                                                      "grace_seconds": grace_seconds,
+                                                      "kill_at": now + grace_seconds})
+        if key not in self._reported:
+            watch = self._watched.setdefault(key, _Watch(key, run_dir, request))
+            self._escalate(watch)
+        return True
+
+    def _escalate(self, watch: _Watch) -> None:
+        stop = read_json(watch.run_dir / "stop.json")
+        if stop is None or watch.kill_sent:
+            return
+        pid = read_json(watch.run_dir / "pid")
+        if pid is None:
+            return  # not launched: the wrapper sees stop.json, or a later poll signals
+        if not watch.term_sent:
+            _killpg(pid["pgid"], signal.SIGTERM)
+            watch.term_sent = True
+        if self._now() >= stop["kill_at"]:
+            _killpg(pid["pgid"], signal.SIGKILL)
+            watch.kill_sent = True
+
+
+def _killpg(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def _lock_held(path: Path) -> bool:
+    """Whether a live wrapper holds ``path`` (the kernel drops the lock when it dies)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False

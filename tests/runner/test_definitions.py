@@ -1,0 +1,120 @@
+"""CronSchedule manifests from a folder: records, and errors that name file, object and field."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cronctl.runner.definitions import load_definitions, load_file
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "manifests"
+CONTAINER = "spec.jobTemplate.spec.template.spec.containers[0]"
+
+
+def manifest(name: str = "nightly", container: str = 'command: ["echo", "hi"]', head: str = "") -> str:
+    body = "\n".join("              " + line for line in container.splitlines())
+    return f"""{head}apiVersion: cronctl.dev/v1
+kind: CronSchedule
+metadata:
+  name: {name}
+spec:
+  schedule: "0 2 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+            - name: main
+{body}
+"""
+
+
+def test_the_fixture_folder_loads_every_schedule():
+    loaded = load_definitions(FIXTURES)
+    assert loaded.errors == []
+    assert [d.name for d in loaded.definitions] == ["cleanup", "nightly-report", "heartbeat"]
+    cleanup, report, heartbeat = loaded.definitions
+    assert report.command == ["sh", "-c"] and report.args == ["echo building the report for $REPORT_DAY"]
+    assert report.env == {"REPORT_DAY": "yesterday", "EMPTY": ""}
+    assert report.image == "busybox:1.36" and report.file == FIXTURES / "schedules.yaml"
+    assert report.spec["schedule"] == "30 2 * * *" and report.spec["timeoutMinutes"] == 45  # as written
+    assert heartbeat.command == ["echo", "alive"] and heartbeat.args == [] and heartbeat.env == {}
+    assert heartbeat.image is None
+    assert cleanup.command == ["sh", "-c", "echo cleaning"]
+
+
+def test_notices_say_once_what_the_runner_ignores():
+    notices = load_definitions(FIXTURES).notices
+    assert f"{FIXTURES / 'mixed.yml'}: ConfigMap 'settings': skipped, kind 'ConfigMap' is not CronSchedule" \
+        in notices
+    assert any("'cleanup': only the first container runs locally, 1 more ignored" in n for n in notices)
+    [images] = [n for n in notices if "images" in n]
+    assert images == ("the local runner ignores container images and runs each command on this machine: "
+                      "cleanup (alpine:3.19), nightly-report (busybox:1.36)")
+
+
+@pytest.mark.parametrize("text, where, reason", [
+    (manifest(container="image: busybox"), f"CronSchedule 'nightly': {CONTAINER}.command", "missing"),
+    (manifest(container='command: "echo hi"'), f"CronSchedule 'nightly': {CONTAINER}.command",
+     "not a list of strings but str"),
+    (manifest(container="command: [echo]\nargs: [1]"), f"CronSchedule 'nightly': {CONTAINER}.args[0]",
+     "1 is not a string (quote it)"),
+    (manifest(container="command: [echo]\nenv:\n  - name: TOKEN\n    valueFrom:\n      secretKeyRef: {name: s}"),
+     f"CronSchedule 'nightly': {CONTAINER}.env[0].valueFrom", "not supported by the local runner"),
+    (manifest(container="command: [echo]\nenv:\n  - name: N\n    value: 3"),
+     f"CronSchedule 'nightly': {CONTAINER}.env[0].value", "3 is not a string (quote it)"),
+    (manifest().replace("cronctl.dev/v1", "cronctl.dev/v2"), "CronSchedule 'nightly': apiVersion",
+     "'cronctl.dev/v2' is not cronctl.dev/v1"),
+    (manifest(name="Nightly_Job"), "CronSchedule 'Nightly_Job': metadata.name", "lower-case"),
+    (manifest().replace("  name: nightly\n", "  labels: {}\n"), "document 1: metadata.name", "missing"),
+    (manifest().replace("          containers:\n            - name: main\n              command: [\"echo\", \"hi\"]\n",
+                        "          containers: []\n"),
+     "CronSchedule 'nightly': spec.jobTemplate.spec.template.spec.containers", "empty"),
+    (manifest().split("  jobTemplate:")[0], "CronSchedule 'nightly': spec.jobTemplate", "missing"),
+    ("- just\n- a list\n", "document 1", "not a mapping"),
+    ("apiVersion: cronctl.dev/v1\nkind: CronSchedule\nmetadata: {name: x\n", None, "not valid YAML: line"),
+])
+def test_an_error_names_the_file_the_object_and_the_field(tmp_path, text, where, reason):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    loaded = load_file(path)
+    assert loaded.definitions == []
+    [error] = loaded.errors
+    message = str(error)
+    expected = f"{path}: {where}: " if where else f"{path}: "
+    assert message.startswith(expected) and reason in message, message
+
+
+def test_one_bad_file_or_object_does_not_stop_the_others(tmp_path):
+    folder = tmp_path / "local"
+    shutil.copytree(FIXTURES, folder)
+    (folder / "a-broken.yaml").write_text("key: [unclosed\n")
+    (folder / "b-half.yaml").write_text(manifest("good-one") + "---\n" + manifest("bad-one", "image: x"))
+    (folder / "c-duplicate.yaml").write_text(manifest("heartbeat"))
+    (folder / ".#editor-lock.yaml").write_text("not: read")
+    loaded = load_definitions(folder)
+    assert [d.name for d in loaded.definitions] == ["good-one", "heartbeat", "cleanup", "nightly-report"]
+    assert loaded.definitions[1].file == folder / "c-duplicate.yaml"
+    messages = [str(e) for e in loaded.errors]
+    assert len(messages) == 3, messages
+    assert messages[0].startswith(f"{folder / 'a-broken.yaml'}: not valid YAML")
+    assert messages[1] == f"{folder / 'b-half.yaml'}: CronSchedule 'bad-one': {CONTAINER}.command: " \
+                          "missing (the local runner has no image entrypoint to fall back on)"
+    # the first definition in file name order wins
+    assert messages[2] == f"{folder / 'schedules.yaml'}: CronSchedule 'heartbeat': metadata.name: " \
+                          f"already defined in {folder / 'c-duplicate.yaml'}"
+
+
+def test_a_relative_folder_is_named_as_given(tmp_path, monkeypatch):
+    (tmp_path / "examples" / "local").mkdir(parents=True)
+    (tmp_path / "examples" / "local" / "x.yaml").write_text(manifest(container="args: [a]"))
+    monkeypatch.chdir(tmp_path)
+    [error] = load_definitions("examples/local").errors
+    assert str(error).startswith(f"examples/local/x.yaml: CronSchedule 'nightly': {CONTAINER}.command: missing")
+
+
+def test_a_missing_folder_is_an_error_of_the_caller(tmp_path):
+    with pytest.raises(NotADirectoryError):
+        load_definitions(tmp_path / "nowhere")

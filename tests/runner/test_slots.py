@@ -1,0 +1,86 @@
+"""Worker slots and the order of due firings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from cronctl.runner.slots import SlotPool, default_workers, java_string_key, order_due, slot_names
+
+
+@pytest.mark.parametrize("size, first, last", [
+    (1, "worker-1", "worker-1"),
+    (9, "worker-1", "worker-9"),
+    (10, "worker-01", "worker-10"),
+    (12, "worker-01", "worker-12"),
+    (100, "worker-001", "worker-100"),
+])
+def test_slot_names_sort_as_numbers(size, first, last):
+    names = slot_names(size)
+    assert names[0] == first and names[-1] == last and len(names) == size
+    assert names == sorted(names)
+
+
+def test_a_firing_takes_the_free_slot_with_the_smallest_name():
+    pool = SlotPool(12)
+    assert [pool.acquire() for _ in range(3)] == ["worker-01", "worker-02", "worker-03"]
+    pool.release("worker-02")
+    assert pool.acquire() == "worker-02"
+    pool.release("worker-01")
+    pool.release("worker-03")
+    assert pool.busy() == ["worker-02"] and pool.busy_count == 1 and pool.free_count == 11
+    assert pool.acquire() == "worker-01"
+
+
+def test_a_full_pool_says_why_a_firing_waits():
+    pool = SlotPool(4)
+    assert [pool.acquire() for _ in range(4)] == ["worker-1", "worker-2", "worker-3", "worker-4"]
+    assert pool.acquire() is None
+    assert pool.describe_wait() == "queued: 4/4 workers busy"
+    single = SlotPool(1)
+    single.acquire()
+    assert single.describe_wait() == "queued: 1/1 worker busy"
+
+
+def test_misuse_is_refused():
+    pool = SlotPool(2)
+    with pytest.raises(ValueError):
+        pool.release("worker-1")  # not busy
+    with pytest.raises(ValueError):
+        pool.release("worker-3")  # not a slot
+    pool.take("worker-2")  # an adopted run keeps its slot
+    with pytest.raises(ValueError):
+        pool.take("worker-2")
+    assert pool.acquire() == "worker-1"
+    for size in (0, -1, True, 2.0):
+        with pytest.raises(ValueError):
+            SlotPool(size)
+    assert default_workers() >= 1
+
+
+@dataclass(frozen=True)
+class Due:
+    nominal: int
+    schedule: str
+
+
+def test_due_firings_wait_by_nominal_time_then_schedule_name():
+    due = [Due(2, "alpha"), Due(1, "zeta"), Due(1, "Zeta"), Due(1, "alpha"), Due(0, "zzz")]
+    assert order_due(due) == [Due(0, "zzz"), Due(1, "Zeta"), Due(1, "alpha"), Due(1, "zeta"), Due(2, "alpha")]
+
+
+def test_names_compare_as_java_strings_do():
+    # U+FF21 sorts after a supplementary character in Java (UTF-16 surrogates start at
+    # 0xD800), but before it by code point, as Python's own comparison would have it.
+    wide, emoji = "\uff21", "\U0001f600"
+    assert wide < emoji
+    assert java_string_key(emoji) < java_string_key(wide)
+    assert [d.schedule for d in order_due([Due(1, wide), Due(1, emoji)])] == [emoji, wide]
+    assert java_string_key("ab") < java_string_key("abc") < java_string_key("abd")
+
+
+def test_the_order_takes_other_shapes_through_accessors():
+    firings = [("b", 5), ("a", 5), ("c", 1)]
+    ordered = order_due(firings, nominal=lambda f: f[1], schedule=lambda f: f[0])
+    assert ordered == [("c", 1), ("a", 5), ("b", 5)]

@@ -1,0 +1,244 @@
+"""The fast paths of the core against the slow, obvious way of getting the same answer.
+
+Each shortcut (year-type tables, the shared DaySet, the month memo, batched
+next_runs, chain ends from the 400-year cycle, reused missed counts, repeated
+decisions of waiting jobs) must give exactly what the plain computation gives.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cronctl.core.controller import Controller
+from cronctl.core.cron import parse_cron
+from cronctl.core.schedule import HORIZON_YEARS, Timeline, next_runs, parse_expression
+from cronctl.core.spec import JobSpec, Options, Policy
+from cronctl.core.state import JobState
+from cronctl.core.tick import MAX_MISSED, count_missed, decide
+from cronctl.core.times import (MONTH_LENGTHS, MONTH_STARTS, days_from_civil, days_in_month, format_time,
+                                is_leap, to_minute, weekday, year_start, year_type)
+from cronctl.core.zones import FixedOffset
+
+from .test_properties import EXPRESSIONS, FREQUENT, RARE, Reference
+
+START = to_minute(2000, 1, 1)
+END = to_minute(2199, 10, 1)
+MINUTES = st.integers(START, END)
+OFFSETS = st.sampled_from([0, 330, -480, 840, -840, 345, -570])
+DENSE = st.sampled_from(["* * * * *", "*/15 * * * *", "30 * * * *", "*/20 9-17 * * 1-5",
+                         "5-55/10 */3 * * *", "*/5 0-6 1,15 * *", "0,15,45 8,12,18 * * 1,3,5",
+                         "59 23 31 12 *", "* * 29 2 *", "*/7 22-23 28-31 * *"])
+
+
+# -- calendar tables -----------------------------------------------------------------
+
+
+def test_year_tables_agree_with_the_civil_calendar() -> None:
+    for year in range(1900, 2700):
+        first = days_from_civil(year, 1, 1)
+        assert year_start(year) == first
+        assert year_type(year) == is_leap(year) * 7 + weekday(first)
+        for month in range(1, 13):
+            assert year_start(year) + MONTH_STARTS[is_leap(year)][month] == days_from_civil(year, month, 1)
+            assert MONTH_LENGTHS[is_leap(year)][month] == days_in_month(year, month)
+
+
+@settings(max_examples=150, deadline=None)
+@given(EXPRESSIONS | RARE)
+def test_month_masks_by_year_type_match_the_reference_day_by_day(expr: str) -> None:
+    """The 14 year types stand for every year: 2000-2027 shows each of them."""
+    compiled, reference = parse_cron(expr), Reference(expr)
+    counts = [0] * 14
+    for year in range(2000, 2028):
+        for month in range(1, 13):
+            expected = sum(1 << day for day in range(1, days_in_month(year, month) + 1)
+                           if reference.day_matches(dt.date(year, month, day)))
+            assert compiled.day_mask(year, month) == expected, (expr, year, month)
+        counts[year_type(year)] = sum(compiled.day_mask(year, m).bit_count() for m in range(1, 13))
+    assert compiled.days_by_year_type() == (tuple(counts[:7]), tuple(counts[7:]))
+    assert compiled.days.fires == any(counts)
+
+
+# -- next fires ----------------------------------------------------------------------
+
+
+def chain(expr: str, after: int, count: int, offset: int) -> list[int]:
+    """next_runs the slow way: one next fire after another."""
+    timeline = Timeline(parse_expression(expr), after, FixedOffset(offset))
+    times: list[int] = []
+    t: int | None = after
+    while len(times) < count:
+        t = timeline.next_after(t)
+        if t is None:
+            break
+        times.append(t)
+    return times
+
+
+@settings(max_examples=200, deadline=None)
+@given(DENSE | EXPRESSIONS, MINUTES, st.integers(1, 300), OFFSETS)
+def test_batched_next_runs_is_the_chain_of_next_fires(expr: str, after: int, count: int, offset: int) -> None:
+    assert next_runs(parse_expression(expr), after, count, FixedOffset(offset)) == chain(expr, after, count, offset)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(DENSE | FREQUENT, st.lists(MINUTES, min_size=2, max_size=6), OFFSETS)
+def test_the_month_memo_answers_alike_wherever_the_last_search_was(expr: str, afters: list[int],
+                                                                    offset: int) -> None:
+    """Searches jump between months (the memo misses) and stay in one (it hits)."""
+    compiled = parse_expression(expr)
+    zone = FixedOffset(offset)
+    for after in afters + [a + 1 for a in afters] + afters:
+        expected = Reference(expr).next_fire(dt.datetime(1970, 1, 1) + dt.timedelta(minutes=after), offset)
+        found = next_runs(compiled, after, 1, zone)
+        assert found == ([] if expected is None else [to_minute(expected.year, expected.month, expected.day,
+                                                                expected.hour, expected.minute)])
+
+
+@pytest.mark.parametrize("expr", ["0 0 30 2 *", "0 0 31 4,6,9,11 *", "0 0 31 2 *", "0 0 30 2 */7",
+                                  "0 0 31 4 */2", "0 0 30,31 2 */1", "* * 31 2,4 *"])
+def test_expressions_without_a_matching_day_in_any_year_type_never_fire(expr: str) -> None:
+    compiled = parse_cron(expr)
+    assert not compiled.days.fires
+    assert next_runs(compiled, START, 5) == []
+    assert Timeline(compiled, START).first is None
+
+
+# -- where chains end ----------------------------------------------------------------
+
+
+def walked_chain_end(expr: str, first: int, offset: int) -> int | None:
+    """The chain's end by walking firing years, as Timeline did before the cycle tables."""
+    compiled = parse_cron(expr)
+    year = int(format_time(first + offset)[:4])
+    for _ in range(400):
+        gap = next((step for step in range(1, HORIZON_YEARS + 1) if compiled.fires_in_year(year + step)), None)
+        if gap is None:
+            last = compiled.last_match_in_year(year)
+            assert last is not None
+            return last - offset
+        year += gap
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(RARE | st.sampled_from(["0 0 */31 12 FRI", "0 12 29 2 */7", "0 0 29 2 *", "0 0 13 * 5"]),
+       MINUTES, OFFSETS)
+def test_chain_ends_from_the_cycle_tables_match_a_year_by_year_walk(expr: str, anchor: int, offset: int) -> None:
+    timeline = Timeline(parse_expression(expr), anchor, FixedOffset(offset))
+    if timeline.first is not None:
+        assert timeline.end == walked_chain_end(expr, timeline.first, offset)
+
+
+# -- missed counts and waiting jobs ----------------------------------------------------
+
+
+# How a window's start or end moves: by some minutes, or onto one of the times counted last.
+MOVES = st.one_of(st.integers(0, 400_000), st.sampled_from([0, 1, 2, 59, 60, 61, 1440]),
+                  st.sampled_from(["earliest", "latest", "upcoming"]))
+
+
+def moved(t: int, move: int | str, known: object) -> int:
+    if isinstance(move, int):
+        return t + move
+    target = getattr(known, move, None)
+    return t if target is None else max(t, target)
+
+
+@settings(max_examples=300, deadline=None)
+@given(DENSE | FREQUENT | RARE, MINUTES, st.lists(st.tuples(MOVES, MOVES), min_size=1, max_size=8))
+def test_counts_carried_from_tick_to_tick_equal_fresh_counts(expr: str, anchor: int,
+                                                             steps: list[tuple[object, object]]) -> None:
+    """Windows whose start and end both move forward, as a deadline moves them."""
+    timeline = Timeline(parse_expression(expr), anchor)
+    start, now, known = anchor, anchor, None
+    for start_move, now_move in steps:
+        now = moved(now, now_move, known)  # type: ignore[arg-type]
+        start = min(moved(start, start_move, known), now)  # type: ignore[arg-type]
+        carried = count_missed(timeline, start, now, known)
+        fresh = count_missed(timeline, start, now)
+        assert (carried.count, carried.latest) == (fresh.count, fresh.latest), (expr, start, now)
+        if carried.count <= MAX_MISSED:
+            assert (carried.upcoming, carried.earliest) == (fresh.upcoming, fresh.earliest)
+        known = carried
+
+
+@settings(max_examples=300, deadline=None)
+@given(DENSE | FREQUENT | RARE, MINUTES, st.sampled_from([None, 1, 5, 60, 1440, 40 * 1440]),
+       st.lists(st.tuples(st.one_of(st.integers(0, 200_000), st.just("next fire")),
+                          st.sampled_from([0, 1, 2, 5, 60, 1440])), min_size=1, max_size=6))
+def test_a_waiting_job_gets_the_same_decisions_while_they_hold(expr: str, created: int, deadline: int | None,
+                                                               steps: list[tuple[object, int]]) -> None:
+    spec = JobSpec("job", expr, Policy.FORBID, Options(starting_deadline=deadline), created, 0)
+    state = JobState(active=["job-1"], launched=1)
+    timeline = Timeline(parse_expression(expr), created)
+    now = created
+    for move, extra in steps:
+        following = timeline.next_after(now) if move == "next fire" else now + move  # type: ignore[operator]
+        if following is None:
+            break
+        now = following + extra
+        result = decide(spec, state, timeline, now)
+        if not result.waiting:
+            continue
+        ends = [] if result.holds_until is None else [result.holds_until - 1, result.holds_until]
+        for later in [now, now + 1, now + 59, now + 1440, *ends]:
+            if result.holds(later):
+                again = decide(spec, state, timeline, later)
+                assert again.decisions == result.decisions, (expr, now, later)
+
+
+class PlainController(Controller):
+    """The controller without its shortcuts: every due or waiting job decided afresh."""
+
+    def _jobs_to_look_at(self, now: int):  # type: ignore[no-untyped-def]
+        return [(index, job, None) for index, job, _ in super()._jobs_to_look_at(now)]
+
+    def _known(self, name: str) -> None:
+        return None
+
+
+TICK_EXPRS = ["* * * * *", "*/7 * * * *", "0 * * * *", "@every 25m", "0 0 29 2 *", "0 0 1 * *",
+              "0 12 29 2 */7", "45 22 28-31 2 *", "0 0 */31 12 FRI", "0 6 15 * *"]
+OPTIONS = st.fixed_dictionaries({}, optional={
+    "timeout": st.sampled_from([30, 1440, 20 * 1440]), "starting_deadline": st.sampled_from([1, 5, 60, 40 * 1440]),
+    "keep_succeeded": st.integers(0, 2), "keep_failed": st.integers(0, 1)})
+OPERATION = st.one_of(
+    st.tuples(st.just("create"), st.sampled_from(TICK_EXPRS), st.sampled_from(list(Policy)), OPTIONS),
+    st.tuples(st.just("tick"), st.sampled_from([0, 1, 60, 1440, 30 * 1440, 400 * 1440])),
+    st.tuples(st.just("finish"), st.integers(0, 5), st.integers(1, 4), st.sampled_from(["succeeded", "failed"])),
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(OPERATION, min_size=1, max_size=40), MINUTES)
+def test_the_shortcuts_of_the_controller_change_no_decision(operations: list[tuple], start: int) -> None:
+    from cronctl.core.errors import CronctlError
+    fast, plain = Controller(), PlainController()
+    now, jobs = start, 0
+    for operation in operations:
+        if operation[0] == "create":
+            _, expr, policy, options = operation
+            for controller in (fast, plain):
+                try:
+                    controller.create_job(now, f"j{jobs}", expr, policy.value, options)
+                except CronctlError:
+                    pass
+            jobs += 1
+        elif operation[0] == "tick":
+            now += operation[1]
+            assert fast.tick(now) == plain.tick(now)
+        else:
+            _, job, number, outcome = operation
+            results = []
+            for controller in (fast, plain):
+                try:
+                    results.append(controller.finish(now, f"j{job}-{number}", outcome).state)
+                except CronctlError as error:
+                    results.append(error.code)
+            assert results[0] == results[1]
+    assert fast.state.to_json() == plain.state.to_json()

@@ -148,6 +148,9 @@ class DaySet:
     def __init__(self, days_of_month: frozenset[int], months: frozenset[int],
                  days_of_week: frozenset[int], days_or: bool) -> None:
         self.month_list = tuple(sorted(months))
+        # months_from[m] / months_until[m]: the months of the set from m on / up to m, backwards.
+        self.months_from = tuple(tuple(m for m in self.month_list if m >= start) for start in range(14))
+        self.months_until = tuple(tuple(m for m in reversed(self.month_list) if m <= end) for end in range(13))
         self.days_or = days_or
         columns = self._masks_by_month(_mask(days_of_month), months, days_of_week, days_or)
         # by_type[kind][month]: bits 1..31, the matching days of that month in a year of that type.
@@ -418,9 +421,9 @@ class CronExpression:
             kind = year_type(year)
             if days.counts[kind]:
                 masks = days.by_type[kind]
-                for candidate in days.month_list:
+                for candidate in days.months_from[month]:
                     mask = masks[candidate]
-                    if candidate >= month and mask:
+                    if mask:
                         day_of_month = (mask & -mask).bit_length() - 1
                         day = year_start(year) + MONTH_STARTS[type_is_leap(kind)][candidate] + day_of_month - 1
                         return day * MINUTES_PER_DAY + self._first_time
@@ -459,9 +462,9 @@ class CronExpression:
             kind = year_type(year)
             if days.counts[kind]:
                 masks = days.by_type[kind]
-                for candidate in reversed(days.month_list):
+                for candidate in days.months_until[month]:
                     mask = masks[candidate]
-                    if candidate <= month and mask:
+                    if mask:
                         day = year_start(year) + MONTH_STARTS[type_is_leap(kind)][candidate] + mask.bit_length() - 2
                         result = day * MINUTES_PER_DAY + self._last_time
                         return result if result > floor else None

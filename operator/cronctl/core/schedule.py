@@ -93,7 +93,9 @@ class Timeline:
         expression = self.expression
         if isinstance(expression, IntervalExpression):
             return self.anchor + expression.first_index_after(self.anchor, t) * expression.minutes
-        return _next_fire(expression, self.zone, t)
+        offset = self.zone.minutes  # _next_fire, inlined: this runs for most decisions of a tick
+        found = expression.next_local(t + offset, HORIZON_YEARS)
+        return None if found is None else found - offset
 
     def latest_in(self, low: int, high: int) -> int | None:
         """The last schedule time in (low, high]."""

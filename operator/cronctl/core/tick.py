@@ -11,7 +11,7 @@ its previous one counted (``Missed``), so a job that waits costs no search.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Union
+from typing import Iterable, NamedTuple, Union
 
 from .schedule import Timeline
 from .spec import JobSpec, Policy
@@ -75,8 +75,7 @@ class Missed:
     earliest: int | None = None
 
 
-@dataclass(frozen=True)
-class JobTick:
+class JobTick(NamedTuple):
     decisions: tuple[Decision, ...]
     # The earliest time at which this job can next have a missed schedule:
     # a tick before it needs not look at the job. None: never again.

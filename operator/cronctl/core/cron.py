@@ -101,7 +101,9 @@ def _item(text: str, fld: Field) -> range:
     return range(low, high + 1, step)
 
 
+@lru_cache(maxsize=1024)
 def parse_field(text: str, fld: Field) -> frozenset[int]:
+    """The values of one field's text (cached: fleets repeat the same few texts, like 0 or *)."""
     values: set[int] = set()
     for item in text.split(","):
         values.update(_item(item, fld))

@@ -20,7 +20,7 @@ own set, so ``*/2`` in day-of-month means odd days).
 from __future__ import annotations
 
 import enum
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
@@ -122,6 +122,7 @@ def _mask(values: frozenset[int]) -> int:
 
 # _MONTH_LENGTH_MASK[n] has bits 1..n set.
 _MONTH_LENGTH_MASK = tuple(((1 << (n + 1)) - 2) for n in range(32))
+_NO_DAYS = (0,) * YEAR_TYPES  # a month outside the month set, in every year type
 
 
 @lru_cache(maxsize=256)
@@ -150,11 +151,8 @@ class DaySet:
     def __init__(self, days_of_month: frozenset[int], months: frozenset[int],
                  days_of_week: frozenset[int], days_or: bool) -> None:
         self.month_list = tuple(sorted(months))
-        # months_from[m] / months_until[m]: the months of the set from m on / up to m, backwards.
-        self.months_from = tuple(tuple(m for m in self.month_list if m >= start) for start in range(14))
-        self.months_until = tuple(tuple(m for m in reversed(self.month_list) if m <= end) for end in range(13))
         self.days_or = days_or
-        columns = self._masks_by_month(_mask(days_of_month), months, days_of_week, days_or)
+        columns = self._masks_by_month(_mask(days_of_month), self.month_list, days_of_week, days_or)
         # by_type[kind][month]: bits 1..31, the matching days of that month in a year of that type.
         self.by_type = tuple(zip(*columns))
         # counts[kind]: matching days in a year of that type.
@@ -168,7 +166,7 @@ class DaySet:
         self._chain_ends: dict[tuple[int, int], int] = {}
 
     @staticmethod
-    def _masks_by_month(dom_mask: int, months: frozenset[int], days_of_week: frozenset[int],
+    def _masks_by_month(dom_mask: int, month_list: tuple[int, ...], days_of_week: frozenset[int],
                         days_or: bool) -> list[tuple[int, ...]]:
         """For months 0..12 (0 unused), the month's mask in each of the 14 year types.
 
@@ -177,23 +175,21 @@ class DaySet:
         takes each weekday once, so its seven masks are one row of seven
         (by weekday of the 1st) rotated by the month's offset in the year.
         """
+        weekday_masks = _weekday_masks(days_of_week)
         rows: dict[int, tuple[int, ...]] = {}  # by month length: the mask for each weekday of the 1st
-        columns = []
-        for month in range(13):
-            if month not in months:
-                columns.append((0,) * YEAR_TYPES)
-                continue
+        columns = [_NO_DAYS] * 13
+        for month in month_list:
             column: tuple[int, ...] = ()
             for leap in (0, 1):
                 length = MONTH_LENGTHS[leap][month]
                 row = rows.get(length)
                 if row is None:
-                    row = rows[length] = tuple(
-                        ((dom_mask | dow) if days_or else (dom_mask & dow)) & _MONTH_LENGTH_MASK[length]
-                        for dow in _weekday_masks(days_of_week))
+                    in_month = _MONTH_LENGTH_MASK[length]
+                    row = rows[length] = tuple(((dom_mask | dow) if days_or else (dom_mask & dow)) & in_month
+                                               for dow in weekday_masks)
                 shift = MONTH_STARTS[leap][month] % 7  # the weekday of the 1st, counted from 1 January's
                 column += row[shift:] + row[:shift]
-            columns.append(column)
+            columns[month] = column
         return columns
 
     def day_mask(self, year: int, month: int) -> int:
@@ -423,7 +419,7 @@ class CronExpression:
             kind = year_type(year)
             if days.counts[kind]:
                 masks = days.by_type[kind]
-                for candidate in days.months_from[month]:
+                for candidate in days.month_list[bisect_left(days.month_list, month):]:
                     mask = masks[candidate]
                     if mask:
                         day_of_month = (mask & -mask).bit_length() - 1
@@ -464,7 +460,7 @@ class CronExpression:
             kind = year_type(year)
             if days.counts[kind]:
                 masks = days.by_type[kind]
-                for candidate in days.months_until[month]:
+                for candidate in reversed(days.month_list[:bisect_right(days.month_list, month)]):
                     mask = masks[candidate]
                     if mask:
                         day = year_start(year) + MONTH_STARTS[type_is_leap(kind)][candidate] + mask.bit_length() - 2

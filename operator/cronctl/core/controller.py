@@ -19,8 +19,8 @@ from .errors import Code, CronctlError
 from .retention import history_order
 from .schedule import Timeline, never_fires, parse_expression
 from .spec import JobSpec, check_name, check_zone_allowed, parse_options, parse_policy
-from .state import OUTCOMES, RUNNING, TIMED_OUT, ControllerState, Job, Run
-from .tick import Decision, JobTick, Launch, Missed, Overflow, Replace, Skip, decide, expiry
+from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, ControllerState, Job, Run
+from .tick import Decision, JobTick, Launch, Missed, Overflow, Replace, Retry, Skip, decide, expiry
 
 MAX_BULK = 5000
 _POPPED = -1  # a wake time no heap entry can carry
@@ -60,7 +60,7 @@ class Controller:
         while self._expiries and self._expiries[0][0] <= now:
             at, _, run_id = heapq.heappop(self._expiries)
             run = self.state.runs.get(run_id)
-            if run is not None and run.state == RUNNING:
+            if run is not None and run.state in (RUNNING, RETRY_PENDING):  # a timed-out run is not retried
                 self._finish(run, TIMED_OUT, at)
 
     # -- creating jobs ------------------------------------------------------
@@ -73,9 +73,13 @@ class Controller:
         parsed_policy = parse_policy(policy)
         parsed_options = parse_options(options, compiled)
         assert isinstance(name, str) and isinstance(expression, str)
-        if name in self.state.jobs:
-            raise CronctlError(f"name: a job named {name!r} exists", Code.JOB_EXISTS)
-        spec = JobSpec(name, expression, parsed_policy, parsed_options, now, len(self.state.jobs))
+        return self.add_job(JobSpec(name, expression, parsed_policy, parsed_options, now,
+                                    len(self.state.jobs)))
+
+    def add_job(self, spec: JobSpec) -> JobSpec:
+        """Add a validated job (drivers build their own specs, with options the harness lacks)."""
+        if spec.name in self.state.jobs:
+            raise CronctlError(f"name: a job named {spec.name!r} exists", Code.JOB_EXISTS)
         timeline = self._timeline_for(spec)
         if not timeline.fires:
             raise never_fires()
@@ -185,29 +189,60 @@ class Controller:
             expires = expiry(run, job.spec.options.timeout)
             if expires is not None:
                 heapq.heappush(self._expiries, (expires, job.spec.index, run.id))
+        elif isinstance(decision, Retry):
+            run = self.state.runs[decision.run_id]
+            run.state, run.attempt = RUNNING, decision.attempt
+            state.forget_retry(run.id)
         elif isinstance(decision, Replace):
             state.active.remove(decision.run_id)
+            state.forget_retry(decision.run_id)
             del self.state.runs[decision.run_id]
         elif isinstance(decision, Overflow):
             state.overflowed += 1
 
     # -- finishing runs ---------------------------------------------------------
 
-    def finish(self, now: int, run_id: object, outcome: object) -> Run:
+    def finish(self, now: int, run_id: object, outcome: object, attempt: int | None = None) -> Run:
+        """The outcome of a run's running attempt (``attempt``, if given, must be that one).
+
+        A failed attempt with retries left puts the run back in line
+        (retry_pending); any other outcome finishes the run.
+        """
         self.advance(now)
         if not isinstance(outcome, str) or outcome not in OUTCOMES:
             raise CronctlError(f"outcome: {outcome!r} is not succeeded or failed", Code.INVALID_OUTCOME)
         run = self.find_run(run_id)
-        if run.state != RUNNING:
-            raise CronctlError(f"run {run.id} is {run.state}, not running", Code.RUN_NOT_ACTIVE)
+        if run.state != RUNNING or (attempt is not None and attempt != run.attempt):
+            raise CronctlError(f"run {run.id} has no running attempt {attempt or ''}".rstrip(),
+                               Code.RUN_NOT_ACTIVE)
+        if outcome == FAILED and self._retry_later(run, now):
+            return run
         self._finish(run, outcome, now)
         return run
 
+    def _retry_later(self, run: Run, now: int) -> bool:
+        job = self.state.jobs[run.job]
+        options = job.spec.options
+        pending = job.state.fail_attempt(run.id, run.number, run.attempt, now, options.retries,
+                                         options.retry_delay)
+        if pending is None:
+            return False
+        run.state = RETRY_PENDING
+        self._decide_again(job)
+        wake = self._wake.get(job.spec.name)
+        if wake is None or wake == _POPPED or pending.due < wake:
+            self._set_wake(job.spec, pending.due)
+        return True
+
+    def _decide_again(self, job: Job) -> None:
+        """The job's state changed under a replayed decision: it must be decided again."""
+        waiting = self._waiting.pop(job.spec.name, None)
+        if waiting is not None:
+            self._set_wake(job.spec, waiting[2].wake_at)
+
     def _finish(self, run: Run, outcome: str, at: int) -> None:
         job = self.state.jobs[run.job]
-        waiting = self._waiting.pop(run.job, None)
-        if waiting is not None:  # its decisions rested on this run being active: decide again
-            self._set_wake(job.spec, waiting[2].wake_at)
+        self._decide_again(job)  # its decisions may have rested on this run being active
         run.state, run.finished_at = outcome, at
         options = job.spec.options
         for dropped in job.state.record_finish(run.id, run.number, outcome, at,
@@ -256,7 +291,9 @@ class Controller:
             self._timelines[job.spec.name] = timeline
             # A lower bound of the next missed time; decide() moves it on.
             last = job.state.last_schedule
-            self._set_wake(job.spec, timeline.next_after(job.spec.created_at if last is None else last))
+            wakes = [timeline.next_after(job.spec.created_at if last is None else last),
+                     *(pending.due for pending in job.state.pending_retries[:1])]
+            self._set_wake(job.spec, min((w for w in wakes if w is not None), default=None))
             timeout = job.spec.options.timeout
             for run_id in job.state.active:
                 expires = expiry(self.state.runs[run_id], timeout)

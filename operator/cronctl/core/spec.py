@@ -50,11 +50,15 @@ class Options:
     keep_succeeded: int = DEFAULT_KEEP_SUCCEEDED
     keep_failed: int = DEFAULT_KEEP_FAILED
     tz: FixedOffset = field(default=UTC)
+    # Attempts after a failed one (0: none). The run() harness never sets
+    # these: its contract has no such option, so its results stay as they were.
+    retries: int = 0
+    retry_delay: int = 0  # minutes from a failed attempt to the next
 
     def to_json(self) -> dict[str, object]:
         return {"starting_deadline": self.starting_deadline, "timeout": self.timeout,
                 "keep_succeeded": self.keep_succeeded, "keep_failed": self.keep_failed,
-                "tz": self.tz.name}
+                "tz": self.tz.name, "retries": self.retries, "retry_delay": self.retry_delay}
 
 
 def _is_int(value: object) -> bool:

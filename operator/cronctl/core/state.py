@@ -8,8 +8,9 @@ expires when) are not stored; drivers rebuild them from this data.
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .retention import SUCCEEDED_CLASS, Finished, keep_newest, retention_class
 from .spec import JobSpec, Options, Policy
@@ -22,6 +23,7 @@ RUNNING = "running"
 SUCCEEDED = "succeeded"
 FAILED = "failed"
 TIMED_OUT = "timed_out"
+RETRY_PENDING = "retry_pending"  # an attempt failed and the next one waits for its time
 OUTCOMES = (SUCCEEDED, FAILED)
 
 
@@ -34,10 +36,11 @@ class Run:
     scheduled_for: int
     launched_at: int
     finished_at: int | None = None
+    attempt: int = 1  # the running (or last) attempt; numbers are never reused
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "job": self.job, "number": self.number, "state": self.state,
-                "scheduled_for": format_time(self.scheduled_for),
+                "attempt": self.attempt, "scheduled_for": format_time(self.scheduled_for),
                 "launched_at": format_time(self.launched_at),
                 "finished_at": _time_or_none(self.finished_at)}
 
@@ -46,12 +49,22 @@ class Run:
         return cls(id=data["id"], job=data["job"], number=data["number"], state=data["state"],
                    scheduled_for=parse_stored_time(data["scheduled_for"]),
                    launched_at=parse_stored_time(data["launched_at"]),
-                   finished_at=_parse_or_none(data["finished_at"]))
+                   finished_at=_parse_or_none(data["finished_at"]), attempt=data.get("attempt", 1))
+
+
+class PendingRetry(NamedTuple):
+    """A run whose attempt failed, waiting until ``due`` for attempt number ``attempt``."""
+
+    due: int
+    number: int
+    run_id: str
+    attempt: int
 
 
 @dataclass
 class JobState:
-    """What a job's decisions change. ``active`` holds running run ids, oldest launch first."""
+    """What a job's decisions change. ``active`` holds the ids of runs not finished
+    (running or waiting for a retry), oldest launch first."""
 
     last_schedule: int | None = None
     launched: int = 0
@@ -63,11 +76,26 @@ class JobState:
     # Missed times at or before this minute are not missed (a suspension ran
     # through it): the window of missed times starts after it.
     not_before: int | None = None
+    pending_retries: list[PendingRetry] = field(default_factory=list)  # by due time
+
+    def fail_attempt(self, run_id: str, number: int, attempt: int, at: int, retries: int,
+                     delay: int) -> PendingRetry | None:
+        """A failed attempt: the run waits for its next attempt if it has one left (None if not)."""
+        if attempt > retries:
+            return None
+        pending = PendingRetry(at + delay, number, run_id, attempt + 1)
+        insort(self.pending_retries, pending)
+        return pending
+
+    def forget_retry(self, run_id: str) -> None:
+        self.pending_retries = [p for p in self.pending_retries if p.run_id != run_id]
 
     def record_finish(self, run_id: str, number: int, outcome: str, at: int,
                       keep_succeeded: int, keep_failed: int) -> list[Finished]:
         """A run left ``active`` with this outcome; returns the finished runs retention drops."""
         self.active.remove(run_id)
+        if self.pending_retries:
+            self.forget_retry(run_id)
         if retention_class(outcome) == SUCCEEDED_CLASS:
             return keep_newest(self.kept_succeeded, Finished(at, number, run_id), keep_succeeded)
         return keep_newest(self.kept_failed, Finished(at, number, run_id), keep_failed)
@@ -75,6 +103,8 @@ class JobState:
     def to_json(self) -> dict[str, Any]:
         return {"last_schedule": _time_or_none(self.last_schedule), "launched": self.launched,
                 "not_before": _time_or_none(self.not_before),
+                "pending_retries": [[format_time(p.due), p.number, p.run_id, p.attempt]
+                                    for p in self.pending_retries],
                 "active": list(self.active),
                 "kept_succeeded": [_finished_json(run) for run in self.kept_succeeded],
                 "kept_failed": [_finished_json(run) for run in self.kept_failed],
@@ -87,7 +117,9 @@ class JobState:
                    kept_succeeded=[_finished(item) for item in data["kept_succeeded"]],
                    kept_failed=[_finished(item) for item in data["kept_failed"]],
                    skipped=data["skipped"], overflowed=data["overflowed"],
-                   not_before=_parse_or_none(data.get("not_before")))
+                   not_before=_parse_or_none(data.get("not_before")),
+                   pending_retries=[PendingRetry(parse_stored_time(due), number, run_id, attempt)
+                                    for due, number, run_id, attempt in data.get("pending_retries", [])])
 
 
 @dataclass

@@ -48,12 +48,21 @@ class Overflow:
 
 
 @dataclass(frozen=True)
+class Retry:
+    """Start the next attempt of a run whose previous attempt failed."""
+
+    job: str
+    run_id: str
+    attempt: int
+
+
+@dataclass(frozen=True)
 class Timeout:
     run_id: str
     at: int  # launched_at + timeout: when it expired, not when it was noticed
 
 
-Decision = Union[Launch, Skip, Replace, Overflow]
+Decision = Union[Launch, Skip, Replace, Overflow, Retry]
 
 
 @dataclass(frozen=True)
@@ -175,7 +184,22 @@ def decide(spec: JobSpec, state: JobState, timeline: Timeline, now: int,
     saves work, the decisions are the same without it.
     """
     start = window_start(spec, state.last_schedule, now, state.not_before)
-    return _decision(spec, state, timeline, now, start, count_missed(timeline, start, now, known))
+    result = _decision(spec, state, timeline, now, start, count_missed(timeline, start, now, known))
+    return _with_retries(spec, state, now, result) if state.pending_retries else result
+
+
+def _with_retries(spec: JobSpec, state: JobState, now: int, result: JobTick) -> JobTick:
+    """Retries whose time has come go first; a run being replaced is not retried.
+
+    While a retry waits, the job is woken at its time and its decisions are
+    never replayed (``waiting`` stays False): the retry changes its state.
+    """
+    replaced = {d.run_id for d in result.decisions if isinstance(d, Replace)}
+    retries = tuple(Retry(spec.name, p.run_id, p.attempt) for p in state.pending_retries
+                    if p.due <= now and p.run_id not in replaced)
+    later = [p.due for p in state.pending_retries if p.due > now and p.run_id not in replaced]
+    wakes = [wake for wake in (result.wake_at, min(later, default=None)) if wake is not None]
+    return JobTick(retries + result.decisions, min(wakes, default=None), result.missed)
 
 
 def _decision(spec: JobSpec, state: JobState, timeline: Timeline, now: int, start: int,

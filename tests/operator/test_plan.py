@@ -8,7 +8,7 @@ from typing import Any
 from cronctl.core.times import parse_time
 from cronctl.operator.manifests import job_manifest, job_name
 from cronctl.operator.plan import plan
-from cronctl.operator.resource import RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION, rfc3339
+from cronctl.operator.resource import ATTEMPT_LABEL, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION, rfc3339
 
 
 def t(text: str) -> int:
@@ -68,7 +68,7 @@ def test_only_the_latest_missed_time_launches_as_a_job_named_for_it() -> None:
     result = plan(body, [], t("2024-03-01T00:45"))
     assert [job["metadata"]["name"] for job in result.create] == [f"sync-{t('2024-03-01T00:40')}"]
     job = result.create[0]
-    assert job["metadata"]["labels"] == {SCHEDULE_LABEL: "sync", RUN_LABEL: "1"}
+    assert job["metadata"]["labels"] == {SCHEDULE_LABEL: "sync", RUN_LABEL: "1", ATTEMPT_LABEL: "1"}
     assert job["metadata"]["annotations"][SCHEDULED_ANNOTATION] == "2024-03-01T00:40:00Z"
     assert job["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
     assert job["metadata"]["ownerReferences"][0]["controller"] is True
@@ -124,7 +124,8 @@ def test_a_timeout_marks_the_run_timed_out_at_launch_plus_timeout_and_sets_the_j
     expired = plan(after(body, first.status), first.create, t("2024-03-01T01:45"))
     assert expired.status is not None
     assert expired.status["history"] == [{"name": first.create[0]["metadata"]["name"], "run": 1,
-                                          "state": "timed_out", "scheduledTime": "2024-03-01T01:00:00Z",
+                                          "state": "timed_out", "attempts": 1,
+                                          "scheduledTime": "2024-03-01T01:00:00Z",
                                           "startedTime": "2024-03-01T01:00:00Z",
                                           "finishedTime": "2024-03-01T01:45:00Z"}]
 
@@ -183,3 +184,60 @@ def test_job_manifest_copies_the_template_and_keeps_a_stricter_deadline() -> Non
     assert job["spec"]["activeDeadlineSeconds"] == 60
     assert job["metadata"]["labels"]["team"] == "a"
     assert template["spec"]["activeDeadlineSeconds"] == 60  # the template itself is untouched
+
+
+def retrying(retries: int = 2, delay: int = 0, **extra: Any) -> dict[str, Any]:
+    body = schedule("0 * * * *", maxRetries=retries, retryDelayMinutes=delay, **extra)
+    return after(body, plan(body, [], CREATED).status)
+
+
+def test_a_failed_attempt_starts_the_next_attempt_as_its_own_job() -> None:
+    body = retrying(retries=2)
+    first = plan(body, [], t("2024-03-01T01:00"))
+    assert first.create[0]["spec"]["backoffLimit"] == 0
+    body = after(body, first.status)
+    failed = [finished(first.create[0], "Failed", t("2024-03-01T01:05"))]
+    second = plan(body, failed, t("2024-03-01T01:05"))
+    assert [e.reason for e in second.events] == ["AttemptFailed", "Retried"]
+    job = second.create[0]
+    assert job["metadata"]["name"] == job_name("sync", t("2024-03-01T01:00"), 2)
+    assert job["metadata"]["labels"][ATTEMPT_LABEL] == "2" and job["metadata"]["labels"][RUN_LABEL] == "1"
+    assert second.status is not None
+    assert [(r["attempt"], r["state"]) for r in second.status["active"]] == [(2, "running")]
+
+
+def test_a_retry_waits_for_its_delay_and_is_rebuilt_from_the_failed_job() -> None:
+    body = retrying(retries=1, delay=10)
+    first = plan(body, [], t("2024-03-01T01:00"))
+    body = after(body, first.status)
+    failed = [finished(first.create[0], "Failed", t("2024-03-01T01:05"))]
+    waiting = plan(body, failed, t("2024-03-01T01:05"))
+    assert waiting.create == [] and waiting.wake_at == t("2024-03-01T01:15")
+    body = after(body, waiting.status)
+    assert body["status"]["active"][0]["state"] == "retry_pending"
+    assert plan(body, failed, t("2024-03-01T01:15")).create[0]["metadata"]["labels"][ATTEMPT_LABEL] == "2"
+
+
+def test_a_late_change_of_an_old_attempt_changes_nothing() -> None:
+    body = retrying(retries=2)
+    first = plan(body, [], t("2024-03-01T01:00"))
+    body = after(body, first.status)
+    old = finished(first.create[0], "Failed", t("2024-03-01T01:05"))
+    second = plan(body, [old], t("2024-03-01T01:05"))
+    body = after(body, second.status)
+    stale = finished(first.create[0], "Complete", t("2024-03-01T01:06"))  # the old attempt "succeeds" late
+    result = plan(body, [stale, second.create[0]], t("2024-03-01T01:07"))
+    assert result.status is None and result.create == [] and result.events == []
+
+
+def test_history_records_how_many_attempts_a_run_took() -> None:
+    body = retrying(retries=1)
+    first = plan(body, [], t("2024-03-01T01:00"))
+    body = after(body, first.status)
+    jobs = [finished(first.create[0], "Failed", t("2024-03-01T01:05"))]
+    second = plan(body, jobs, t("2024-03-01T01:05"))
+    body = after(body, second.status)
+    jobs.append(finished(second.create[0], "Failed", t("2024-03-01T01:09")))
+    done = plan(body, jobs, t("2024-03-01T01:10"))
+    assert done.status is not None
+    assert [(h["state"], h["attempts"]) for h in done.status["history"]] == [("failed", 2)]

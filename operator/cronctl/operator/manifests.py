@@ -6,35 +6,43 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .resource import (API_VERSION, KIND, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
+from .resource import (API_VERSION, ATTEMPT_LABEL, KIND, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
                        STARTED_ANNOTATION, rfc3339)
 
 
-def job_name(schedule: str, scheduled: int) -> str:
-    """The Job of one nominal time: <schedule>-<minutes since 1970>, as CronJob names them.
+def job_name(schedule: str, scheduled: int, attempt: int = 1) -> str:
+    """The Job of one attempt at one nominal time: <schedule>-<minutes since 1970>, as
+    CronJob names them, and -<attempt> for attempts after the first.
 
-    Being a function of the nominal time, it is the lock that keeps a crash
-    between creating the Job and saving status from starting a second one.
+    Being a function of the nominal time and the attempt, it is the lock that
+    keeps a crash between creating the Job and saving status from starting a
+    second one, or from skipping or repeating an attempt.
     """
-    return f"{schedule}-{scheduled}"
+    return f"{schedule}-{scheduled}" if attempt == 1 else f"{schedule}-{scheduled}-{attempt}"
 
 
 def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], number: int, scheduled: int,
-                 started: int, timeout_minutes: int | None) -> dict[str, Any]:
+                 started: int, timeout_minutes: int | None, attempt: int = 1, now: int | None = None,
+                 retries: int = 0) -> dict[str, Any]:
+    """The Job of one attempt. ``started`` is the run's first launch: the timeout counts
+    from it, so a later attempt gets only the time that is left."""
     metadata = schedule["metadata"]
     template_metadata = template.get("metadata") or {}
     spec = copy.deepcopy(dict(template.get("spec") or {}))
     if timeout_minutes is not None:
-        deadline = timeout_minutes * 60
+        elapsed = 0 if now is None else now - started
+        deadline = max(60, (timeout_minutes - elapsed) * 60)
         spec["activeDeadlineSeconds"] = min(deadline, spec.get("activeDeadlineSeconds", deadline))
+    if retries:
+        spec["backoffLimit"] = 0  # each attempt is its own Job: cronctl retries, not the Job
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": job_name(metadata["name"], scheduled),
+            "name": job_name(metadata["name"], scheduled, attempt),
             "namespace": metadata["namespace"],
             "labels": {**(template_metadata.get("labels") or {}),
-                       SCHEDULE_LABEL: metadata["name"], RUN_LABEL: str(number)},
+                       SCHEDULE_LABEL: metadata["name"], RUN_LABEL: str(number), ATTEMPT_LABEL: str(attempt)},
             "annotations": {**(template_metadata.get("annotations") or {}),
                             SCHEDULED_ANNOTATION: rfc3339(scheduled), STARTED_ANNOTATION: rfc3339(started)},
             "ownerReferences": [{

@@ -14,12 +14,15 @@ from typing import Any, Iterable, Mapping
 
 from ..core.retention import Finished, retention_class
 from ..core.state import FAILED, RUNNING, SUCCEEDED, JobState
-from .resource import RUN_LABEL, SCHEDULED_ANNOTATION, STARTED_ANNOTATION, parse_rfc3339, rfc3339
+from .manifests import job_name
+from .resource import (ATTEMPT_LABEL, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION, STARTED_ANNOTATION,
+                       parse_rfc3339, rfc3339)
 
 
 @dataclass
 class RunView:
-    """One run as the operator knows it; ``name`` is its Job's name."""
+    """One run as the operator knows it. ``name`` is the name of its first attempt's
+    Job, which names the run; ``attempt`` is its latest attempt."""
 
     name: str
     number: int
@@ -27,18 +30,28 @@ class RunView:
     started: int
     state: str = RUNNING
     finished: int | None = None
-    # For a running run: how its Job says it ended (outcome, minute), if it has.
+    # For a running run: how its latest attempt's Job says it ended (outcome, minute), if it has.
     ended: tuple[str, int] | None = None
+    attempt: int = 1
+
+    @property
+    def job(self) -> str:
+        """The name of the latest attempt's Job."""
+        return self.name if self.attempt == 1 else f"{self.name}-{self.attempt}"
+
+    def jobs(self) -> list[str]:
+        """The Jobs of every attempt."""
+        return [self.name] + [f"{self.name}-{attempt}" for attempt in range(2, self.attempt + 1)]
 
     def history_entry(self) -> dict[str, Any]:
         assert self.finished is not None
-        return {"name": self.name, "run": self.number, "state": self.state,
+        return {"name": self.name, "run": self.number, "state": self.state, "attempts": self.attempt,
                 "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started),
                 "finishedTime": rfc3339(self.finished)}
 
     def active_entry(self) -> dict[str, Any]:
-        return {"name": self.name, "run": self.number, "scheduledTime": rfc3339(self.scheduled),
-                "startedTime": rfc3339(self.started)}
+        return {"name": self.name, "run": self.number, "attempt": self.attempt, "state": self.state,
+                "job": self.job, "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started)}
 
 
 @dataclass
@@ -69,15 +82,17 @@ def run_of_job(job: Mapping[str, Any], owner_uid: str) -> RunView | None:
     if not any(ref.get("controller") and ref.get("uid") == owner_uid for ref in owners):
         return None
     annotations = metadata.get("annotations") or {}
+    labels = metadata.get("labels") or {}
     try:
-        number = int((metadata.get("labels") or {})[RUN_LABEL])
+        number, attempt = int(labels[RUN_LABEL]), int(labels.get(ATTEMPT_LABEL, 1))
     except (KeyError, ValueError):
         return None
     scheduled = parse_rfc3339(annotations.get(SCHEDULED_ANNOTATION))
     started = parse_rfc3339(annotations.get(STARTED_ANNOTATION))
-    if scheduled is None or started is None:
+    if scheduled is None or started is None or attempt < 1:
         return None
-    return RunView(metadata["name"], number, scheduled, started, ended=job_outcome(job))
+    name = job_name(labels.get(SCHEDULE_LABEL, ""), scheduled)
+    return RunView(name, number, scheduled, started, ended=job_outcome(job), attempt=attempt)
 
 
 def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_uid: str) -> Observed:
@@ -96,8 +111,10 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
     state.kept_failed.sort()
     for job in jobs:
         run = run_of_job(job, owner_uid)
-        if run is not None and run.name not in runs:
-            runs[run.name] = run
+        if run is None or (run.name in runs and (runs[run.name].state != RUNNING
+                                                 or runs[run.name].attempt > run.attempt)):
+            continue  # a finished run, or an older attempt: a late change of it changes nothing
+        runs[run.name] = run
     lost = []
     for entry in status.get("active") or []:
         run = _active_run(entry)
@@ -119,7 +136,8 @@ def _active_run(entry: object) -> RunView | None:
     scheduled, started = parse_rfc3339(entry.get("scheduledTime")), parse_rfc3339(entry.get("startedTime"))
     if scheduled is None or started is None:
         return None
-    return RunView(entry["name"], int(entry.get("run", 0)), scheduled, started)
+    return RunView(entry["name"], int(entry.get("run", 0)), scheduled, started,
+                   attempt=int(entry.get("attempt", 1)))
 
 
 def _finished_run(entry: object) -> RunView | None:
@@ -128,4 +146,5 @@ def _finished_run(entry: object) -> RunView | None:
     if run is None or finished is None:
         return None
     run.state, run.finished = str(entry.get("state")), finished  # type: ignore[union-attr]
+    run.attempt = int(entry.get("attempts", 1))  # type: ignore[union-attr]
     return run

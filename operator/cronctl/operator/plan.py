@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..core.schedule import Timeline
-from ..core.state import FAILED, SUCCEEDED, TIMED_OUT
-from ..core.tick import Launch, Overflow, Replace, Skip, decide
+from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
+from ..core.tick import Launch, Overflow, Replace, Retry, Skip, decide
 from .manifests import EventSpec, condition, job_manifest, job_name
 from .observe import Observed, RunView, observe
 from .resource import STATUS_VERSION, ScheduleSpec, SpecError, parse_rfc3339, read_spec, rfc3339
@@ -55,8 +55,11 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
         for decision in tick.decisions:
             if isinstance(decision, Replace):
                 state.active.remove(decision.run_id)
-                result.delete_first.append(decision.run_id)
+                state.forget_retry(decision.run_id)
+                result.delete_first.extend(observed.runs[decision.run_id].jobs())
                 result.events.append(EventSpec("Normal", "Replaced", f"deleted the active run {decision.run_id}"))
+            elif isinstance(decision, Retry):
+                _retry(schedule, spec, observed, decision, now, result)
             elif isinstance(decision, Launch):
                 _launch(schedule, spec, observed, decision, now, result)
             elif isinstance(decision, Skip) and decision.scheduled_for != last_skipped:
@@ -76,7 +79,12 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
 
 
 def _end_runs(spec: ScheduleSpec, observed: Observed, now: int, result: Plan) -> None:
-    """Runs whose Job ended, whose Job is gone, or whose timeout passed, in the order they ended."""
+    """Runs whose Job ended, whose Job is gone, or whose timeout passed, in the order they ended.
+
+    A failed attempt with retries left does not end its run: the run waits
+    for its next attempt (the core's pending retry), rebuilt the same way on
+    every reconcile from the failed Job until the next attempt's Job exists.
+    """
     timeout = spec.job.options.timeout
     ends: list[tuple[int, int, str, str]] = []
     for name in observed.state.active:
@@ -91,10 +99,17 @@ def _end_runs(spec: ScheduleSpec, observed: Observed, now: int, result: Plan) ->
     options = spec.job.options
     for at, number, name, outcome in sorted(ends):
         run = observed.runs[name]
+        pending = None if outcome != FAILED or name in observed.lost else observed.state.fail_attempt(
+            name, number, run.attempt, at, options.retries, options.retry_delay)
+        if pending is not None:
+            run.state = RETRY_PENDING
+            result.events.append(EventSpec("Warning", "AttemptFailed", f"attempt {run.attempt} of run {number} "
+                                           f"({run.job}) failed; attempt {pending.attempt} at {rfc3339(pending.due)}"))
+            continue
         run.state, run.finished = outcome, at
         dropped = observed.state.record_finish(name, number, outcome, at, options.keep_succeeded,
                                                options.keep_failed)
-        result.delete_after.extend(item.run_id for item in dropped)
+        result.delete_after.extend(job for item in dropped for job in observed.runs[item.run_id].jobs())
         result.events.append(_end_event(run, name in observed.lost))
 
 
@@ -115,9 +130,21 @@ def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
     state.last_schedule = decision.scheduled_for
     observed.runs[name] = RunView(name, decision.number, decision.scheduled_for, now)
     result.create.append(job_manifest(schedule, spec.job_template, decision.number, decision.scheduled_for, now,
-                                      spec.job.options.timeout))
+                                      spec.job.options.timeout, retries=spec.job.options.retries))
     result.events.append(EventSpec("Normal", "Launched",
                                    f"launched run {decision.number} ({name}) for {rfc3339(decision.scheduled_for)}"))
+
+
+def _retry(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, decision: Retry, now: int,
+           result: Plan) -> None:
+    run = observed.runs[decision.run_id]
+    run.state, run.attempt, run.ended = RUNNING, decision.attempt, None
+    observed.state.forget_retry(run.name)
+    options = spec.job.options
+    result.create.append(job_manifest(schedule, spec.job_template, run.number, run.scheduled, run.started,
+                                      options.timeout, run.attempt, now, options.retries))
+    result.events.append(EventSpec("Normal", "Retried", f"started attempt {run.attempt} of run {run.number} "
+                                   f"({run.job}) for {rfc3339(run.scheduled)}"))
 
 
 def _wake_at(spec: ScheduleSpec, observed: Observed, decided: int | None, now: int) -> int | None:
@@ -129,8 +156,9 @@ def _wake_at(spec: ScheduleSpec, observed: Observed, decided: int | None, now: i
         run = observed.runs[name]
         if timeout is not None:
             candidates.append(run.started + timeout)
-        if run.ended is not None:
+        if run.ended is not None and run.state == RUNNING:
             candidates.append(run.ended[1])
+    candidates.extend(pending.due for pending in observed.state.pending_retries)
     if not candidates:
         return None
     return max(min(candidates), now + 1)

@@ -25,6 +25,7 @@ API_VERSION = f"{GROUP}/{VERSION}"
 
 SCHEDULE_LABEL = "cronctl.dev/schedule"
 RUN_LABEL = "cronctl.dev/run"
+ATTEMPT_LABEL = "cronctl.dev/attempt"
 SCHEDULED_ANNOTATION = "cronctl.dev/scheduled-time"
 STARTED_ANNOTATION = "cronctl.dev/started-time"
 TRIGGER_ANNOTATION = "cronctl.dev/trigger"
@@ -95,6 +96,8 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
         keep_succeeded=spec.get("successfulJobsHistoryLimit", DEFAULT_KEEP_SUCCEEDED),
         keep_failed=spec.get("failedJobsHistoryLimit", DEFAULT_KEEP_FAILED),
         tz=zone,
+        retries=spec.get("maxRetries", 0),
+        retry_delay=spec.get("retryDelayMinutes", 0),
     )
     job = JobSpec(name=metadata["name"], expression=expression.text, policy=policy, options=options,
                   created_at=anchor, index=0)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Sequence, TextIO
 
 from .core.errors import CronctlError
@@ -51,8 +53,26 @@ def _parser() -> argparse.ArgumentParser:
     operator.add_argument("--verbose", action="store_true")
     operator.set_defaults(command=_operator)
 
-    nxt = commands.add_parser("next", help="show the next fire times of an expression")
-    nxt.add_argument("expression", help='a cron expression ("*/15 9-17 * * MON-FRI") or "@every 90m"')
+    local = commands.add_parser("local", help="run the CronSchedule manifests of a folder on this machine")
+    local.add_argument("folder", type=Path, help="the folder of manifests; the book, lock and run logs go there too")
+    local.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                       help="worker slots: runs at once (default: the number of CPUs)")
+    local.add_argument("--poll", type=float, default=1.0, help=argparse.SUPPRESS)
+    local.set_defaults(command=_local)
+
+    for name, helptext in (("status", "show the schedules of a runner's folder"),
+                           ("history", "show the last runs of a schedule"),
+                           ("trigger", "ask the runner for a manual firing of a schedule")):
+        sub = commands.add_parser(name, help=helptext)
+        if name != "status":
+            sub.add_argument("name", help="the schedule's name")
+        sub.add_argument("--dir", type=Path, default=Path("."), help="the runner's folder (default: here)")
+        sub.set_defaults(command=_runner_view, view=name)
+
+    nxt = commands.add_parser("next", help="show the next fire times of an expression, or of a runner's schedule")
+    nxt.add_argument("expression", help='a cron expression ("*/15 9-17 * * MON-FRI"), "@every 90m", '
+                                        "or the name of a schedule in --dir")
+    nxt.add_argument("--dir", type=Path, help="the runner's folder, to ask about a schedule by name")
     nxt.add_argument("--after", help="UTC time YYYY-MM-DDTHH:MM to start after (default: now)")
     nxt.add_argument("--count", type=int, default=5, help="how many fire times (1-1000, default 5)")
     nxt.add_argument("--tz", help="the zone the expression is read in: a UTC offset like +05:30")
@@ -119,7 +139,42 @@ def _now_minute() -> int:
     return to_minute(now.year, now.month, now.day, now.hour, now.minute)
 
 
+def _local(args: argparse.Namespace) -> int:
+    from .operator.clock import clock_from_environment
+    from .runner.engine import Runner, run_forever
+
+    if not args.folder.is_dir():
+        print(f"cronctl: {args.folder} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    clock = clock_from_environment()
+    runner = Runner(args.folder, clock.minute, args.workers, say=lambda text: print(text, flush=True))
+    print(f"cronctl: running the schedules of {args.folder} with {args.workers} worker slot(s); Ctrl-C stops",
+          flush=True)
+    try:
+        run_forever(runner, poll_seconds=args.poll)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _runner_view(args: argparse.Namespace) -> int:
+    from .runner import views
+
+    if args.view == "status":
+        lines = views.status_lines(args.dir)
+    elif args.view == "history":
+        lines = views.history_lines(args.dir, args.name)
+    else:
+        lines = [f"triggered {args.name}: {views.trigger(args.dir, args.name)}"]
+    print("\n".join(lines))
+    return 0
+
+
 def _next(args: argparse.Namespace) -> int:
+    if args.dir is not None or _names_a_schedule(args.expression):
+        from .runner import views
+        print("\n".join(views.next_lines(args.dir or Path("."), args.expression, args.count)))
+        return 0
     expression = parse_expression(args.expression)
     after = _now_minute() if args.after is None else parse_time(args.after)
     if after is None:
@@ -143,6 +198,11 @@ def _next(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_NO_ANSWER
     return 0
+
+
+def _names_a_schedule(text: str) -> bool:
+    """A lone word that is not an expression, with a runner's book here: a schedule's name."""
+    return len(text.split()) == 1 and not text.startswith("@") and Path("cronctl.json").exists()
 
 
 def _print_table(times: list[int], zone: FixedOffset) -> None:

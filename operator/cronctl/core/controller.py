@@ -200,6 +200,18 @@ class Controller:
         elif isinstance(decision, Overflow):
             state.overflowed += 1
 
+    def trigger(self, now: int, name: object) -> Launch:
+        """A manual firing of a job: a run for ``now``, whatever the policy (as kubectl
+        create job --from does); it does not move the job's last schedule time."""
+        self.advance(now)
+        job = self.find_job(name)
+        number = job.state.launched + 1
+        launch = Launch(job.spec.name, f"{job.spec.name}-{number}", number, now, "manual")
+        last_schedule = job.state.last_schedule
+        self._apply(job, launch, now)
+        job.state.last_schedule = last_schedule
+        return launch
+
     # -- finishing runs ---------------------------------------------------------
 
     def finish(self, now: int, run_id: object, outcome: object, attempt: int | None = None) -> Run:

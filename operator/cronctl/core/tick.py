@@ -26,6 +26,7 @@ class Launch:
     run_id: str
     number: int
     scheduled_for: int
+    reason: str = "scheduled"  # or "manual": a firing asked for by hand, at its own nominal time
 
 
 @dataclass(frozen=True)

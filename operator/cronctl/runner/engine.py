@@ -1,0 +1,305 @@
+"""The single-node runner: the core's decisions carried out as local processes.
+
+``Runner.step`` is one turn of the loop: read the manifests, consume manual
+triggers, let the in-memory controller (``cronctl.core``) tick, hand due
+firings to free worker slots, stop runs the core timed out or replaced, and
+record how runs ended. Everything it must not forget lives in the book
+(``cronctl.json``): the controller's state, the firings waiting for a slot or
+running, and each schedule's last 200 runs.
+
+Crash safety rests on the executor's correlation key (schedule, nominal
+time): a crash between starting a process and saving the book makes the next
+runner decide the same launch again, and ``Executor.start`` then returns the
+run that already exists instead of starting a second process. Outcomes are
+acknowledged to the executor only after the book that records them is saved.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..core.controller import Controller
+from ..core.errors import Code, CronctlError
+from ..core.spec import JobSpec, Options, Policy
+from ..core.state import RUNNING, ControllerState
+from ..core.tick import Launch, Overflow, Replace, Skip
+from ..core.zones import UTC, parse_offset
+from ..core.schedule import parse_expression
+from .book import Book, Status
+from .definitions import Definition, image_notice, load_definitions
+from .executor import Ended, Executor, RunKey, RunRequest
+from .lock import RunnerLock, describe_holder, runner_identity
+from .slots import SlotPool, order_due
+
+HISTORY_LIMIT = 200
+TRIGGERS_DIR = "triggers"
+POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.REPLACE}
+
+
+@dataclass
+class Firing:
+    """A launch the core decided: waiting for a worker slot, or running in one."""
+
+    run_id: str
+    schedule: str
+    nominal: int
+    reason: str
+    command: list[str]
+    args: list[str]
+    env: dict[str, str]
+    slot: str | None = None
+    stopping: str | None = None  # why we asked its process to stop (timed_out, canceled)
+
+    @property
+    def key(self) -> RunKey:
+        return RunKey(self.schedule, self.nominal)
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def job_spec(definition: Definition, created_at: int, index: int) -> JobSpec:
+    """The core's view of a manifest (the same fields the operator reads)."""
+    spec = definition.spec
+    expression = parse_expression(spec.get("schedule"))
+    policy = POLICIES.get(spec.get("concurrencyPolicy", "Allow"))
+    if policy is None:
+        raise CronctlError("spec.concurrencyPolicy: must be Allow, Forbid or Replace", Code.INVALID_POLICY)
+    deadline = spec.get("startingDeadlineSeconds")
+    zone = UTC if spec.get("timeZone") is None else parse_offset(spec["timeZone"], "spec.timeZone")
+    options = Options(starting_deadline=None if deadline is None else int(deadline) // 60,
+                      timeout=spec.get("timeoutMinutes"), keep_succeeded=spec.get("successfulJobsHistoryLimit", 3),
+                      keep_failed=spec.get("failedJobsHistoryLimit", 1), tz=zone)
+    return JobSpec(definition.name, expression.text, policy, options, created_at, index)
+
+
+class Runner:
+    def __init__(self, folder: Path, minute: Callable[[], int], workers: int,
+                 say: Callable[[str], None] = print, grace_seconds: float = 10.0) -> None:
+        self.folder = folder
+        self.minute = minute
+        self.say = say
+        self.grace_seconds = grace_seconds
+        self.book = Book(folder)
+        self.lock = RunnerLock(folder, runner_identity())
+        self.executor = Executor(folder)
+        self.slots = SlotPool(workers)
+        self.controller = Controller()
+        self.firings: dict[str, Firing] = {}
+        self.journal: dict[str, list[dict[str, Any]]] = {}
+        self.definitions: dict[str, Definition] = {}
+        self.may_fire = True
+        self._noticed: set[str] = set()
+        self._to_acknowledge: list[RunKey] = []  # ends recorded, acknowledged once the book is saved
+
+    # -- start ----------------------------------------------------------------------------
+
+    def open(self) -> bool:
+        """Take the lock and load the book; False when another runner holds the lock."""
+        if not self.lock.try_acquire():
+            self.say(f"read-only: {describe_holder(self.lock.holder())} fires these schedules; "
+                     "trying again every 60 seconds")
+            return False
+        loaded = self.book.load()
+        if loaded.message:
+            self.say(loaded.message)
+        if loaded.status is Status.NEWER:
+            self.may_fire = False
+            return True
+        data = loaded.data if loaded.status is Status.OK else {}
+        if "controller" in data:
+            self.controller = Controller(ControllerState.from_json(data["controller"]))
+        self.firings = {f["run_id"]: Firing(**f) for f in data.get("firings", [])}
+        self.journal = data.get("journal", {})
+        self.executor.adopt()
+        for firing in self.firings.values():
+            if firing.slot is not None:
+                self.slots.take(firing.slot)
+        return True
+
+    # -- one turn ---------------------------------------------------------------------------
+
+    def step(self) -> None:
+        if not self.may_fire:
+            return
+        now = self.minute()
+        if self.controller.state.clock is not None and now < self.controller.state.clock:
+            now = self.controller.state.clock  # a clock that went back fires nothing again
+        changed = self._sync_definitions(now)
+        changed |= self._take_triggers(now)
+        decisions = self.controller.tick(now)
+        for decision in decisions:
+            self._carry_out(decision, now)
+        changed |= bool(decisions)
+        changed |= self._stop_expired()
+        changed |= self._record_ends(now)
+        changed |= self._start_waiting()
+        if changed:
+            self.save()
+            for key in self._to_acknowledge:
+                self.executor.acknowledge(key)
+            self._to_acknowledge = []
+
+    def save(self) -> None:
+        self.book.save({"controller": self.controller.state.to_json(),
+                        "firings": [firing.to_json() for firing in self.firings.values()],
+                        "journal": self.journal, "workers": self.slots.size})
+
+    # -- manifests -----------------------------------------------------------------------
+
+    def _sync_definitions(self, now: int) -> bool:
+        loaded = load_definitions(self.folder)
+        for problem in loaded.errors:
+            self._notice(str(problem))
+        notice = image_notice(loaded.definitions)
+        if notice:
+            self._notice(notice)
+        self.definitions = {d.name: d for d in loaded.definitions}
+        state = self.controller.state
+        changed = False
+        for definition in loaded.definitions:
+            job = state.jobs.get(definition.name)
+            try:
+                spec = job_spec(definition, now if job is None else job.spec.created_at,
+                                len(state.jobs) if job is None else job.spec.index)
+                if job is None:
+                    self.controller.add_job(spec)
+                    changed = True
+                elif spec != job.spec:
+                    job.spec = spec  # an edit changes later firings only
+                    self.controller = Controller(state)
+                    changed = True
+            except CronctlError as error:
+                self._notice(f"{definition.file}: CronSchedule {definition.name!r}: {error.message}")
+        return changed
+
+    def _notice(self, text: str) -> None:
+        if text not in self._noticed:
+            self._noticed.add(text)
+            self.say(text)
+
+    # -- manual triggers -------------------------------------------------------------------
+
+    def _take_triggers(self, now: int) -> bool:
+        folder = self.folder / TRIGGERS_DIR
+        if not folder.is_dir():
+            return False
+        changed = False
+        for path in sorted(folder.glob("*.json")):
+            name = json.loads(path.read_text()).get("schedule")
+            try:
+                self._carry_out(self.controller.trigger(now, name), now)
+                changed = True
+            except CronctlError as error:
+                self.say(f"trigger {path.name}: {error.message}")
+            path.unlink()
+        return changed
+
+    # -- decisions ---------------------------------------------------------------------------
+
+    def _carry_out(self, decision: object, now: int) -> None:
+        if isinstance(decision, Launch):
+            definition = self.definitions[decision.job]
+            reason = decision.reason if decision.reason == "manual" else (
+                "scheduled" if decision.scheduled_for == now else "catch-up")
+            # The firing keeps the command it had when it became due.
+            self.firings[decision.run_id] = Firing(decision.run_id, decision.job, decision.scheduled_for, reason,
+                                                   list(definition.command), list(definition.args),
+                                                   dict(definition.env))
+        elif isinstance(decision, Replace):
+            firing = self.firings.pop(decision.run_id, None)
+            if firing is not None:
+                self._stop_or_drop(firing, "canceled", now)
+        elif isinstance(decision, Skip):
+            self._remember(decision.job, {"run": None, "reason": "scheduled", "nominal": decision.scheduled_for,
+                                          "actual": None, "attempts": 0, "outcome": "skipped", "finished": now})
+        elif isinstance(decision, Overflow):
+            self._notice(f"{decision.job}: more than 100 schedule times were missed; nothing is launched "
+                         "until fewer are (set startingDeadlineSeconds to bound the window)")
+
+    def _stop_or_drop(self, firing: Firing, reason: str, now: int) -> None:
+        if firing.slot is None:  # never started: it only leaves the queue
+            self._remember(firing.schedule, self._entry(firing, reason, now, actual=None))
+            return
+        self.firings[firing.run_id] = firing  # keeps its slot until the process is gone
+        firing.stopping = reason
+        self.executor.stop(firing.key, reason, self.grace_seconds)
+
+    def _stop_expired(self) -> bool:
+        """Runs the core timed out (launch + timeout): stop their processes."""
+        stopped = False
+        for firing in self.firings.values():
+            run = self.controller.state.runs.get(firing.run_id)
+            if firing.slot is not None and firing.stopping is None and (run is None or run.state != RUNNING):
+                firing.stopping = "timed_out" if run is not None and run.state == "timed_out" else "canceled"
+                self.executor.stop(firing.key, firing.stopping, self.grace_seconds)
+                stopped = True
+        return stopped
+
+    def _record_ends(self, now: int) -> bool:
+        ended = self.executor.poll()
+        for end in ended:
+            firing = next((f for f in self.firings.values() if f.key == end.key), None)
+            if firing is None:
+                self._to_acknowledge.append(end.key)
+                continue
+            run = self.controller.state.runs.get(firing.run_id)
+            if run is not None and run.state == RUNNING:
+                outcome = "succeeded" if end.outcome == "succeeded" else "failed"
+                self.controller.finish(max(now, self.controller.state.clock or now), firing.run_id, outcome)
+            del self.firings[firing.run_id]
+            assert firing.slot is not None
+            self.slots.release(firing.slot)
+            self._remember(firing.schedule, self._entry(firing, end.outcome, now, actual=end.started_at))
+            self._to_acknowledge.append(end.key)
+        return bool(ended)
+
+    def _start_waiting(self) -> bool:
+        started = False
+        waiting = [f for f in self.firings.values() if f.slot is None]
+        for firing in order_due(waiting, nominal=lambda f: f.nominal, schedule=lambda f: f.schedule):
+            slot = self.slots.acquire()
+            if slot is None:
+                break
+            firing.slot = slot
+            self.executor.start(RunRequest(firing.schedule, firing.nominal, firing.command, firing.args,
+                                           firing.env, firing.reason))
+            started = True
+        return started
+
+    # -- history ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _entry(firing: Firing, outcome: str, now: int, actual: str | None) -> dict[str, Any]:
+        return {"run": firing.run_id, "reason": firing.reason, "nominal": firing.nominal, "actual": actual,
+                "attempts": 1, "outcome": outcome, "finished": now}
+
+    def _remember(self, schedule: str, entry: dict[str, Any]) -> None:
+        entries = self.journal.setdefault(schedule, [])
+        entries.append(entry)
+        del entries[:-HISTORY_LIMIT]
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def waiting_reason(self) -> str | None:
+        if any(f.slot is None for f in self.firings.values()) and self.slots.free_count == 0:
+            return self.slots.describe_wait()
+        return None
+
+
+def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: float = 60.0,
+                should_stop: Callable[[], bool] = lambda: False) -> None:
+    while not runner.open():
+        for _ in range(int(retry_lock_seconds / poll_seconds)):
+            if should_stop():
+                return
+            time.sleep(poll_seconds)
+    if not runner.may_fire:
+        runner.say("nothing fires: the book is of a newer version")
+    while not should_stop():
+        runner.step()
+        time.sleep(poll_seconds)

@@ -1,0 +1,103 @@
+"""What ``cronctl status``, ``history``, ``next`` and ``trigger`` show or do for a runner's folder.
+
+They read the book without the lock (it is rewritten whole and atomically,
+so a reader sees a complete book) and never write it; a manual trigger is a
+file the running runner consumes once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from ..core.schedule import Timeline
+from ..core.state import ControllerState
+from ..core.times import format_time
+from .book import Book, Status
+from .engine import TRIGGERS_DIR, Firing
+from .lock import RunnerLock, describe_holder
+
+
+def _book(folder: Path) -> dict[str, Any]:
+    loaded = Book(folder).load(move_broken=False)
+    if loaded.status is not Status.OK:
+        raise SystemExit(f"cronctl: {loaded.message or 'no book in ' + str(folder)}")
+    return loaded.data
+
+
+def _both(minute: int | None, offset: int) -> str:
+    """A time in UTC and in the schedule's zone."""
+    if minute is None:
+        return "-"
+    utc = format_time(minute).replace("T", " ")
+    return utc + " UTC" if offset == 0 else f"{utc} UTC ({format_time(minute + offset)[11:]} local)"
+
+
+def status_lines(folder: Path) -> list[str]:
+    data = _book(folder)
+    state = ControllerState.from_json(data["controller"])
+    holder = RunnerLock(folder).holder()
+    lines = [f"runner: {describe_holder(holder) if holder is not None else 'none running'}"]
+    firings = [Firing(**f) for f in data.get("firings", [])]
+    busy, size = len({f.slot for f in firings if f.slot is not None}), data.get("workers", 1)
+    for job in state.jobs.values():
+        spec = job.spec
+        timeline = Timeline(spec.compiled, spec.created_at, spec.options.tz)
+        offset = spec.options.tz.minutes
+        mine = [f for f in firings if f.schedule == spec.name]
+        running = [f"{f.run_id} on {f.slot}" for f in mine if f.slot is not None]
+        queued = [f.run_id for f in mine if f.slot is None]
+        lines.append(f"{spec.name}: {spec.expression} ({spec.options.tz.name}, {spec.policy.value})")
+        lines.append(f"  last:  {_both(job.state.last_schedule, offset)}")
+        lines.append(f"  next:  {_both(timeline.next_after(state.clock or spec.created_at), offset)}")
+        if running:
+            lines.append(f"  running: {', '.join(running)}")
+        if queued:
+            noun = "worker" if size == 1 else "workers"
+            lines.append(f"  {', '.join(queued)} queued: {busy}/{size} {noun} busy")
+    return lines
+
+
+def history_lines(folder: Path, name: str) -> list[str]:
+    data = _book(folder)
+    entries = data.get("journal", {}).get(name)
+    if entries is None:
+        raise SystemExit(f"cronctl: no schedule named {name!r} in {folder}")
+    return [f"{entry['run'] or '-':<24} {entry['reason']:<9} nominal {format_time(entry['nominal'])}  "
+            f"actual {entry['actual'] or '-':<22} attempts {entry['attempts']}  {entry['outcome']}"
+            for entry in entries]
+
+
+def next_lines(folder: Path, name: str, count: int = 5) -> list[str]:
+    data = _book(folder)
+    state = ControllerState.from_json(data["controller"])
+    job = state.jobs.get(name)
+    if job is None:
+        raise SystemExit(f"cronctl: no schedule named {name!r} in {folder}")
+    spec = job.spec
+    timeline = Timeline(spec.compiled, spec.created_at, spec.options.tz)
+    lines, t = [], state.clock or spec.created_at
+    for _ in range(count):
+        nxt = timeline.next_after(t)
+        if nxt is None:
+            break
+        lines.append(_both(nxt, spec.options.tz.minutes))
+        t = nxt
+    return lines
+
+
+def trigger(folder: Path, name: str) -> Path:
+    """Ask the running runner for a manual firing of ``name``."""
+    data = _book(folder)
+    if name not in {job["name"] for job in data["controller"]["jobs"]}:
+        raise SystemExit(f"cronctl: no schedule named {name!r} in {folder}")
+    triggers = folder / TRIGGERS_DIR
+    triggers.mkdir(exist_ok=True)
+    path = triggers / f"{name}.{time.time_ns()}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"schedule": name}))
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,212 @@
+"""The single-node runner end to end: manifests in a folder, real processes, an injected clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from cronctl.core.times import parse_time
+from cronctl.runner.engine import Runner
+from cronctl.runner.views import history_lines, status_lines, trigger
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def t(text: str) -> int:
+    minute = parse_time(text)
+    assert minute is not None
+    return minute
+
+
+def manifest(name: str, schedule: str, command: list[str], **spec: Any) -> str:
+    container = {"name": "main", "image": "busybox", "command": command}
+    if "env" in spec:
+        container["env"] = [{"name": k, "value": v} for k, v in spec.pop("env").items()]
+    return json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule", "metadata": {"name": name},
+                       "spec": {"schedule": schedule, **spec, "jobTemplate": {"spec": {"template": {"spec": {
+                           "restartPolicy": "Never", "containers": [container]}}}}}})
+
+
+class Clock:
+    def __init__(self, text: str) -> None:
+        self.now = t(text)
+
+    def set(self, text: str) -> None:
+        self.now = t(text)
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock("2024-03-01T00:00")
+
+
+def runner(folder: Path, clock: Clock, workers: int = 2) -> Runner:
+    r = Runner(folder, clock, workers, say=lambda text: None, grace_seconds=0.5)
+    assert r.open()
+    return r
+
+
+def until(r: Runner, done: Callable[[], Any], timeout: float = 15.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r.step()
+        value = done()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def journal(folder: Path, name: str) -> list[dict[str, Any]]:
+    return json.loads((folder / "cronctl.json").read_text())["journal"].get(name, [])
+
+
+def test_a_firing_runs_the_first_containers_command_with_its_env_and_keeps_its_output(folder: Path,
+                                                                                         clock: Clock) -> None:
+    (folder / "greet.yaml").write_text(manifest("greet", "*/5 * * * *", ["sh", "-c", "echo hi $WHO; exit 3"],
+                                                env={"WHO": "there"}))
+    r = runner(folder, clock)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    entries = until(r, lambda: journal(folder, "greet"))
+    assert [(e["run"], e["reason"], e["outcome"], e["nominal"]) for e in entries] == [
+        ("greet-1", "scheduled", "failed", t("2024-03-01T00:05"))]
+    logs = list((folder / "runs" / "greet").glob("*/stdout.log"))
+    assert [log.read_text() for log in logs] == ["hi there\n"]
+    assert any("greet-1" in line and "failed" in line for line in history_lines(folder, "greet"))
+
+
+def test_a_run_past_its_timeout_is_stopped_even_if_it_ignores_sigterm(folder: Path, clock: Clock) -> None:
+    (folder / "slow.yaml").write_text(manifest("slow", "*/5 * * * *", ["sh", "-c", "trap '' TERM; sleep 60"],
+                                               timeoutMinutes=1))
+    r = runner(folder, clock)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    until(r, lambda: list((folder / "runs" / "slow").glob("*/pid")))
+    clock.set("2024-03-01T00:06")
+    entries = until(r, lambda: journal(folder, "slow"), timeout=20)
+    assert entries[0]["outcome"] == "timed_out"
+
+
+def test_firings_wait_for_a_free_slot_in_nominal_time_then_name_order(folder: Path, clock: Clock) -> None:
+    for name in ("beta", "alpha"):
+        (folder / f"{name}.yaml").write_text(manifest(name, "*/5 * * * *", ["sh", "-c", "sleep 0.5"]))
+    r = runner(folder, clock, workers=1)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    r.step()
+    assert [(f.schedule, f.slot) for f in r.firings.values() if f.slot] == [("alpha", "worker-1")]
+    assert r.waiting_reason() == "queued: 1/1 worker busy"
+    assert any("queued: 1/1 worker busy" in line for line in status_lines(folder))
+    until(r, lambda: journal(folder, "beta"))
+
+
+def test_a_manual_trigger_fires_once_with_reason_manual(folder: Path, clock: Clock) -> None:
+    (folder / "adhoc.yaml").write_text(manifest("adhoc", "0 0 1 1 *", ["true"]))
+    r = runner(folder, clock)
+    r.step()
+    trigger(folder, "adhoc")
+    entries = until(r, lambda: journal(folder, "adhoc"))
+    assert [(e["reason"], e["outcome"]) for e in entries] == [("manual", "succeeded")]
+    assert not list((folder / "triggers").glob("*.json"))
+
+
+def test_a_clock_that_goes_back_fires_nothing_again(folder: Path, clock: Clock) -> None:
+    (folder / "tick.yaml").write_text(manifest("tick", "*/5 * * * *", ["true"]))
+    r = runner(folder, clock)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    until(r, lambda: journal(folder, "tick"))
+    clock.set("2024-03-01T00:01")
+    for _ in range(5):
+        r.step()
+    clock.set("2024-03-01T00:05")
+    r.step()
+    assert len(journal(folder, "tick")) == 1
+
+
+def test_a_book_of_a_newer_version_is_refused_and_left_untouched(folder: Path, clock: Clock) -> None:
+    (folder / "job.yaml").write_text(manifest("job", "* * * * *", ["true"]))
+    book = folder / "cronctl.json"
+    book.write_text('{"version": 99, "future": true}')
+    before = book.read_bytes(), book.stat().st_mtime_ns
+    r = runner(folder, clock)
+    clock.set("2024-03-01T00:05")
+    for _ in range(3):
+        r.step()
+    assert (book.read_bytes(), book.stat().st_mtime_ns) == before
+    assert not (folder / "runs").exists()
+
+
+def test_a_book_that_does_not_parse_is_moved_aside_and_the_runner_starts_empty(folder: Path, clock: Clock) -> None:
+    (folder / "cronctl.json").write_text("{not json")
+    messages: list[str] = []
+    r = Runner(folder, clock, 1, say=messages.append)
+    assert r.open()
+    assert len(list(folder.glob("cronctl.json.broken-*"))) == 1
+    assert any("moved aside" in message for message in messages)
+
+
+def test_a_second_runner_is_read_only_and_names_the_holder(folder: Path, clock: Clock) -> None:
+    first = runner(folder, clock)
+    messages: list[str] = []
+    second = Runner(folder, clock, 1, say=messages.append)
+    assert not second.open()
+    assert str(os.getpid()) in messages[0] and "read-only" in messages[0]
+    first.lock.release()
+    assert second.open()
+
+
+CRASHING_RUNNER = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {operator!r})
+from cronctl.runner.engine import Runner
+import cronctl.runner.engine as engine
+
+folder = Path({folder!r})
+r = Runner(folder, lambda: {minute}, 1, say=lambda text: None)
+assert r.open()
+def crash(name):
+    if name == {point!r}:
+        import os
+        os._exit(9)  # like kill -9: no cleanup, no book saved
+r.executor._checkpoint = crash
+r.step()
+r.step()
+"""
+
+
+@pytest.mark.parametrize("point", ["after_mkdir", "after_request", "after_spawn"])
+def test_a_crash_at_any_point_of_a_start_starts_no_second_process_and_loses_no_run(
+        folder: Path, clock: Clock, point: str) -> None:
+    (folder / "once.yaml").write_text(manifest("once", "*/5 * * * *", ["sh", "-c", "echo ran >> count"]))
+    r = runner(folder, clock)
+    r.step()
+    r.save()
+    r.lock.release()
+    script = CRASHING_RUNNER.format(operator=str(ROOT / "operator"), folder=str(folder), minute=t("2024-03-01T00:05"),
+                                    point=point)
+    assert subprocess.run([sys.executable, "-c", script]).returncode == 9
+    clock.set("2024-03-01T00:05")
+    again = runner(folder, clock)
+    entries = until(again, lambda: journal(folder, "once"))
+    assert [(e["nominal"], e["outcome"]) for e in entries] == [(t("2024-03-01T00:05"), "succeeded")]
+    for _ in range(5):
+        again.step()
+    assert (folder / "count").read_text() == "ran\n"

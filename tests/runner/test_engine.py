@@ -210,3 +210,36 @@ def test_a_crash_at_any_point_of_a_start_starts_no_second_process_and_loses_no_r
     for _ in range(5):
         again.step()
     assert (folder / "count").read_text() == "ran\n"
+
+
+def test_wait_for_last_runs_a_waiting_firing_with_the_command_it_had_when_due(folder: Path, clock: Clock) -> None:
+    path = folder / "wfl.yaml"
+    path.write_text(manifest("wfl", "*/5 * * * *", ["sh", "-c", "sleep 1; echo first"],
+                             concurrencyPolicy="WaitForLast"))
+    r = runner(folder, clock)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    r.step()
+    clock.set("2024-03-01T00:10")
+    r.step()  # 00:10 waits for the 00:05 run
+    clock.set("2024-03-01T00:15")
+    r.step()  # 00:15 takes its place: 00:10 is coalesced
+    path.write_text(manifest("wfl", "*/5 * * * *", ["sh", "-c", "echo edited"], concurrencyPolicy="WaitForLast"))
+    entries = until(r, lambda: len(journal(folder, "wfl")) >= 3 and journal(folder, "wfl"))
+    assert [(e["nominal"], e["outcome"]) for e in entries[:3]] == [
+        (t("2024-03-01T00:10"), "coalesced"), (t("2024-03-01T00:05"), "succeeded"),
+        (t("2024-03-01T00:15"), "succeeded")]
+    logs = sorted((folder / "runs" / "wfl").glob("*/stdout.log"))
+    assert [log.read_text() for log in logs] == ["first\n", "first\n"]
+
+
+def test_catch_up_all_runs_every_missed_day_in_order(folder: Path, clock: Clock) -> None:
+    (folder / "daily.yaml").write_text(manifest("daily", "0 2 * * *", ["true"], concurrencyPolicy="WaitForLast",
+                                                catchUp="All"))
+    clock.set("2024-03-13T20:00")
+    r = runner(folder, clock)
+    r.step()
+    clock.set("2024-03-17T09:00")
+    entries = until(r, lambda: len(journal(folder, "daily")) == 4 and journal(folder, "daily"))
+    assert [(e["nominal"], e["reason"]) for e in entries] == [
+        (t(f"2024-03-{day}T02:00"), "catch-up") for day in (14, 15, 16, 17)]

@@ -19,8 +19,9 @@ from .errors import Code, CronctlError
 from .retention import history_order
 from .schedule import Timeline, never_fires, parse_expression
 from .spec import JobSpec, check_name, check_zone_allowed, parse_options, parse_policy
-from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, ControllerState, Job, Run
-from .tick import Decision, JobTick, Launch, Missed, Overflow, Replace, Retry, Skip, decide, expiry
+from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, ControllerState, Job, Queued, Run
+from .tick import (Coalesce, Decision, Enqueue, JobTick, Launch, Missed, Overflow, Replace, Retry, Skip, decide,
+                   expiry)
 
 MAX_BULK = 5000
 _POPPED = -1  # a wake time no heap entry can carry
@@ -185,10 +186,18 @@ class Controller:
             self.state.runs[run.id] = run
             state.active.append(run.id)
             state.launched = decision.number
-            state.last_schedule = decision.scheduled_for
+            if state.queue and state.queue[0].nominal == decision.scheduled_for:
+                state.queue.pop(0)
+            if decision.reason != "manual":
+                state.last_schedule = max(decision.scheduled_for, state.last_schedule or decision.scheduled_for)
             expires = expiry(run, job.spec.options.timeout)
             if expires is not None:
                 heapq.heappush(self._expiries, (expires, job.spec.index, run.id))
+        elif isinstance(decision, Enqueue):
+            state.queue.append(Queued(decision.scheduled_for, decision.reason))
+            state.last_schedule = max(decision.scheduled_for, state.last_schedule or decision.scheduled_for)
+        elif isinstance(decision, Coalesce):
+            state.queue = [q for q in state.queue if q.nominal != decision.scheduled_for]
         elif isinstance(decision, Retry):
             run = self.state.runs[decision.run_id]
             run.state, run.attempt = RUNNING, decision.attempt
@@ -207,9 +216,7 @@ class Controller:
         job = self.find_job(name)
         number = job.state.launched + 1
         launch = Launch(job.spec.name, f"{job.spec.name}-{number}", number, now, "manual")
-        last_schedule = job.state.last_schedule
         self._apply(job, launch, now)
-        job.state.last_schedule = last_schedule
         return launch
 
     # -- finishing runs ---------------------------------------------------------
@@ -255,6 +262,8 @@ class Controller:
     def _finish(self, run: Run, outcome: str, at: int) -> None:
         job = self.state.jobs[run.job]
         self._decide_again(job)  # its decisions may have rested on this run being active
+        if job.state.queue:  # a firing waits for this run (wait-for-last): at the next tick
+            self._set_wake(job.spec, at)
         run.state, run.finished_at = outcome, at
         options = job.spec.options
         for dropped in job.state.record_finish(run.id, run.number, outcome, at,

@@ -25,6 +25,14 @@ class Policy(str, enum.Enum):
     ALLOW = "allow"
     FORBID = "forbid"
     REPLACE = "replace"
+    # One scheduled firing waits for the active run; a newer one takes its place
+    # (the older is coalesced). Not a policy of the run() harness.
+    WAIT_FOR_LAST = "wait-for-last"
+
+
+HARNESS_POLICIES = (Policy.ALLOW, Policy.FORBID, Policy.REPLACE)
+CATCH_UP_LATEST = "latest"  # the most recent missed time only (CronJob's behaviour)
+CATCH_UP_ALL = "all"  # every missed time, in order, through the overlap policy
 
 
 def check_name(name: object, field_name: str = "name") -> str:
@@ -37,7 +45,7 @@ def check_name(name: object, field_name: str = "name") -> str:
 
 def parse_policy(policy: object) -> Policy:
     if isinstance(policy, str):
-        for member in Policy:
+        for member in HARNESS_POLICIES:
             if member.value == policy:
                 return member
     raise CronctlError(f"policy: {policy!r} is not one of allow, forbid, replace", Code.INVALID_POLICY)
@@ -54,11 +62,13 @@ class Options:
     # these: its contract has no such option, so its results stay as they were.
     retries: int = 0
     retry_delay: int = 0  # minutes from a failed attempt to the next
+    catch_up: str = CATCH_UP_LATEST
 
     def to_json(self) -> dict[str, object]:
         return {"starting_deadline": self.starting_deadline, "timeout": self.timeout,
                 "keep_succeeded": self.keep_succeeded, "keep_failed": self.keep_failed,
-                "tz": self.tz.name, "retries": self.retries, "retry_delay": self.retry_delay}
+                "tz": self.tz.name, "retries": self.retries, "retry_delay": self.retry_delay,
+                "catch_up": self.catch_up}
 
 
 def _is_int(value: object) -> bool:

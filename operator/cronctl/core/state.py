@@ -61,6 +61,13 @@ class PendingRetry(NamedTuple):
     attempt: int
 
 
+class Queued(NamedTuple):
+    """A firing waiting for the active run to end (wait-for-last)."""
+
+    nominal: int
+    reason: str  # scheduled or catch-up: only a scheduled one is ever coalesced
+
+
 @dataclass
 class JobState:
     """What a job's decisions change. ``active`` holds the ids of runs not finished
@@ -77,6 +84,7 @@ class JobState:
     # through it): the window of missed times starts after it.
     not_before: int | None = None
     pending_retries: list[PendingRetry] = field(default_factory=list)  # by due time
+    queue: list[Queued] = field(default_factory=list)  # oldest first
 
     def fail_attempt(self, run_id: str, number: int, attempt: int, at: int, retries: int,
                      delay: int) -> PendingRetry | None:
@@ -105,6 +113,7 @@ class JobState:
                 "not_before": _time_or_none(self.not_before),
                 "pending_retries": [[format_time(p.due), p.number, p.run_id, p.attempt]
                                     for p in self.pending_retries],
+                "queue": [[format_time(q.nominal), q.reason] for q in self.queue],
                 "active": list(self.active),
                 "kept_succeeded": [_finished_json(run) for run in self.kept_succeeded],
                 "kept_failed": [_finished_json(run) for run in self.kept_failed],
@@ -119,7 +128,8 @@ class JobState:
                    skipped=data["skipped"], overflowed=data["overflowed"],
                    not_before=_parse_or_none(data.get("not_before")),
                    pending_retries=[PendingRetry(parse_stored_time(due), number, run_id, attempt)
-                                    for due, number, run_id, attempt in data.get("pending_retries", [])])
+                                    for due, number, run_id, attempt in data.get("pending_retries", [])],
+                   queue=[Queued(parse_stored_time(nominal), reason) for nominal, reason in data.get("queue", [])])
 
 
 @dataclass

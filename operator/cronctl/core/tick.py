@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Union
 
 from .schedule import Timeline
-from .spec import JobSpec, Policy
-from .state import JobState, Run
+from .spec import CATCH_UP_ALL, JobSpec, Policy
+from .state import JobState, Queued, Run
 
 MAX_MISSED = 100  # more missed schedule times than this is an overflow
 
@@ -58,12 +58,29 @@ class Retry:
 
 
 @dataclass(frozen=True)
+class Enqueue:
+    """A firing waits for the active run to end (wait-for-last); its time is dealt with."""
+
+    job: str
+    scheduled_for: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Coalesce:
+    """A waiting scheduled firing gave its place to a newer one."""
+
+    job: str
+    scheduled_for: int
+
+
+@dataclass(frozen=True)
 class Timeout:
     run_id: str
     at: int  # launched_at + timeout: when it expired, not when it was noticed
 
 
-Decision = Union[Launch, Skip, Replace, Overflow, Retry]
+Decision = Union[Launch, Skip, Replace, Overflow, Retry, Enqueue, Coalesce]
 
 
 @dataclass(frozen=True)
@@ -185,8 +202,82 @@ def decide(spec: JobSpec, state: JobState, timeline: Timeline, now: int,
     saves work, the decisions are the same without it.
     """
     start = window_start(spec, state.last_schedule, now, state.not_before)
-    result = _decision(spec, state, timeline, now, start, count_missed(timeline, start, now, known))
+    if spec.policy is Policy.WAIT_FOR_LAST or spec.options.catch_up == CATCH_UP_ALL:
+        result = _in_order(spec, state, timeline, now, start)
+    else:
+        result = _decision(spec, state, timeline, now, start, count_missed(timeline, start, now, known))
     return _with_retries(spec, state, now, result) if state.pending_retries else result
+
+
+def firing_reason(nominal: int, now: int) -> str:
+    """A firing for this very minute is scheduled; one for a time already past, catch-up."""
+    return "scheduled" if nominal == now else "catch-up"
+
+
+def _in_order(spec: JobSpec, state: JobState, timeline: Timeline, now: int, start: int) -> JobTick:
+    """Catch-up of every missed time, and wait-for-last: firings in nominal order.
+
+    Catch-up "all" hands every missed time (at most MAX_MISSED) to the policy
+    oldest first: allow launches them all; forbid launches the oldest when
+    nothing is active, the rest staying missed; replace keeps only the newest
+    (each would replace the one before). Wait-for-last queues them: catch-up
+    firings keep their place, and a scheduled one takes the place of the
+    scheduled one already waiting, which is coalesced.
+    """
+    count = timeline.count_in(start, now, MAX_MISSED + 1)
+    if count > MAX_MISSED:
+        return JobTick((Overflow(spec.name, count),), now)
+    times = _missed_times(timeline, start, now, count, spec.options.catch_up == CATCH_UP_ALL)
+    wake = timeline.next_after(max(start, times[-1]) if times else start)
+    if spec.policy is Policy.WAIT_FOR_LAST:
+        return JobTick(_wait_for_last(spec, state, times, now), wake)
+    if not times:
+        return JobTick((), wake)
+    number = state.launched
+    decisions: list[Decision] = []
+    if spec.policy is Policy.FORBID:
+        if state.active:
+            return JobTick((Skip(spec.name, times[0]),), now)
+        times = times[:1]
+        wake = now if count > 1 else wake
+    elif spec.policy is Policy.REPLACE:
+        decisions.extend(Replace(spec.name, victim) for victim in state.active)
+        times = times[-1:]
+    for t in times:
+        number += 1
+        decisions.append(Launch(spec.name, run_id(spec.name, number), number, t, firing_reason(t, now)))
+    return JobTick(tuple(decisions), wake)
+
+
+def _missed_times(timeline: Timeline, start: int, now: int, count: int, every_one: bool) -> list[int]:
+    if count == 0:
+        return []
+    if not every_one:
+        latest = timeline.latest_in(start, now)
+        return [] if latest is None else [latest]
+    times: list[int] = []
+    t = timeline.next_after(start)
+    while t is not None and t <= now:
+        times.append(t)
+        t = timeline.next_after(t)
+    return times
+
+
+def _wait_for_last(spec: JobSpec, state: JobState, times: list[int], now: int) -> tuple[Decision, ...]:
+    decisions: list[Decision] = []
+    queue = list(state.queue)
+    for t in times:
+        reason = firing_reason(t, now)
+        if reason == "scheduled":
+            for older in [q for q in queue if q.reason == "scheduled"]:
+                queue.remove(older)
+                decisions.append(Coalesce(spec.name, older.nominal))
+        queue.append(Queued(t, reason))
+        decisions.append(Enqueue(spec.name, t, reason))
+    if queue and not state.active:
+        number = state.launched + 1
+        decisions.append(Launch(spec.name, run_id(spec.name, number), number, queue[0].nominal, queue[0].reason))
+    return tuple(decisions)
 
 
 def _with_retries(spec: JobSpec, state: JobState, now: int, result: JobTick) -> JobTick:

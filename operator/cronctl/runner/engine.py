@@ -24,9 +24,9 @@ from typing import Any, Callable
 
 from ..core.controller import Controller
 from ..core.errors import Code, CronctlError
-from ..core.spec import JobSpec, Options, Policy
+from ..core.spec import CATCH_UP_ALL, CATCH_UP_LATEST, JobSpec, Options, Policy
 from ..core.state import RUNNING, ControllerState
-from ..core.tick import Launch, Overflow, Replace, Skip
+from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Skip, firing_reason
 from ..core.zones import UTC, parse_offset
 from ..core.schedule import parse_expression
 from .book import Book, Status
@@ -37,7 +37,9 @@ from .slots import SlotPool, order_due
 
 HISTORY_LIMIT = 200
 TRIGGERS_DIR = "triggers"
-POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.REPLACE}
+POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.REPLACE,
+            "WaitForLast": Policy.WAIT_FOR_LAST}
+CATCH_UP = {"Latest": CATCH_UP_LATEST, "All": CATCH_UP_ALL}
 
 
 @dataclass
@@ -68,12 +70,16 @@ def job_spec(definition: Definition, created_at: int, index: int) -> JobSpec:
     expression = parse_expression(spec.get("schedule"))
     policy = POLICIES.get(spec.get("concurrencyPolicy", "Allow"))
     if policy is None:
-        raise CronctlError("spec.concurrencyPolicy: must be Allow, Forbid or Replace", Code.INVALID_POLICY)
+        raise CronctlError("spec.concurrencyPolicy: must be Allow, Forbid, Replace or WaitForLast",
+                           Code.INVALID_POLICY)
+    catch_up = CATCH_UP.get(spec.get("catchUp", "Latest"))
+    if catch_up is None:
+        raise CronctlError("spec.catchUp: must be Latest or All", Code.INVALID_OPTIONS)
     deadline = spec.get("startingDeadlineSeconds")
     zone = UTC if spec.get("timeZone") is None else parse_offset(spec["timeZone"], "spec.timeZone")
     options = Options(starting_deadline=None if deadline is None else int(deadline) // 60,
                       timeout=spec.get("timeoutMinutes"), keep_succeeded=spec.get("successfulJobsHistoryLimit", 3),
-                      keep_failed=spec.get("failedJobsHistoryLimit", 1), tz=zone)
+                      keep_failed=spec.get("failedJobsHistoryLimit", 1), tz=zone, catch_up=catch_up)
     return JobSpec(definition.name, expression.text, policy, options, created_at, index)
 
 
@@ -91,6 +97,8 @@ class Runner:
         self.controller = Controller()
         self.firings: dict[str, Firing] = {}
         self.journal: dict[str, list[dict[str, Any]]] = {}
+        # What a waiting firing will run: the command as it was when the firing became due.
+        self.snapshots: dict[str, dict[str, Any]] = {}
         self.definitions: dict[str, Definition] = {}
         self.may_fire = True
         self._noticed: set[str] = set()
@@ -115,6 +123,7 @@ class Runner:
             self.controller = Controller(ControllerState.from_json(data["controller"]))
         self.firings = {f["run_id"]: Firing(**f) for f in data.get("firings", [])}
         self.journal = data.get("journal", {})
+        self.snapshots = data.get("snapshots", {})
         self.executor.adopt()
         for firing in self.firings.values():
             if firing.slot is not None:
@@ -147,7 +156,7 @@ class Runner:
     def save(self) -> None:
         self.book.save({"controller": self.controller.state.to_json(),
                         "firings": [firing.to_json() for firing in self.firings.values()],
-                        "journal": self.journal, "workers": self.slots.size})
+                        "journal": self.journal, "snapshots": self.snapshots, "workers": self.slots.size})
 
     # -- manifests -----------------------------------------------------------------------
 
@@ -203,13 +212,22 @@ class Runner:
 
     def _carry_out(self, decision: object, now: int) -> None:
         if isinstance(decision, Launch):
-            definition = self.definitions[decision.job]
-            reason = decision.reason if decision.reason == "manual" else (
-                "scheduled" if decision.scheduled_for == now else "catch-up")
-            # The firing keeps the command it had when it became due.
+            reason = decision.reason if decision.reason == "manual" else firing_reason(decision.scheduled_for, now)
+            command = self.snapshots.pop(_snapshot_key(decision.job, decision.scheduled_for), None)
+            if command is None:
+                command = self._command_of(decision.job)
+            else:
+                reason = command.pop("reason")
             self.firings[decision.run_id] = Firing(decision.run_id, decision.job, decision.scheduled_for, reason,
-                                                   list(definition.command), list(definition.args),
-                                                   dict(definition.env))
+                                                   **command)
+        elif isinstance(decision, Enqueue):
+            # The firing keeps the command it had when it became due; an edit changes later ones.
+            self.snapshots[_snapshot_key(decision.job, decision.scheduled_for)] = {
+                **self._command_of(decision.job), "reason": decision.reason}
+        elif isinstance(decision, Coalesce):
+            self.snapshots.pop(_snapshot_key(decision.job, decision.scheduled_for), None)
+            self._remember(decision.job, {"run": None, "reason": "scheduled", "nominal": decision.scheduled_for,
+                                          "actual": None, "attempts": 0, "outcome": "coalesced", "finished": now})
         elif isinstance(decision, Replace):
             firing = self.firings.pop(decision.run_id, None)
             if firing is not None:
@@ -220,6 +238,10 @@ class Runner:
         elif isinstance(decision, Overflow):
             self._notice(f"{decision.job}: more than 100 schedule times were missed; nothing is launched "
                          "until fewer are (set startingDeadlineSeconds to bound the window)")
+
+    def _command_of(self, schedule: str) -> dict[str, Any]:
+        definition = self.definitions[schedule]
+        return {"command": list(definition.command), "args": list(definition.args), "env": dict(definition.env)}
 
     def _stop_or_drop(self, firing: Firing, reason: str, now: int) -> None:
         if firing.slot is None:  # never started: it only leaves the queue
@@ -289,6 +311,10 @@ class Runner:
         if any(f.slot is None for f in self.firings.values()) and self.slots.free_count == 0:
             return self.slots.describe_wait()
         return None
+
+
+def _snapshot_key(schedule: str, nominal: int) -> str:
+    return f"{schedule}@{nominal}"
 
 
 def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: float = 60.0,

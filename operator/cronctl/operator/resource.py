@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from ..core.errors import CronctlError
 from ..core.schedule import IntervalExpression, parse_expression
-from ..core.spec import DEFAULT_KEEP_FAILED, DEFAULT_KEEP_SUCCEEDED, JobSpec, Options, Policy
+from ..core.spec import (CATCH_UP_ALL, CATCH_UP_LATEST, DEFAULT_KEEP_FAILED, DEFAULT_KEEP_SUCCEEDED, JobSpec,
+                         Options, Policy)
 from ..core.times import format_time, to_minute
 from ..core.zones import UTC, parse_offset
 
@@ -32,7 +33,11 @@ TRIGGER_ANNOTATION = "cronctl.dev/trigger"
 
 STATUS_VERSION = 1
 
-POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.REPLACE}
+# WaitForLast and catchUp are read here for the single-node runner, which shares
+# this reader; the CRD does not admit them yet, so the operator never sees them.
+POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.REPLACE,
+            "WaitForLast": Policy.WAIT_FOR_LAST}
+CATCH_UP = {"Latest": CATCH_UP_LATEST, "All": CATCH_UP_ALL}
 
 
 def rfc3339(minute: int) -> str:
@@ -87,7 +92,10 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
             raise SpecError("spec.timeZone", error.message.partition(": ")[2], "UnknownTimeZone") from None
     policy = POLICIES.get(spec.get("concurrencyPolicy", "Allow"))
     if policy is None:
-        raise SpecError("spec.concurrencyPolicy", "must be Allow, Forbid or Replace", "InvalidPolicy")
+        raise SpecError("spec.concurrencyPolicy", "must be Allow, Forbid, Replace or WaitForLast", "InvalidPolicy")
+    catch_up = CATCH_UP.get(spec.get("catchUp", "Latest"))
+    if catch_up is None:
+        raise SpecError("spec.catchUp", "must be Latest or All", "InvalidCatchUp")
     deadline_seconds = spec.get("startingDeadlineSeconds")
     options = Options(
         # Schedule times are whole minutes: t >= now - s seconds is t >= now - floor(s / 60) minutes.
@@ -98,6 +106,7 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
         tz=zone,
         retries=spec.get("maxRetries", 0),
         retry_delay=spec.get("retryDelayMinutes", 0),
+        catch_up=catch_up,
     )
     job = JobSpec(name=metadata["name"], expression=expression.text, policy=policy, options=options,
                   created_at=anchor, index=0)

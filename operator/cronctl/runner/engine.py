@@ -16,6 +16,7 @@ acknowledged to the executor only after the book that records them is saved.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -23,23 +24,19 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.controller import Controller
-from ..core.errors import Code, CronctlError
-from ..core.spec import CATCH_UP_ALL, CATCH_UP_LATEST, JobSpec, Options, Policy
+from ..core.errors import CronctlError
+from ..core.spec import JobSpec
 from ..core.state import RUNNING, ControllerState
 from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Skip, firing_reason
-from ..core.zones import UTC, parse_offset
-from ..core.schedule import parse_expression
+from ..operator.resource import read_spec
 from .book import Book, Status
 from .definitions import Definition, image_notice, load_definitions
-from .executor import Ended, Executor, RunKey, RunRequest
+from .executor import Executor, RunKey, RunRequest
 from .lock import RunnerLock, describe_holder, runner_identity
 from .slots import SlotPool, order_due
 
 HISTORY_LIMIT = 200
 TRIGGERS_DIR = "triggers"
-POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.REPLACE,
-            "WaitForLast": Policy.WAIT_FOR_LAST}
-CATCH_UP = {"Latest": CATCH_UP_LATEST, "All": CATCH_UP_ALL}
 
 
 @dataclass
@@ -65,22 +62,9 @@ class Firing:
 
 
 def job_spec(definition: Definition, created_at: int, index: int) -> JobSpec:
-    """The core's view of a manifest (the same fields the operator reads)."""
-    spec = definition.spec
-    expression = parse_expression(spec.get("schedule"))
-    policy = POLICIES.get(spec.get("concurrencyPolicy", "Allow"))
-    if policy is None:
-        raise CronctlError("spec.concurrencyPolicy: must be Allow, Forbid, Replace or WaitForLast",
-                           Code.INVALID_POLICY)
-    catch_up = CATCH_UP.get(spec.get("catchUp", "Latest"))
-    if catch_up is None:
-        raise CronctlError("spec.catchUp: must be Latest or All", Code.INVALID_OPTIONS)
-    deadline = spec.get("startingDeadlineSeconds")
-    zone = UTC if spec.get("timeZone") is None else parse_offset(spec["timeZone"], "spec.timeZone")
-    options = Options(starting_deadline=None if deadline is None else int(deadline) // 60,
-                      timeout=spec.get("timeoutMinutes"), keep_succeeded=spec.get("successfulJobsHistoryLimit", 3),
-                      keep_failed=spec.get("failedJobsHistoryLimit", 1), tz=zone, catch_up=catch_up)
-    return JobSpec(definition.name, expression.text, policy, options, created_at, index)
+    """The core's view of a manifest: the operator's reader, so both read the same fields."""
+    body = {"metadata": {"name": definition.name}, "spec": definition.spec}
+    return dataclasses.replace(read_spec(body, created_at).job, index=index)
 
 
 class Runner:

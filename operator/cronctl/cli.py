@@ -18,7 +18,7 @@ from typing import Sequence, TextIO
 from .core.errors import CronctlError
 from .core.schedule import IntervalExpression, next_runs, parse_expression
 from .core.times import MINUTES_PER_DAY, format_time, parse_time, to_minute
-from .core.zones import UTC, FixedOffset, parse_offset
+from .core.zones import UTC, AnyZone, IanaZone, parse_zone
 
 EXIT_USAGE = 2
 EXIT_NO_ANSWER = 1
@@ -75,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     nxt.add_argument("--dir", type=Path, help="the runner's folder, to ask about a schedule by name")
     nxt.add_argument("--after", help="UTC time YYYY-MM-DDTHH:MM to start after (default: now)")
     nxt.add_argument("--count", type=int, default=5, help="how many fire times (1-1000, default 5)")
-    nxt.add_argument("--tz", help="the zone the expression is read in: a UTC offset like +05:30")
+    nxt.add_argument("--tz", help="the zone the expression is read in: a UTC offset like +05:30 or an IANA "
+                     "zone like Europe/Berlin (daylight saving as Vixie cron does it)")
     nxt.add_argument("--json", action="store_true", help="print the JSON list of UTC times only")
     nxt.set_defaults(command=_next)
     return parser
@@ -184,7 +185,7 @@ def _next(args: argparse.Namespace) -> int:
     if not 1 <= args.count <= 1000:
         print("cronctl: --count must be from 1 to 1000", file=sys.stderr)
         return EXIT_USAGE
-    zone = UTC if args.tz is None else parse_offset(args.tz, "--tz")
+    zone = UTC if args.tz is None else parse_zone(args.tz, "--tz")
     if args.tz is not None and isinstance(expression, IntervalExpression):
         print("cronctl: --tz: an @every interval counts real time and takes no time zone", file=sys.stderr)
         return EXIT_USAGE
@@ -205,12 +206,18 @@ def _names_a_schedule(text: str) -> bool:
     return len(text.split()) == 1 and not text.startswith("@") and Path("cronctl.json").exists()
 
 
-def _print_table(times: list[int], zone: FixedOffset) -> None:
+def _print_table(times: list[int], zone: AnyZone) -> None:
     for t in times:
-        local = t + zone.minutes
+        offset = zone.utc_offset(t)
+        local = t + offset
         weekday = _WEEKDAYS[(local // MINUTES_PER_DAY + 4) % 7]
         line = f"{format_time(t).replace('T', ' ')} UTC"
-        if zone != UTC:
+        if isinstance(zone, IanaZone):  # the abbreviation and offset of that instant: CET +01:00, CEST +02:00
+            sign = "-" if offset < 0 else "+"
+            hours, mins = divmod(abs(offset), 60)
+            line += (f"   {weekday} {format_time(local).replace('T', ' ')} {zone.abbreviation(t)}"
+                     f" ({sign}{hours:02d}:{mins:02d}, {zone.name})")
+        elif zone != UTC:
             line += f"   {weekday} {format_time(local).replace('T', ' ')} {zone.name}"
         else:
             line += f"   {weekday}"

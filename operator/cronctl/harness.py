@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from .core.controller import Controller
 from .core.errors import Code, CronctlError
-from .core.schedule import IntervalExpression, next_runs, parse_expression
+from .core.schedule import IntervalExpression, next_runs, parse_seed_expression
 from .core.tick import Decision, Launch, Overflow, Replace, Skip
 from .core.times import format_time, parse_time
 from .core.zones import UTC, parse_offset
@@ -74,7 +74,7 @@ def _time(value: object) -> int:
 
 def _next_runs(controller: Controller, expr: object, after: object, count: object,
                *tz: object) -> list[str]:
-    expression = parse_expression(expr)
+    expression = parse_seed_expression(expr)
     start = _time(after)
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_NEXT_RUNS:
         raise CronctlError(f"count must be 1-{MAX_NEXT_RUNS}", Code.INVALID_COUNT)

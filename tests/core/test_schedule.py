@@ -83,3 +83,21 @@ def test_invalid_offsets(text: object) -> None:
     from cronctl.core.errors import ZoneError
     with pytest.raises(ZoneError):
         parse_offset(text)
+
+
+def test_every_rules_are_timelines_of_their_own_anchor() -> None:
+    from cronctl.core.zones import parse_zone
+    berlin = parse_zone("Europe/Berlin")
+    timeline = Timeline(parse_expression("every(1).day.at(09:30)"), t("2024-03-29T10:00"), berlin)
+    # 09:30 in Berlin is 08:30 UTC before the change of 31 March and 07:30 UTC after it.
+    assert [format_time(m) for m in (timeline.first, timeline.next_after(t("2024-03-30T08:30")))] == [
+        "2024-03-30T08:30", "2024-03-31T07:30"]
+    assert timeline.count_in(t("2024-03-29T10:00"), t("2024-04-02T10:00"), 101) == 4
+    assert timeline.end is None
+    hourly = Timeline(parse_expression("every(2).hours"), t("2024-03-01T10:07"))
+    assert [hourly.first, hourly.next_after(t("2024-03-01T12:07"))] == [t("2024-03-01T12:07"), t("2024-03-01T14:07")]
+
+
+def test_the_harness_knows_no_every_rules() -> None:
+    from cronctl import run
+    assert run([["next_runs", "every(2).hours", "2024-03-01T00:00", 1]]) == ["error: invalid expression"]

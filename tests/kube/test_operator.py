@@ -393,3 +393,11 @@ def test_a_job_created_just_before_a_crash_is_adopted_not_duplicated(operator: O
     assert [run["name"] for run in status["active"]] == [job_of("crashy", "2024-03-01T00:10")]
     assert cluster.job_names("crashy") == [job_of("crashy", "2024-03-01T00:10")]
     assert "Launched" not in [reason for reason, _ in cluster.events("crashy")]
+
+
+def test_an_iana_zone_fires_at_local_wall_time_across_daylight_saving(operator: Operator, cluster: Cluster) -> None:
+    operator.set_clock("2024-03-30T12:00")
+    cluster.apply(schedule_manifest("berlin", "30 9 * * *", timeZone="Europe/Berlin"))
+    wait_for("next fire in summer time", lambda: cluster.status("berlin").get("nextFireTime") == "2024-03-31T07:30:00Z")
+    operator.set_clock("2024-03-31T07:30")
+    wait_for("launch", lambda: cluster.job_names("berlin") == [job_of("berlin", "2024-03-31T07:30")])

@@ -241,3 +241,18 @@ def test_history_records_how_many_attempts_a_run_took() -> None:
     done = plan(body, jobs, t("2024-03-01T01:10"))
     assert done.status is not None
     assert [(h["state"], h["attempts"]) for h in done.status["history"]] == [("failed", 2)]
+
+
+def test_an_iana_time_zone_reads_the_schedule_in_local_wall_time_with_daylight_saving() -> None:
+    body = schedule("30 9 * * *", timeZone="Europe/Berlin")
+    before = plan(body, [], t("2024-03-30T12:00"))
+    assert before.status is not None and before.status["nextFireTime"] == "2024-03-31T07:30:00Z"
+    assert plan(body, [], t("2024-03-29T12:00")).status["nextFireTime"] == "2024-03-30T08:30:00Z"  # type: ignore[index]
+
+
+def test_an_unknown_time_zone_is_refused_naming_the_field() -> None:
+    result = plan(schedule(timeZone="Mars/Base"), [], CREATED)
+    assert result.status is not None
+    ready = result.status["conditions"][0]
+    assert (ready["status"], ready["reason"]) == ("False", "UnknownTimeZone")
+    assert ready["message"].startswith("spec.timeZone: ")

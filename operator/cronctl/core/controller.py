@@ -17,7 +17,7 @@ from operator import itemgetter
 
 from .errors import Code, CronctlError
 from .retention import history_order
-from .schedule import Timeline, never_fires, parse_expression
+from .schedule import Timeline, never_fires, parse_seed_expression
 from .spec import JobSpec, check_name, check_zone_allowed, parse_options, parse_policy
 from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, ControllerState, Job, Queued, Run
 from .tick import (Coalesce, Decision, Enqueue, JobTick, Launch, Missed, Overflow, Replace, Retry, Skip, decide,
@@ -70,7 +70,7 @@ class Controller:
                    options: object = None) -> JobSpec:
         self.advance(now)
         check_name(name)
-        compiled = parse_expression(expression)
+        compiled = parse_seed_expression(expression)
         parsed_policy = parse_policy(policy)
         parsed_options = parse_options(options, compiled)
         assert isinstance(name, str) and isinstance(expression, str)
@@ -98,7 +98,7 @@ class Controller:
         assert isinstance(prefix, str) and isinstance(count, int)
         if not isinstance(expressions, list) or not expressions:
             raise CronctlError("exprs: must be a non-empty list of expressions", Code.INVALID_EXPRESSION)
-        compiled = [parse_expression(text) for text in expressions]
+        compiled = [parse_seed_expression(text) for text in expressions]
         parsed_policy = parse_policy(policy)
         used = compiled[:count]
         parsed_options = parse_options(options, used[0])

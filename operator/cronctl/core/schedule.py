@@ -34,8 +34,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import ClassVar, Union
 
+from . import every
 from .cron import CronExpression, parse_cron
 from .errors import Code, CronctlError, ExpressionError
+from .every import EveryRule, is_every, parse_every
 from .interval import IntervalExpression, parse_interval
 from .times import MINUTES_PER_DAY, days_from_civil, year_of, year_start
 from .zones import UTC, AnyZone, FixedOffset, IanaZone, Transition
@@ -43,21 +45,32 @@ from .zones import UTC, AnyZone, FixedOffset, IanaZone, Transition
 HORIZON_YEARS = 8
 DST_ADJUSTED_BELOW = 180  # minutes: a jump at least this long is taken literally
 
-Expression = Union[CronExpression, IntervalExpression]
+Expression = Union[CronExpression, IntervalExpression, EveryRule]
 
 
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> Expression:
     if text.strip().startswith("@"):
         return parse_interval(text)
+    if is_every(text):
+        return parse_every(text)
     return parse_cron(text)
 
 
 def parse_expression(text: object) -> Expression:
-    """Compile a cron or ``@every`` expression; raises ExpressionError (field and reason)."""
+    """Compile a cron expression, ``@every <N>m|h`` or ``every(N).unit...``; raises
+    ExpressionError naming the field and the reason."""
     if not isinstance(text, str):
         raise ExpressionError("expression", "must be a string")
     return _parse(text)
+
+
+def parse_seed_expression(text: object) -> Expression:
+    """The run() harness's expressions (seed 000): cron and ``@every`` only."""
+    expression = parse_expression(text)
+    if isinstance(expression, EveryRule):
+        raise ExpressionError("expression", "every(N).unit rules are not part of the harness's contract")
+    return expression
 
 
 def never_fires() -> CronctlError:
@@ -82,6 +95,11 @@ class Timeline:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         zone, expression = self.zone, self.expression
+        if isinstance(expression, EveryRule):  # arithmetic from the anchor; never ends
+            set_(self, "_offset", None)
+            set_(self, "first", every.next_after(expression, self.anchor, self.anchor, zone))
+            set_(self, "end", None)
+            return
         if isinstance(zone, FixedOffset):
             set_(self, "_offset", zone.minutes)
             first = _next_fire(expression, zone, self.anchor)
@@ -125,6 +143,8 @@ class Timeline:
         if t < self.first:
             return self.first
         expression = self.expression
+        if isinstance(expression, EveryRule):
+            return every.next_after(expression, self.anchor, t, self.zone)
         if isinstance(expression, IntervalExpression):
             return self.anchor + expression.first_index_after(self.anchor, t) * expression.minutes
         offset = self._offset  # _next_fire, inlined: this runs for most decisions of a tick
@@ -143,6 +163,8 @@ class Timeline:
         if high <= low:
             return None
         expression = self.expression
+        if isinstance(expression, EveryRule):
+            return every.latest_in(expression, self.anchor, low, high, self.zone)
         if isinstance(expression, IntervalExpression):
             k = (high - self.anchor) // expression.minutes
             latest = self.anchor + k * expression.minutes
@@ -163,6 +185,8 @@ class Timeline:
         if high <= low:
             return 0
         expression = self.expression
+        if isinstance(expression, EveryRule):
+            return every.count_in(expression, self.anchor, low, high, limit, self.zone)
         if isinstance(expression, IntervalExpression):
             first_k = expression.first_index_after(self.anchor, low)
             last_k = (high - self.anchor) // expression.minutes
@@ -175,6 +199,8 @@ class Timeline:
 
 def _next_fire(expression: Expression, zone: AnyZone, after: int) -> int | None:
     """The seed's next fire: the first match after ``after`` within the horizon."""
+    if isinstance(expression, EveryRule):
+        return every.next_after(expression, after, after, zone)
     if isinstance(expression, IntervalExpression):
         return after + expression.minutes
     if isinstance(zone, IanaZone):
@@ -338,6 +364,8 @@ def next_runs(expression: Expression, after: int, count: int, zone: AnyZone = UT
     expression's remaining times of day, so a search is needed only once per
     firing day.
     """
+    if isinstance(expression, EveryRule):  # ``after`` is the anchor, as for @every
+        return every.next_runs(expression, after, count, zone)
     if isinstance(expression, IntervalExpression):
         return [after + k * expression.minutes for k in range(1, count + 1)]
     if isinstance(zone, IanaZone):

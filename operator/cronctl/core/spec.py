@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from .errors import Code, CronctlError, OptionError
 from .schedule import Expression, IntervalExpression, parse_expression
-from .zones import UTC, FixedOffset, parse_offset
+from .zones import UTC, AnyZone, parse_offset
 
 MAX_NAME_LENGTH = 40
 DEFAULT_KEEP_SUCCEEDED = 3
@@ -57,7 +57,7 @@ class Options:
     timeout: int | None = None
     keep_succeeded: int = DEFAULT_KEEP_SUCCEEDED
     keep_failed: int = DEFAULT_KEEP_FAILED
-    tz: FixedOffset = field(default=UTC)
+    tz: AnyZone = field(default=UTC)  # the harness allows fixed offsets only (parse_options)
     # Attempts after a failed one (0: none). The run() harness never sets
     # these: its contract has no such option, so its results stay as they were.
     retries: int = 0

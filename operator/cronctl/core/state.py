@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from .retention import SUCCEEDED_CLASS, Finished, keep_newest, retention_class
 from .spec import JobSpec, Options, Policy
 from .times import format_time, parse_stored_time
-from .zones import parse_offset
+from .zones import parse_zone
 
 STATE_VERSION = 1
 
@@ -146,7 +146,7 @@ class Job:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Job:
         options = dict(data["options"])
-        options["tz"] = parse_offset(options["tz"])
+        options["tz"] = parse_zone(options["tz"])
         spec = JobSpec(name=data["name"], expression=data["expression"], policy=Policy(data["policy"]),
                        options=Options(**options), created_at=parse_stored_time(data["created_at"]),
                        index=data["index"])

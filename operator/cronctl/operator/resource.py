@@ -16,7 +16,7 @@ from ..core.schedule import IntervalExpression, parse_expression
 from ..core.spec import (CATCH_UP_ALL, CATCH_UP_LATEST, DEFAULT_KEEP_FAILED, DEFAULT_KEEP_SUCCEEDED, JobSpec,
                          Options, Policy)
 from ..core.times import format_time, to_minute
-from ..core.zones import UTC, parse_offset
+from ..core.zones import UTC, parse_zone
 
 GROUP = "cronctl.dev"
 VERSION = "v1"
@@ -87,7 +87,7 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
             raise SpecError("spec.timeZone", "an @every interval counts real time and takes no time zone",
                             "InvalidTimeZone")
         try:
-            zone = parse_offset(spec["timeZone"], "spec.timeZone")
+            zone = parse_zone(spec["timeZone"], "spec.timeZone")
         except CronctlError as error:
             raise SpecError("spec.timeZone", error.message.partition(": ")[2], "UnknownTimeZone") from None
     policy = POLICIES.get(spec.get("concurrencyPolicy", "Allow"))

@@ -16,6 +16,7 @@ from typing import Any
 from ..core.schedule import Timeline
 from ..core.state import ControllerState
 from ..core.times import format_time
+from ..core.zones import UTC, AnyZone
 from .book import Book, Status
 from .engine import TRIGGERS_DIR, Firing
 from .lock import RunnerLock, describe_holder
@@ -28,12 +29,15 @@ def _book(folder: Path) -> dict[str, Any]:
     return loaded.data
 
 
-def _both(minute: int | None, offset: int) -> str:
+def _both(minute: int | None, zone: AnyZone) -> str:
     """A time in UTC and in the schedule's zone."""
     if minute is None:
         return "-"
     utc = format_time(minute).replace("T", " ")
-    return utc + " UTC" if offset == 0 else f"{utc} UTC ({format_time(minute + offset)[11:]} local)"
+    offset = zone.utc_offset(minute)
+    if zone == UTC:
+        return utc + " UTC"
+    return f"{utc} UTC ({format_time(minute + offset).replace('T', ' ')} {zone.name})"
 
 
 def status_lines(folder: Path) -> list[str]:
@@ -46,13 +50,13 @@ def status_lines(folder: Path) -> list[str]:
     for job in state.jobs.values():
         spec = job.spec
         timeline = Timeline(spec.compiled, spec.created_at, spec.options.tz)
-        offset = spec.options.tz.minutes
+        zone = spec.options.tz
         mine = [f for f in firings if f.schedule == spec.name]
         running = [f"{f.run_id} on {f.slot}" for f in mine if f.slot is not None]
         queued = [f.run_id for f in mine if f.slot is None]
         lines.append(f"{spec.name}: {spec.expression} ({spec.options.tz.name}, {spec.policy.value})")
-        lines.append(f"  last:  {_both(job.state.last_schedule, offset)}")
-        lines.append(f"  next:  {_both(timeline.next_after(state.clock or spec.created_at), offset)}")
+        lines.append(f"  last:  {_both(job.state.last_schedule, zone)}")
+        lines.append(f"  next:  {_both(timeline.next_after(state.clock or spec.created_at), zone)}")
         if running:
             lines.append(f"  running: {', '.join(running)}")
         if queued:
@@ -84,7 +88,7 @@ def next_lines(folder: Path, name: str, count: int = 5) -> list[str]:
         nxt = timeline.next_after(t)
         if nxt is None:
             break
-        lines.append(_both(nxt, spec.options.tz.minutes))
+        lines.append(_both(nxt, spec.options.tz))
         t = nxt
     return lines
 

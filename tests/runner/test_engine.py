@@ -243,3 +243,34 @@ def test_catch_up_all_runs_every_missed_day_in_order(folder: Path, clock: Clock)
     entries = until(r, lambda: len(journal(folder, "daily")) == 4 and journal(folder, "daily"))
     assert [(e["nominal"], e["reason"]) for e in entries] == [
         (t(f"2024-03-{day}T02:00"), "catch-up") for day in (14, 15, 16, 17)]
+
+
+def test_a_suspended_schedule_counts_no_missed_run_and_resumes_at_its_next_time(folder: Path, clock: Clock) -> None:
+    path = folder / "pause.yaml"
+    path.write_text(manifest("pause", "*/5 * * * *", ["true"], suspend=True))
+    r = runner(folder, clock)
+    r.step()
+    clock.set("2024-03-01T00:12")
+    r.step()
+    path.write_text(manifest("pause", "*/5 * * * *", ["true"]))
+    clock.set("2024-03-01T00:13")
+    r.step()
+    assert journal(folder, "pause") == [] and not r.firings
+    clock.set("2024-03-01T00:15")
+    entries = until(r, lambda: journal(folder, "pause"))
+    assert [e["nominal"] for e in entries] == [t("2024-03-01T00:15")]
+
+
+def test_the_node_switch_stops_all_firing_and_its_off_time_counts_no_missed_run(folder: Path, clock: Clock) -> None:
+    (folder / "busy.yaml").write_text(manifest("busy", "*/5 * * * *", ["true"]))
+    r = runner(folder, clock)
+    r.step()
+    (folder / "cronctl.disabled").touch()
+    clock.set("2024-03-01T00:12")
+    r.step()
+    (folder / "cronctl.disabled").unlink()
+    clock.set("2024-03-01T00:13")
+    r.step()
+    assert not r.firings
+    clock.set("2024-03-01T00:15")
+    assert [e["nominal"] for e in until(r, lambda: journal(folder, "busy"))] == [t("2024-03-01T00:15")]

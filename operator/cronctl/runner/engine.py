@@ -37,6 +37,7 @@ from .slots import SlotPool, order_due
 
 HISTORY_LIMIT = 200
 TRIGGERS_DIR = "triggers"
+SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch: while it exists nothing fires
 
 
 @dataclass
@@ -65,6 +66,10 @@ def job_spec(definition: Definition, created_at: int, index: int) -> JobSpec:
     """The core's view of a manifest: the operator's reader, so both read the same fields."""
     body = {"metadata": {"name": definition.name}, "spec": definition.spec}
     return dataclasses.replace(read_spec(body, created_at).job, index=index)
+
+
+def is_suspended(definition: Definition) -> bool:
+    return bool(definition.spec.get("suspend", False))
 
 
 class Runner:
@@ -123,6 +128,7 @@ class Runner:
         if self.controller.state.clock is not None and now < self.controller.state.clock:
             now = self.controller.state.clock  # a clock that went back fires nothing again
         changed = self._sync_definitions(now)
+        changed |= self._hold_suspended(now)
         changed |= self._take_triggers(now)
         decisions = self.controller.tick(now)
         for decision in decisions:
@@ -169,6 +175,23 @@ class Runner:
             except CronctlError as error:
                 self._notice(f"{definition.file}: CronSchedule {definition.name!r}: {error.message}")
         return changed
+
+    def _hold_suspended(self, now: int) -> bool:
+        """A suspended schedule, or every schedule while the node switch is off, counts no
+        missed run: its window of missed times starts after this minute."""
+        switched_off = (self.folder / SWITCH_OFF_FILE).exists()
+        if switched_off:
+            self._notice(f"the node switch is off ({SWITCH_OFF_FILE} exists): nothing fires")
+        held = False
+        for name, job in self.controller.state.jobs.items():
+            definition = self.definitions.get(name)
+            if switched_off or (definition is not None and is_suspended(definition)):
+                if job.state.not_before != now:
+                    job.state.not_before = now
+                    held = True
+        if held:
+            self.controller = Controller(self.controller.state)  # re-derive who is due
+        return held
 
     def _notice(self, text: str) -> None:
         if text not in self._noticed:

@@ -401,3 +401,17 @@ def test_an_iana_zone_fires_at_local_wall_time_across_daylight_saving(operator: 
     wait_for("next fire in summer time", lambda: cluster.status("berlin").get("nextFireTime") == "2024-03-31T07:30:00Z")
     operator.set_clock("2024-03-31T07:30")
     wait_for("launch", lambda: cluster.job_names("berlin") == [job_of("berlin", "2024-03-31T07:30")])
+
+
+def test_the_trigger_annotation_starts_one_manual_run(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("adhoc", "0 0 1 1 *"))
+    wait_for("seen", ready(cluster, "adhoc"))
+    operator.set_clock("2024-03-01T00:30")
+    kubectl(cluster.cp, "annotate", "-n", cluster.namespace, "cronschedule/adhoc", "cronctl.dev/trigger=now-1")
+    name = f"adhoc-{minutes('2024-03-01T00:30')}-manual"
+    wait_for("the manual Job", lambda: cluster.job_names("adhoc") == [name])
+    status = wait_for("answered", lambda: (s := cluster.status("adhoc")).get("lastTrigger") == "now-1" and s)
+    assert [(run["name"], run["reason"]) for run in status["active"]] == [(name, "manual")]
+    assert status.get("lastScheduleTime") is None
+    time.sleep(1)
+    assert cluster.job_names("adhoc") == [name]  # consumed once

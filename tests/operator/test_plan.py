@@ -124,7 +124,7 @@ def test_a_timeout_marks_the_run_timed_out_at_launch_plus_timeout_and_sets_the_j
     expired = plan(after(body, first.status), first.create, t("2024-03-01T01:45"))
     assert expired.status is not None
     assert expired.status["history"] == [{"name": first.create[0]["metadata"]["name"], "run": 1,
-                                          "state": "timed_out", "attempts": 1,
+                                          "state": "timed_out", "attempts": 1, "reason": "scheduled",
                                           "scheduledTime": "2024-03-01T01:00:00Z",
                                           "startedTime": "2024-03-01T01:00:00Z",
                                           "finishedTime": "2024-03-01T01:45:00Z"}]
@@ -256,3 +256,15 @@ def test_an_unknown_time_zone_is_refused_naming_the_field() -> None:
     ready = result.status["conditions"][0]
     assert (ready["status"], ready["reason"]) == ("False", "UnknownTimeZone")
     assert ready["message"].startswith("spec.timeZone: ")
+
+
+def test_the_trigger_annotation_asks_for_one_manual_run_consumed_once() -> None:
+    body = after(schedule("0 0 1 1 *"), plan(schedule("0 0 1 1 *"), [], CREATED).status)
+    body["metadata"]["annotations"] = {"cronctl.dev/trigger": "please-1"}
+    result = plan(body, [], CREATED + 30)
+    assert [job["metadata"]["name"] for job in result.create] == [f"sync-{CREATED + 30}-manual"]
+    assert result.create[0]["metadata"]["annotations"]["cronctl.dev/reason"] == "manual"
+    assert result.status is not None and result.status["lastTrigger"] == "please-1"
+    assert result.status["lastScheduleTime"] is None  # a manual run is no schedule time dealt with
+    body = after(body, result.status)
+    assert plan(body, result.create, CREATED + 31).create == []  # consumed once

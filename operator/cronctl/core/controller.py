@@ -21,7 +21,7 @@ from .schedule import Timeline, never_fires, parse_seed_expression
 from .spec import JobSpec, check_name, check_zone_allowed, parse_options, parse_policy
 from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, ControllerState, Job, Queued, Run
 from .tick import (Coalesce, Decision, Enqueue, JobTick, Launch, Missed, Overflow, Replace, Retry, Skip, decide,
-                   expiry)
+                   expiry, manual_launch)
 
 MAX_BULK = 5000
 _POPPED = -1  # a wake time no heap entry can carry
@@ -214,8 +214,7 @@ class Controller:
         create job --from does); it does not move the job's last schedule time."""
         self.advance(now)
         job = self.find_job(name)
-        number = job.state.launched + 1
-        launch = Launch(job.spec.name, f"{job.spec.name}-{number}", number, now, "manual")
+        launch = manual_launch(job.spec, job.state, now)
         self._apply(job, launch, now)
         return launch
 

@@ -338,6 +338,13 @@ def _holds_until(spec: JobSpec, missed: Missed, now: int) -> int | None:
     return until
 
 
+def manual_launch(spec: JobSpec, state: JobState, now: int) -> Launch:
+    """A firing asked for by hand: a run for ``now`` whatever the policy (as ``kubectl
+    create job --from`` does); applying it does not move the last schedule time."""
+    number = state.launched + 1
+    return Launch(spec.name, run_id(spec.name, number), number, now, "manual")
+
+
 def expiry(run: Run, timeout: int | None) -> int | None:
     return None if timeout is None else run.launched_at + timeout
 

@@ -15,6 +15,7 @@ import kopf
 from .apply import Cluster, load_client
 from .clock import clock_from_environment
 from .loop import Scheduler
+from .plan import pending_trigger
 from .resource import GROUP, PLURAL, SCHEDULE_LABEL, VERSION
 
 _scheduler: Scheduler | None = None
@@ -46,7 +47,7 @@ def schedule_changed(type: str | None, body: kopf.Body, **_: Any) -> None:
         return
     if type == "DELETED":
         _scheduler.forget(key)
-    elif key not in _scheduler.known or _spec_changed(body):
+    elif key not in _scheduler.known or _spec_changed(body) or pending_trigger(body) is not None:
         _scheduler.touch(key)
 
 

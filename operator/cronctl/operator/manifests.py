@@ -6,11 +6,11 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .resource import (API_VERSION, ATTEMPT_LABEL, KIND, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
+from .resource import (API_VERSION, ATTEMPT_LABEL, KIND, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
                        STARTED_ANNOTATION, rfc3339)
 
 
-def job_name(schedule: str, scheduled: int, attempt: int = 1) -> str:
+def job_name(schedule: str, scheduled: int, attempt: int = 1, manual: bool = False) -> str:
     """The Job of one attempt at one nominal time: <schedule>-<minutes since 1970>, as
     CronJob names them, and -<attempt> for attempts after the first.
 
@@ -18,12 +18,13 @@ def job_name(schedule: str, scheduled: int, attempt: int = 1) -> str:
     keeps a crash between creating the Job and saving status from starting a
     second one, or from skipping or repeating an attempt.
     """
-    return f"{schedule}-{scheduled}" if attempt == 1 else f"{schedule}-{scheduled}-{attempt}"
+    base = f"{schedule}-{scheduled}" + ("-manual" if manual else "")
+    return base if attempt == 1 else f"{base}-{attempt}"
 
 
 def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], number: int, scheduled: int,
                  started: int, timeout_minutes: int | None, attempt: int = 1, now: int | None = None,
-                 retries: int = 0) -> dict[str, Any]:
+                 retries: int = 0, reason: str = "scheduled") -> dict[str, Any]:
     """The Job of one attempt. ``started`` is the run's first launch: the timeout counts
     from it, so a later attempt gets only the time that is left."""
     metadata = schedule["metadata"]
@@ -39,12 +40,13 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": job_name(metadata["name"], scheduled, attempt),
+            "name": job_name(metadata["name"], scheduled, attempt, reason == "manual"),
             "namespace": metadata["namespace"],
             "labels": {**(template_metadata.get("labels") or {}),
                        SCHEDULE_LABEL: metadata["name"], RUN_LABEL: str(number), ATTEMPT_LABEL: str(attempt)},
             "annotations": {**(template_metadata.get("annotations") or {}),
-                            SCHEDULED_ANNOTATION: rfc3339(scheduled), STARTED_ANNOTATION: rfc3339(started)},
+                            SCHEDULED_ANNOTATION: rfc3339(scheduled), STARTED_ANNOTATION: rfc3339(started),
+                            REASON_ANNOTATION: reason},
             "ownerReferences": [{
                 "apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"], "uid": metadata["uid"],
                 "controller": True, "blockOwnerDeletion": True,

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 from ..core.retention import Finished, retention_class
 from ..core.state import FAILED, RUNNING, SUCCEEDED, JobState
 from .manifests import job_name
-from .resource import (ATTEMPT_LABEL, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION, STARTED_ANNOTATION,
+from .resource import (ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION, STARTED_ANNOTATION,
                        parse_rfc3339, rfc3339)
 
 
@@ -33,6 +33,7 @@ class RunView:
     # For a running run: how its latest attempt's Job says it ended (outcome, minute), if it has.
     ended: tuple[str, int] | None = None
     attempt: int = 1
+    reason: str = "scheduled"  # a manual run does not count as a schedule time dealt with
 
     @property
     def job(self) -> str:
@@ -46,11 +47,13 @@ class RunView:
     def history_entry(self) -> dict[str, Any]:
         assert self.finished is not None
         return {"name": self.name, "run": self.number, "state": self.state, "attempts": self.attempt,
+                "reason": self.reason,
                 "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started),
                 "finishedTime": rfc3339(self.finished)}
 
     def active_entry(self) -> dict[str, Any]:
         return {"name": self.name, "run": self.number, "attempt": self.attempt, "state": self.state,
+                "reason": self.reason,
                 "job": self.job, "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started)}
 
 
@@ -91,8 +94,9 @@ def run_of_job(job: Mapping[str, Any], owner_uid: str) -> RunView | None:
     started = parse_rfc3339(annotations.get(STARTED_ANNOTATION))
     if scheduled is None or started is None or attempt < 1:
         return None
-    name = job_name(labels.get(SCHEDULE_LABEL, ""), scheduled)
-    return RunView(name, number, scheduled, started, ended=job_outcome(job), attempt=attempt)
+    reason = str(annotations.get(REASON_ANNOTATION, "scheduled"))
+    name = job_name(labels.get(SCHEDULE_LABEL, ""), scheduled, manual=reason == "manual")
+    return RunView(name, number, scheduled, started, ended=job_outcome(job), attempt=attempt, reason=reason)
 
 
 def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_uid: str) -> Observed:
@@ -125,7 +129,7 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
     state.active = [run.name for run in active]
     for run in runs.values():
         state.launched = max(state.launched, run.number)
-        if state.last_schedule is None or run.scheduled > state.last_schedule:
+        if run.reason != "manual" and (state.last_schedule is None or run.scheduled > state.last_schedule):
             state.last_schedule = run.scheduled
     return Observed(state, runs, lost)
 
@@ -137,7 +141,7 @@ def _active_run(entry: object) -> RunView | None:
     if scheduled is None or started is None:
         return None
     return RunView(entry["name"], int(entry.get("run", 0)), scheduled, started,
-                   attempt=int(entry.get("attempt", 1)))
+                   attempt=int(entry.get("attempt", 1)), reason=str(entry.get("reason", "scheduled")))
 
 
 def _finished_run(entry: object) -> RunView | None:

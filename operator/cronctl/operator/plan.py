@@ -13,10 +13,10 @@ from typing import Any, Iterable, Mapping
 
 from ..core.schedule import Timeline
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
-from ..core.tick import Launch, Overflow, Replace, Retry, Skip, decide
+from ..core.tick import Launch, Overflow, Replace, Retry, Skip, decide, manual_launch
 from .manifests import EventSpec, condition, job_manifest, job_name
 from .observe import Observed, RunView, observe
-from .resource import STATUS_VERSION, ScheduleSpec, SpecError, parse_rfc3339, read_spec, rfc3339
+from .resource import STATUS_VERSION, TRIGGER_ANNOTATION, ScheduleSpec, SpecError, parse_rfc3339, read_spec, rfc3339
 
 
 @dataclass
@@ -73,9 +73,23 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
                     state.overflowed += 1
                     result.events.append(EventSpec("Warning", "TooManyMissedSchedules", _overflow_message()))
         result.wake_at = _wake_at(spec, observed, tick.wake_at, now)
-    result.status = _changed(status, _status(schedule, spec, observed, timeline, anchor, now, last_skipped,
-                                             suspended_through, overflowing))
+    trigger = pending_trigger(schedule)
+    if trigger is not None:  # consumed once: the status remembers the value it answered
+        _launch(schedule, spec, observed, manual_launch(spec.job, state, now), now, result)
+    new_status = _status(schedule, spec, observed, timeline, anchor, now, last_skipped, suspended_through,
+                         overflowing)
+    new_status["lastTrigger"] = trigger if trigger is not None else status.get("lastTrigger")
+    result.status = _changed(status, new_status)
     return result
+
+
+def pending_trigger(schedule: Mapping[str, Any]) -> str | None:
+    """The value of the trigger annotation, if the status has not answered it yet."""
+    annotations = schedule["metadata"].get("annotations") or {}
+    value = annotations.get(TRIGGER_ANNOTATION)
+    if value is None or value == (schedule.get("status") or {}).get("lastTrigger"):
+        return None
+    return str(value)
 
 
 def _end_runs(spec: ScheduleSpec, observed: Observed, now: int, result: Plan) -> None:
@@ -123,16 +137,19 @@ def _end_event(run: RunView, lost: bool) -> EventSpec:
 
 def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, decision: Launch, now: int,
             result: Plan) -> None:
-    name = job_name(spec.job.name, decision.scheduled_for)
+    manual = decision.reason == "manual"
+    name = job_name(spec.job.name, decision.scheduled_for, manual=manual)
     state = observed.state
     state.active.append(name)
     state.launched = decision.number
-    state.last_schedule = decision.scheduled_for
-    observed.runs[name] = RunView(name, decision.number, decision.scheduled_for, now)
+    if not manual:
+        state.last_schedule = decision.scheduled_for
+    observed.runs[name] = RunView(name, decision.number, decision.scheduled_for, now, reason=decision.reason)
     result.create.append(job_manifest(schedule, spec.job_template, decision.number, decision.scheduled_for, now,
-                                      spec.job.options.timeout, retries=spec.job.options.retries))
-    result.events.append(EventSpec("Normal", "Launched",
-                                   f"launched run {decision.number} ({name}) for {rfc3339(decision.scheduled_for)}"))
+                                      spec.job.options.timeout, retries=spec.job.options.retries,
+                                      reason=decision.reason))
+    result.events.append(EventSpec("Normal", "Launched", f"launched run {decision.number} ({name}) for "
+                                   f"{rfc3339(decision.scheduled_for)}" + (" (manual)" if manual else "")))
 
 
 def _retry(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, decision: Retry, now: int,
@@ -142,7 +159,7 @@ def _retry(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, 
     observed.state.forget_retry(run.name)
     options = spec.job.options
     result.create.append(job_manifest(schedule, spec.job_template, run.number, run.scheduled, run.started,
-                                      options.timeout, run.attempt, now, options.retries))
+                                      options.timeout, run.attempt, now, options.retries, run.reason))
     result.events.append(EventSpec("Normal", "Retried", f"started attempt {run.attempt} of run {run.number} "
                                    f"({run.job}) for {rfc3339(run.scheduled)}"))
 

@@ -29,7 +29,8 @@ RUN_LABEL = "cronctl.dev/run"
 ATTEMPT_LABEL = "cronctl.dev/attempt"
 SCHEDULED_ANNOTATION = "cronctl.dev/scheduled-time"
 STARTED_ANNOTATION = "cronctl.dev/started-time"
-TRIGGER_ANNOTATION = "cronctl.dev/trigger"
+TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # on a CronSchedule: any new value asks for one manual run
+REASON_ANNOTATION = "cronctl.dev/reason"  # on a Job: scheduled, catch-up or manual
 
 STATUS_VERSION = 1
 

@@ -268,3 +268,16 @@ def test_the_trigger_annotation_asks_for_one_manual_run_consumed_once() -> None:
     assert result.status["lastScheduleTime"] is None  # a manual run is no schedule time dealt with
     body = after(body, result.status)
     assert plan(body, result.create, CREATED + 31).create == []  # consumed once
+
+
+def test_a_run_waiting_for_its_next_attempt_still_times_out_and_is_not_retried() -> None:
+    body = retrying(retries=2, delay=60, timeoutMinutes=45)
+    first = plan(body, [], t("2024-03-01T01:00"))
+    body = after(body, first.status)
+    failed = [finished(first.create[0], "Failed", t("2024-03-01T01:05"))]
+    body = after(body, plan(body, failed, t("2024-03-01T01:05")).status)
+    expired = plan(body, failed, t("2024-03-01T01:45"))
+    assert expired.create == []
+    assert expired.status is not None
+    assert [(h["state"], h["finishedTime"]) for h in expired.status["history"]] == [
+        ("timed_out", "2024-03-01T01:45:00Z")]

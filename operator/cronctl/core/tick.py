@@ -15,7 +15,7 @@ from typing import Iterable, NamedTuple, Union
 
 from .schedule import Timeline
 from .spec import CATCH_UP_ALL, JobSpec, Policy
-from .state import JobState, Queued, Run
+from .state import TIMED_OUT, JobState, Queued, Run
 
 MAX_MISSED = 100  # more missed schedule times than this is an overflow
 
@@ -343,6 +343,22 @@ def manual_launch(spec: JobSpec, state: JobState, now: int) -> Launch:
     create job --from`` does); applying it does not move the last schedule time."""
     number = state.launched + 1
     return Launch(spec.name, run_id(spec.name, number), number, now, "manual")
+
+
+def run_end(started: int, timeout: int | None, reported: tuple[str, int] | None,
+            now: int) -> tuple[str, int] | None:
+    """How a running run has ended by ``now``, if it has: (outcome, minute).
+
+    The outcome its worker reported counts unless the timeout expired first; a
+    report at the very expiry is too late, as in the controller, where
+    timeouts apply before anything else an operation does.
+    """
+    expires = None if timeout is None else started + timeout
+    if reported is not None and reported[1] <= now and (expires is None or reported[1] < expires):
+        return reported
+    if expires is not None and expires <= now:
+        return TIMED_OUT, expires
+    return None
 
 
 def expiry(run: Run, timeout: int | None) -> int | None:

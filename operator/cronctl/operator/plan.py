@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 
 from ..core.schedule import Timeline
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
-from ..core.tick import Launch, Overflow, Replace, Retry, Skip, decide, manual_launch
+from ..core.tick import Launch, Overflow, Replace, Retry, Skip, decide, manual_launch, run_end
 from .manifests import EventSpec, condition, job_manifest, job_name
 from .observe import Observed, RunView, observe
 from .resource import STATUS_VERSION, TRIGGER_ANNOTATION, ScheduleSpec, SpecError, parse_rfc3339, read_spec, rfc3339
@@ -103,18 +103,18 @@ def _end_runs(spec: ScheduleSpec, observed: Observed, now: int, result: Plan) ->
     ends: list[tuple[int, int, str, str]] = []
     for name in observed.state.active:
         run = observed.runs[name]
-        expiry = None if timeout is None else run.started + timeout
-        if name in observed.lost:
-            ends.append((now, run.number, name, FAILED))
-        elif run.ended is not None and run.ended[1] <= now and (expiry is None or run.ended[1] < expiry):
-            ends.append((run.ended[1], run.number, name, run.ended[0]))
-        elif expiry is not None and expiry <= now:
-            ends.append((expiry, run.number, name, TIMED_OUT))
+        end = (FAILED, now) if name in observed.lost else run_end(run.started, timeout, run.ended, now)
+        if end is not None:
+            ends.append((end[1], run.number, name, end[0]))
     options = spec.job.options
     for at, number, name, outcome in sorted(ends):
         run = observed.runs[name]
         pending = None if outcome != FAILED or name in observed.lost else observed.state.fail_attempt(
             name, number, run.attempt, at, options.retries, options.retry_delay)
+        expired = None if pending is None else run_end(run.started, timeout, None, now)
+        if expired is not None:  # it timed out waiting for its next attempt: a timed-out run is not retried
+            observed.state.forget_retry(name)
+            pending, (outcome, at) = None, expired
         if pending is not None:
             run.state = RETRY_PENDING
             result.events.append(EventSpec("Warning", "AttemptFailed", f"attempt {run.attempt} of run {number} "

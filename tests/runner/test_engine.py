@@ -274,3 +274,26 @@ def test_the_node_switch_stops_all_firing_and_its_off_time_counts_no_missed_run(
     assert not r.firings
     clock.set("2024-03-01T00:15")
     assert [e["nominal"] for e in until(r, lambda: journal(folder, "busy"))] == [t("2024-03-01T00:15")]
+
+
+def test_a_second_runner_shows_the_schedules_read_only_and_takes_over_when_the_first_ends(
+        folder: Path, clock: Clock) -> None:
+    from cronctl.runner.engine import run_forever
+
+    (folder / "shared.yaml").write_text(manifest("shared", "*/5 * * * *", ["true"]))
+    first = runner(folder, clock)
+    first.step()
+    first.save()
+    messages: list[str] = []
+    second = Runner(folder, clock, 1, say=messages.append)
+    turns = iter(range(1000))
+
+    def stop_after_takeover() -> bool:
+        if next(turns) == 3:
+            first.lock.release()  # the first runner ends
+        return second.lock.held
+
+    run_forever(second, poll_seconds=0.01, retry_lock_seconds=0.02, should_stop=stop_after_takeover)
+    assert any("read-only" in m for m in messages)
+    assert any(m.startswith("shared: */5 * * * *") for m in messages)
+    assert second.lock.held

@@ -326,7 +326,13 @@ def _snapshot_key(schedule: str, nominal: int) -> str:
 
 def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: float = 60.0,
                 should_stop: Callable[[], bool] = lambda: False) -> None:
+    shown = False
     while not runner.open():
+        if not shown and runner.book.path.exists():  # read-only: show what the holder fires
+            from .views import status_lines
+            for line in status_lines(runner.folder):
+                runner.say(line)
+            shown = True
         for _ in range(int(retry_lock_seconds / poll_seconds)):
             if should_stop():
                 return

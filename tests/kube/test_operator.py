@@ -415,3 +415,40 @@ def test_the_trigger_annotation_starts_one_manual_run(operator: Operator, cluste
     assert status.get("lastScheduleTime") is None
     time.sleep(1)
     assert cluster.job_names("adhoc") == [name]  # consumed once
+
+
+def test_wait_for_last_with_catch_up_all_runs_the_seeds_missed_days_one_after_another(
+        operator: Operator, cluster: Cluster) -> None:
+    """Seed 004: daily at 02:00, off from the 13th 20:00 to the 17th 09:00."""
+    operator.set_clock("2024-03-13T20:00")
+    cluster.apply(schedule_manifest("nightly", "0 2 * * *", "WaitForLast", catchUp="All"))
+    wait_for("seen", ready(cluster, "nightly"))
+    operator.set_clock("2024-03-17T09:00")
+    for day, minute in ((14, "09:10"), (15, "09:20"), (16, "09:30"), (17, "09:40")):
+        job = job_of("nightly", f"2024-03-{day}T02:00")
+        wait_for(f"the run of the {day}th", lambda j=job: j in cluster.job_names("nightly"))
+        assert len(cluster.job_names("nightly")) == day - 13  # one after another
+        cluster.finish_job(job, "Complete", f"2024-03-17T{minute}")
+        operator.set_clock(f"2024-03-17T{minute}")
+    status = wait_for("all done", lambda: (s := cluster.status("nightly")).get("activeCount") == 0
+                      and len(s.get("history", [])) >= 3 and s)
+    assert status["nextFireTime"] == "2024-03-18T02:00:00Z"
+    assert status.get("queue", []) == []
+
+
+def test_wait_for_last_coalesces_a_waiting_scheduled_firing(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("wfl", "*/10 * * * *", "WaitForLast"))
+    wait_for("seen", ready(cluster, "wfl"))
+    operator.set_clock("2024-03-01T00:10")
+    wait_for("first", lambda: cluster.job_names("wfl") == [job_of("wfl", "2024-03-01T00:10")])
+    operator.set_clock("2024-03-01T00:20")
+    wait_for("queued", lambda: [q["scheduledTime"] for q in cluster.status("wfl").get("queue", [])]
+             == ["2024-03-01T00:20:00Z"])
+    operator.set_clock("2024-03-01T00:30")
+    wait_for("coalesced", lambda: [q["scheduledTime"] for q in cluster.status("wfl").get("queue", [])]
+             == ["2024-03-01T00:30:00Z"])
+    assert "Coalesced" in [reason for reason, _ in cluster.events("wfl")]
+    cluster.finish_job(job_of("wfl", "2024-03-01T00:10"), "Complete", "2024-03-01T00:35")
+    operator.set_clock("2024-03-01T00:35")
+    wait_for("the newest runs", lambda: job_of("wfl", "2024-03-01T00:30") in cluster.job_names("wfl"))
+    assert job_of("wfl", "2024-03-01T00:20") not in cluster.job_names("wfl")

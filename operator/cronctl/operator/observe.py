@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..core.retention import Finished, retention_class
-from ..core.state import FAILED, RUNNING, SUCCEEDED, JobState
+from ..core.state import FAILED, RUNNING, SUCCEEDED, JobState, Queued
 from .manifests import job_name
 from .resource import (ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION, STARTED_ANNOTATION,
                        parse_rfc3339, rfc3339)
@@ -104,7 +104,8 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
     state = JobState(last_schedule=parse_rfc3339(status.get("lastScheduleTime")),
                      launched=int(status.get("launched", 0)), skipped=int(status.get("skipped", 0)),
                      overflowed=int(status.get("overflowed", 0)),
-                     not_before=parse_rfc3339(status.get("suspendedThrough")))
+                     not_before=parse_rfc3339(status.get("suspendedThrough")),
+                     queue=_queue(status.get("queue")))
     for entry in status.get("history") or []:
         run = _finished_run(entry)
         if run is not None:
@@ -132,6 +133,16 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
         if run.reason != "manual" and (state.last_schedule is None or run.scheduled > state.last_schedule):
             state.last_schedule = run.scheduled
     return Observed(state, runs, lost)
+
+
+def _queue(entries: object) -> list[Queued]:
+    """The firings waiting for the active run (wait-for-last), oldest first."""
+    queue = []
+    for entry in entries if isinstance(entries, list) else []:
+        nominal = parse_rfc3339(entry.get("scheduledTime")) if isinstance(entry, dict) else None
+        if nominal is not None:
+            queue.append(Queued(nominal, str(entry.get("reason", "scheduled"))))
+    return queue
 
 
 def _active_run(entry: object) -> RunView | None:

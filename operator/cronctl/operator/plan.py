@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..core.schedule import Timeline
-from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
-from ..core.tick import Launch, Overflow, Replace, Retry, Skip, decide, manual_launch, run_end
+from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, Queued
+from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, decide, manual_launch, run_end
 from .manifests import EventSpec, condition, job_manifest, job_name
 from .observe import Observed, RunView, observe
 from .resource import STATUS_VERSION, TRIGGER_ANNOTATION, ScheduleSpec, SpecError, parse_rfc3339, read_spec, rfc3339
@@ -67,6 +67,15 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
                 state.skipped += 1
                 result.events.append(EventSpec("Normal", "Skipped", f"skipped {rfc3339(decision.scheduled_for)}: "
                                                f"{state.active[0]} is still active (Forbid)"))
+            elif isinstance(decision, Enqueue):
+                state.queue.append(Queued(decision.scheduled_for, decision.reason))
+                state.last_schedule = max(decision.scheduled_for, state.last_schedule or decision.scheduled_for)
+                result.events.append(EventSpec("Normal", "Queued", f"{rfc3339(decision.scheduled_for)} "
+                                               f"({decision.reason}) waits for the active run (WaitForLast)"))
+            elif isinstance(decision, Coalesce):
+                state.queue = [q for q in state.queue if q.nominal != decision.scheduled_for]
+                result.events.append(EventSpec("Normal", "Coalesced", f"{rfc3339(decision.scheduled_for)} gave its "
+                                               "place to a newer scheduled time (WaitForLast)"))
             elif isinstance(decision, Overflow):
                 overflowing = True
                 if not _was_overflowing(status):
@@ -142,8 +151,10 @@ def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
     state = observed.state
     state.active.append(name)
     state.launched = decision.number
+    if state.queue and state.queue[0].nominal == decision.scheduled_for and not manual:
+        state.queue.pop(0)
     if not manual:
-        state.last_schedule = decision.scheduled_for
+        state.last_schedule = max(decision.scheduled_for, state.last_schedule or decision.scheduled_for)
     observed.runs[name] = RunView(name, decision.number, decision.scheduled_for, now, reason=decision.reason)
     result.create.append(job_manifest(schedule, spec.job_template, decision.number, decision.scheduled_for, now,
                                       spec.job.options.timeout, retries=spec.job.options.retries,
@@ -218,6 +229,7 @@ def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
         "lastSkippedTime": None if last_skipped is None else rfc3339(last_skipped),
         "suspendedThrough": None if suspended_through is None else rfc3339(suspended_through),
         "activeCount": len(state.active),
+        "queue": [{"scheduledTime": rfc3339(q.nominal), "reason": q.reason} for q in state.queue],
         "active": [observed.runs[name].active_entry() for name in state.active],
         "history": [run.history_entry() for run in history],
         "conditions": [ready],

@@ -297,3 +297,35 @@ def test_a_second_runner_shows_the_schedules_read_only_and_takes_over_when_the_f
     assert any("read-only" in m for m in messages)
     assert any(m.startswith("shared: */5 * * * *") for m in messages)
     assert second.lock.held
+
+
+def test_jitter_moves_the_actual_start_never_the_nominal_time_and_spares_catch_up(folder: Path) -> None:
+    from cronctl.core.every import jitter_offset
+
+    (folder / "spread.yaml").write_text(manifest("spread", "*/5 * * * *", ["true"], jitterSeconds=3600))
+    minute = Clock("2024-03-01T00:00")
+    wall = {"seconds": minute.now * 60.0}
+    r = Runner(folder, minute, 1, say=lambda text: None, grace_seconds=0.5, seconds=lambda: wall["seconds"])
+    assert r.open()
+    r.step()
+    nominal = t("2024-03-01T00:05")
+    offset = jitter_offset(3600, "spread", nominal)
+    assert 0 < offset <= 3600  # for this name and time: a real delay
+    minute.set("2024-03-01T00:05")
+    wall["seconds"] = nominal * 60.0 + offset - 1
+    r.step()
+    assert [f.slot for f in r.firings.values()] == [None]  # due, but its actual time has not come
+    wall["seconds"] = nominal * 60.0 + offset
+    entries = until(r, lambda: journal(folder, "spread"))
+    assert [(e["nominal"], e["reason"]) for e in entries] == [(nominal, "scheduled")]
+
+
+def test_a_rule_with_its_own_jitter_needs_the_schedules_jitter_at_zero(folder: Path, clock: Clock) -> None:
+    (folder / "both.yaml").write_text(manifest("both", "every(5).minutes.jitter(30)", ["true"], jitterSeconds=10))
+    messages: list[str] = []
+    r = Runner(folder, clock, 1, say=messages.append)
+    assert r.open()
+    r.step()
+    assert any("spec.schedule: jitter: a rule that sets .jitter() needs the schedule's own jitter at 0" in m
+               for m in messages)
+    assert "both" not in r.controller.state.jobs

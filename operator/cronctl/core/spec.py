@@ -63,12 +63,13 @@ class Options:
     retries: int = 0
     retry_delay: int = 0  # minutes from a failed attempt to the next
     catch_up: str = CATCH_UP_LATEST
+    jitter: int = 0  # seconds (0-3600) a scheduled firing may start after its nominal time
 
     def to_json(self) -> dict[str, object]:
         return {"starting_deadline": self.starting_deadline, "timeout": self.timeout,
                 "keep_succeeded": self.keep_succeeded, "keep_failed": self.keep_failed,
                 "tz": self.tz.name, "retries": self.retries, "retry_delay": self.retry_delay,
-                "catch_up": self.catch_up}
+                "catch_up": self.catch_up, "jitter": self.jitter}
 
 
 def _is_int(value: object) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Union
 
+from .every import actual_time, effective_jitter
 from .schedule import Timeline
 from .spec import CATCH_UP_ALL, JobSpec, Policy
 from .state import TIMED_OUT, JobState, Queued, Run
@@ -343,6 +344,17 @@ def manual_launch(spec: JobSpec, state: JobState, now: int) -> Launch:
     create job --from`` does); applying it does not move the last schedule time."""
     number = state.launched + 1
     return Launch(spec.name, run_id(spec.name, number), number, now, "manual")
+
+
+def start_time(spec: JobSpec, launch: Launch) -> int:
+    """When a launch may actually start, in seconds since 1970: its nominal time plus
+    its jitter. Jitter moves the actual time, never the nominal one; catch-up and
+    manual firings take none. The offset is a deterministic function of the
+    schedule's name and the nominal time, so a restart picks the same one."""
+    if launch.reason != "scheduled":
+        return launch.scheduled_for * 60
+    seconds = effective_jitter(spec.compiled, spec.options.jitter)
+    return actual_time(seconds, spec.name, launch.scheduled_for)
 
 
 def run_end(started: int, timeout: int | None, reported: tuple[str, int] | None,

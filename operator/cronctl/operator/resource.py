@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..core.errors import CronctlError
+from ..core.every import check_jitter_allowed
 from ..core.schedule import IntervalExpression, parse_expression
 from ..core.spec import (CATCH_UP_ALL, CATCH_UP_LATEST, DEFAULT_KEEP_FAILED, DEFAULT_KEEP_SUCCEEDED, JobSpec,
                          Options, Policy)
@@ -33,6 +34,7 @@ TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # on a CronSchedule: any new value a
 REASON_ANNOTATION = "cronctl.dev/reason"  # on a Job: scheduled, catch-up or manual
 
 STATUS_VERSION = 1
+MAX_JITTER_SECONDS = 3600
 
 # WaitForLast and catchUp are read here for the single-node runner, which shares
 # this reader; the CRD does not admit them yet, so the operator never sees them.
@@ -97,6 +99,13 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     catch_up = CATCH_UP.get(spec.get("catchUp", "Latest"))
     if catch_up is None:
         raise SpecError("spec.catchUp", "must be Latest or All", "InvalidCatchUp")
+    jitter = spec.get("jitterSeconds", 0)
+    if not isinstance(jitter, int) or isinstance(jitter, bool) or not 0 <= jitter <= MAX_JITTER_SECONDS:
+        raise SpecError("spec.jitterSeconds", f"{jitter!r} is out of range 0-{MAX_JITTER_SECONDS}", "InvalidJitter")
+    try:
+        check_jitter_allowed(expression, jitter)
+    except CronctlError as error:
+        raise SpecError("spec.schedule", error.message, "InvalidJitter") from None
     deadline_seconds = spec.get("startingDeadlineSeconds")
     options = Options(
         # Schedule times are whole minutes: t >= now - s seconds is t >= now - floor(s / 60) minutes.
@@ -108,6 +117,7 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
         retries=spec.get("maxRetries", 0),
         retry_delay=spec.get("retryDelayMinutes", 0),
         catch_up=catch_up,
+        jitter=jitter,
     )
     job = JobSpec(name=metadata["name"], expression=expression.text, policy=policy, options=options,
                   created_at=anchor, index=0)

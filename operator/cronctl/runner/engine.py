@@ -27,7 +27,7 @@ from ..core.controller import Controller
 from ..core.errors import CronctlError
 from ..core.spec import JobSpec
 from ..core.state import RUNNING, ControllerState
-from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Skip, firing_reason
+from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Skip, firing_reason, start_time
 from ..operator.resource import read_spec
 from .book import Book, Status
 from .definitions import Definition, image_notice, load_definitions
@@ -53,6 +53,7 @@ class Firing:
     env: dict[str, str]
     slot: str | None = None
     stopping: str | None = None  # why we asked its process to stop (timed_out, canceled)
+    start_at: float = 0.0  # seconds since 1970: not before its nominal time plus its jitter
 
     @property
     def key(self) -> RunKey:
@@ -74,9 +75,12 @@ def is_suspended(definition: Definition) -> bool:
 
 class Runner:
     def __init__(self, folder: Path, minute: Callable[[], int], workers: int,
-                 say: Callable[[str], None] = print, grace_seconds: float = 10.0) -> None:
+                 say: Callable[[str], None] = print, grace_seconds: float = 10.0,
+                 seconds: Callable[[], float] | None = None) -> None:
         self.folder = folder
         self.minute = minute
+        # The second within the clock's minute, for jitter (wall time unless a test says otherwise).
+        self.seconds = seconds or (lambda: minute() * 60 + time.time() % 60)
         self.say = say
         self.grace_seconds = grace_seconds
         self.book = Book(folder)
@@ -225,8 +229,10 @@ class Runner:
                 command = self._command_of(decision.job)
             else:
                 reason = command.pop("reason")
-            self.firings[decision.run_id] = Firing(decision.run_id, decision.job, decision.scheduled_for, reason,
-                                                   **command)
+            firing = Firing(decision.run_id, decision.job, decision.scheduled_for, reason, **command)
+            job = self.controller.state.jobs[decision.job]
+            firing.start_at = start_time(job.spec, dataclasses.replace(decision, reason=reason))
+            self.firings[decision.run_id] = firing
         elif isinstance(decision, Enqueue):
             # The firing keeps the command it had when it became due; an edit changes later ones.
             self.snapshots[_snapshot_key(decision.job, decision.scheduled_for)] = {
@@ -289,7 +295,8 @@ class Runner:
 
     def _start_waiting(self) -> bool:
         started = False
-        waiting = [f for f in self.firings.values() if f.slot is None]
+        now = self.seconds()
+        waiting = [f for f in self.firings.values() if f.slot is None and f.start_at <= now]
         for firing in order_due(waiting, nominal=lambda f: f.nominal, schedule=lambda f: f.schedule):
             slot = self.slots.acquire()
             if slot is None:

@@ -36,6 +36,8 @@ from cronctl.core.schedule import Timeline, is_fixed_time, next_runs, parse_expr
 from cronctl.core.times import format_time, parse_time, to_minute
 from cronctl.core.zones import FixedOffset, IanaZone, Transition, parse_offset, parse_zone
 
+from .test_properties import reference_set  # the seed's field rules, read literally
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -446,26 +448,10 @@ def test_cronctl_next_refuses_an_unknown_zone() -> None:
 
 # -- against a brute force that walks real minutes ----------------------------------------
 
-BOUNDS = {"minute": (0, 59), "hour": (0, 23), "dom": (1, 31), "month": (1, 12), "dow": (0, 7)}
 EPOCH = dt.datetime(1970, 1, 1)
 WINDOW = 3 * 24 * 60
 ZONES = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Pacific/Apia", "Antarctica/Casey",
          "Antarctica/Troll", "America/Santiago", "Europe/Dublin", "America/Havana", "Pacific/Chatham"]
-
-
-def _values(text: str, kind: str) -> set[int]:
-    low, high = BOUNDS[kind]
-    values: set[int] = set()
-    for item in text.split(","):
-        base, _, step = item.partition("/")
-        if base == "*":
-            lo, hi = low, (6 if kind == "dow" else high)
-        elif "-" in base:
-            lo, hi = (int(part) for part in base.split("-"))
-        else:
-            lo = hi = int(base)
-        values.update(range(lo, hi + 1, int(step) if step else 1))
-    return {0 if (kind == "dow" and v == 7) else v for v in values}
 
 
 class BruteForce:
@@ -473,8 +459,8 @@ class BruteForce:
 
     def __init__(self, expression: str, zone: str) -> None:
         minute, hour, dom, month, dow = expression.split()
-        self.sets = (_values(minute, "minute"), _values(hour, "hour"), _values(dom, "dom"),
-                     _values(month, "month"), _values(dow, "dow"))
+        self.sets = tuple(reference_set(text, kind) for text, kind in zip(
+            (minute, hour, dom, month, dow), ("minute", "hour", "dom", "month", "dow")))
         self.either = not dom.startswith("*") and not dow.startswith("*")
         self.fixed = not minute.startswith("*") and not hour.startswith("*")
         self.zone = ZoneInfo(zone)

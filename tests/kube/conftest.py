@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
 from .controlplane import ControlPlane, ensure_binaries, find_binaries
+from .helpers import CRD, Cluster, Operator, kubectl
 
 
 def pytest_collection_modifyitems(config, items):
@@ -46,3 +50,35 @@ def control_plane(request):
                 os.environ.pop("KUBECONFIG", None)
             else:
                 os.environ["KUBECONFIG"] = old
+
+
+# -- the operator's scenarios: a CRD per session, a namespace and an operator per test --
+
+
+@pytest.fixture(scope="session")
+def crd(control_plane: Any) -> None:
+    kubectl(control_plane, "apply", "-f", str(CRD))
+    kubectl(control_plane, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
+
+
+@pytest.fixture
+def namespace(control_plane: Any, crd: None) -> Iterator[str]:
+    name = f"op-{uuid.uuid4().hex[:8]}"
+    kubectl(control_plane, "create", "namespace", name)
+    yield name
+    kubectl(control_plane, "delete", "namespace", name, "--wait=false", check=False)
+
+
+@pytest.fixture
+def operator(control_plane: Any, namespace: str, tmp_path: Path) -> Iterator[Operator]:
+    op = Operator(control_plane, namespace, tmp_path)
+    op.set_clock("2024-03-01T00:00")
+    op.start()
+    yield op
+    op.stop()
+    print(op.log()[-6000:])
+
+
+@pytest.fixture
+def cluster(control_plane: Any, namespace: str) -> Cluster:
+    return Cluster(control_plane, namespace)

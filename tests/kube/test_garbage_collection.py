@@ -10,7 +10,6 @@ same-named schedule in another namespace stays. No operator runs here.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import time
 import uuid
@@ -24,31 +23,14 @@ from cronctl.core.times import parse_time
 from cronctl.operator.manifests import job_manifest
 
 from .controlplane import REPO_ROOT
+from .helpers import KUBECTL, kubectl, wait_for
 
 pytestmark = pytest.mark.cluster
 
 CRD = REPO_ROOT / "crds" / "cronschedule.yaml"
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 GROUP, VERSION, PLURAL = "cronctl.dev", "v1", "cronschedules"
-# Bounded waits on the controllers (CI machines are shared and loaded).
-WAIT_SECONDS = 60
 
 
-def kubectl(cp: Any, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([KUBECTL, "--kubeconfig", str(cp.kubeconfig), *args],
-                          capture_output=True, text=True, timeout=90, check=True)
-
-
-def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT_SECONDS) -> Any:
-    """Poll until probe() returns something truthy; fail with the last value."""
-    deadline = time.monotonic() + timeout
-    value = None
-    while time.monotonic() < deadline:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last saw {value!r}")
 
 
 def gone(read: Callable[[], Any]) -> Callable[[], bool]:

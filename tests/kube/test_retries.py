@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .test_operator import (Cluster, Operator, cluster, crd, job_of, kubectl,  # noqa: F401  (fixtures)
-                            namespace, operator, ready, schedule_manifest, wait_for)
+import time
+
+from .helpers import Cluster, Operator, job_of, kubectl, ready, schedule_manifest, wait_for
 
 RETRY = dict(maxRetries=2, retryDelayMinutes=0)
 
@@ -72,7 +73,6 @@ def test_a_stale_update_of_an_old_attempt_is_ignored(operator: Operator, cluster
     cluster.batch.patch_namespaced_job_status(old, cluster.namespace, {"status": {"failed": 3}})
     cluster.batch.patch_namespaced_job(old, cluster.namespace, {"metadata": {"labels": {"late": "yes"}}})
     operator.set_clock("2024-03-01T01:07")
-    import time
     time.sleep(2)  # give a wrong reaction the chance to show
     assert cluster.schedule("stale")["metadata"]["resourceVersion"] == version
     assert active(cluster, "stale") == [(2, "running")]
@@ -93,7 +93,6 @@ def test_a_restart_between_attempts_neither_skips_nor_repeats_one(operator: Oper
     operator.kill()
     operator.start()
     operator.set_clock("2024-03-01T01:16")
-    import time
     time.sleep(2)
     assert cluster.job_names("bumpy") == sorted([attempt_job("bumpy", "2024-03-01T01:00", 1),
                                                  attempt_job("bumpy", "2024-03-01T01:00", 2)])

@@ -1,0 +1,149 @@
+"""Helpers shared by the tests against the local API server: kubectl, bounded waits,
+the operator as a subprocess with a clock file, and plain reads of what it wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from kubernetes import client, config
+
+from cronctl.core.times import parse_time
+
+ROOT = Path(__file__).resolve().parents[2]
+CRD = ROOT / "crds" / "cronschedule.yaml"
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+GROUP, VERSION, PLURAL = "cronctl.dev", "v1", "cronschedules"
+WAIT_SECONDS = 60  # generous: CI machines are shared and loaded
+
+
+def minutes(text: str) -> int:
+    minute = parse_time(text)
+    assert minute is not None
+    return minute
+
+
+def kubectl(cp: Any, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KUBECTL, "--kubeconfig", str(cp.kubeconfig), *args], input=input,
+                          capture_output=True, text=True, timeout=60, check=check)
+
+
+def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT_SECONDS) -> Any:
+    """Poll until probe() returns something truthy; fail with the last value."""
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}; last saw {value!r}")
+
+
+class Operator:
+    """``python -m cronctl operator`` as a subprocess, with a clock file it reads."""
+
+    def __init__(self, cp: Any, namespace: str, workdir: Path) -> None:
+        self.cp, self.namespace = cp, namespace
+        self.clock_file = workdir / "clock"
+        self.log_file = workdir / "operator.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def set_clock(self, text: str) -> None:
+        tmp = self.clock_file.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(self.clock_file)
+
+    def start(self) -> None:
+        env = self.cp.env(CRONCTL_CLOCK_FILE=str(self.clock_file),
+                          PYTHONPATH=str(ROOT / "operator") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        with self.log_file.open("ab") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "--namespace",
+                                             self.namespace], env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    def kill(self) -> None:
+        """kill -9: no cleanup, no last status write."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log(self) -> str:
+        return self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+
+
+class Cluster:
+    def __init__(self, cp: Any, namespace: str) -> None:
+        api = config.new_client_from_config(config_file=str(cp.kubeconfig))
+        self.cp, self.namespace = cp, namespace
+        self.custom = client.CustomObjectsApi(api)
+        self.batch = client.BatchV1Api(api)
+        self.core = client.CoreV1Api(api)
+
+    def apply(self, manifest: str) -> None:
+        kubectl(self.cp, "apply", "-n", self.namespace, "-f", "-", input=textwrap.dedent(manifest))
+
+    def schedule(self, name: str) -> dict[str, Any]:
+        return self.custom.get_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
+
+    def status(self, name: str) -> dict[str, Any]:
+        return self.schedule(name).get("status") or {}
+
+    def jobs(self, name: str) -> list[client.V1Job]:
+        items = self.batch.list_namespaced_job(self.namespace, label_selector=f"cronctl.dev/schedule={name}").items
+        return sorted((job for job in items if job.metadata.deletion_timestamp is None),
+                      key=lambda job: job.metadata.name)
+
+    def job_names(self, name: str) -> list[str]:
+        return [job.metadata.name for job in self.jobs(name)]
+
+    def events(self, name: str) -> list[tuple[str, str]]:
+        items = self.core.list_namespaced_event(self.namespace,
+                                                field_selector=f"involvedObject.name={name}").items
+        return [(event.reason, event.message) for event in sorted(items, key=lambda e: e.metadata.creation_timestamp)]
+
+    def finish_job(self, job_name: str, kind: str, at: str) -> None:
+        """Mark a Job Complete or Failed through the status subresource, as the job controller would."""
+        now = at + ":00Z"
+        conditions = [{"type": kind, "status": "True", "lastTransitionTime": now, "lastProbeTime": now}]
+        if kind == "Complete":
+            conditions.insert(0, {"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": now,
+                                  "lastProbeTime": now})
+            status = {"conditions": conditions, "startTime": now, "completionTime": now, "succeeded": 1}
+        else:
+            conditions.insert(0, {"type": "FailureTarget", "status": "True", "lastTransitionTime": now,
+                                  "lastProbeTime": now})
+            status = {"conditions": conditions, "startTime": now, "failed": 1}
+        self.batch.patch_namespaced_job_status(job_name, self.namespace, {"status": status})
+
+
+def schedule_manifest(name: str, schedule: str, policy: str = "Allow", **extra: Any) -> str:
+    spec = {"schedule": schedule, "concurrencyPolicy": policy, **extra,
+            "jobTemplate": {"spec": {"template": {"spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "busybox", "command": ["true"]}]}}}}}
+    return json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+                       "metadata": {"name": name}, "spec": spec})
+
+
+def job_of(schedule: str, when: str) -> str:
+    return f"{schedule}-{minutes(when)}"
+
+
+def ready(cluster: Cluster, name: str) -> Callable[[], Any]:
+    return lambda: cluster.status(name).get("nextFireTime")

@@ -148,7 +148,8 @@ def _local(args: argparse.Namespace) -> int:
         print(f"cronctl: {args.folder} is not a folder", file=sys.stderr)
         return EXIT_USAGE
     clock = clock_from_environment()
-    runner = Runner(args.folder, clock.minute, args.workers, say=lambda text: print(text, flush=True))
+    runner = Runner(args.folder, clock.minute, args.workers, say=lambda text: print(text, flush=True),
+                    seconds=clock.seconds)
     print(f"cronctl: running the schedules of {args.folder} with {args.workers} worker slot(s); Ctrl-C stops",
           flush=True)
     try:

@@ -282,3 +282,26 @@ def test_wait_for_last_coalesces_a_waiting_scheduled_firing(operator: Operator, 
     operator.set_clock("2024-03-01T00:35")
     wait_for("the newest runs", lambda: job_of("wfl", "2024-03-01T00:30") in cluster.job_names("wfl"))
     assert job_of("wfl", "2024-03-01T00:20") not in cluster.job_names("wfl")
+
+
+def test_jitter_holds_the_job_suspended_until_its_second_then_resumes_it(operator: Operator,
+                                                                          cluster: Cluster) -> None:
+    from cronctl.core.every import actual_time
+    from cronctl.operator.resource import rfc3339_seconds
+
+    cluster.apply(schedule_manifest("spread", "0 * * * *", jitterSeconds=900))
+    wait_for("seen", ready(cluster, "spread"))
+    nominal = minutes("2024-03-01T01:00")
+    start = actual_time(900, "spread", nominal)
+    operator.set_clock("2024-03-01T01:00:00")
+    job = wait_for("the held Job", lambda: (jobs := cluster.jobs("spread")) and jobs[0])
+    assert job.metadata.name == job_of("spread", "2024-03-01T01:00")  # named for the nominal time
+    assert job.spec.suspend is True
+    assert job.metadata.annotations["cronctl.dev/start-at"] == rfc3339_seconds(start)
+    before = rfc3339_seconds(start - 1).replace("Z", "")
+    operator.set_clock(before)
+    time.sleep(1)  # the loop polls a file clock every 0.2 s: a resume would show by now
+    assert cluster.jobs("spread")[0].spec.suspend is True
+    operator.set_clock(rfc3339_seconds(start).replace("Z", ""))
+    wait_for("resumed at its second", lambda: cluster.jobs("spread")[0].spec.suspend is False)
+    assert cluster.job_names("spread") == [job_of("spread", "2024-03-01T01:00")]

@@ -281,3 +281,64 @@ def test_a_run_waiting_for_its_next_attempt_still_times_out_and_is_not_retried()
     assert expired.status is not None
     assert [(h["state"], h["finishedTime"]) for h in expired.status["history"]] == [
         ("timed_out", "2024-03-01T01:45:00Z")]
+
+
+# -- jitter: the Job waits, suspended, for its second; the nominal time stays --------------
+
+
+def jittered(seconds: int = 600) -> dict[str, Any]:
+    return after(schedule("0 * * * *", jitterSeconds=seconds),
+                 plan(schedule("0 * * * *", jitterSeconds=seconds), [], CREATED).status)
+
+
+def test_a_jittered_firing_creates_its_job_suspended_until_the_jittered_second() -> None:
+    from cronctl.core.every import actual_time
+    from cronctl.operator.resource import START_AT_ANNOTATION, rfc3339_seconds
+
+    nominal = t("2024-03-01T01:00")
+    start = actual_time(600, "sync", nominal)
+    assert nominal * 60 < start <= nominal * 60 + 600
+    result = plan(jittered(), [], nominal, second=nominal * 60 + 1)
+    job = result.create[0]
+    assert job["spec"]["suspend"] is True
+    assert job["metadata"]["annotations"][START_AT_ANNOTATION] == rfc3339_seconds(start)
+    assert job["metadata"]["annotations"][SCHEDULED_ANNOTATION] == "2024-03-01T01:00:00Z"  # nominal unmoved
+    assert result.release == [] and result.wake_second == start
+    assert "(jitter)" in result.events[0].message
+
+
+def test_a_held_job_is_resumed_once_its_second_has_come_and_not_before() -> None:
+    nominal = t("2024-03-01T01:00")
+    first = plan(jittered(), [], nominal, second=nominal * 60)
+    body, job = after(jittered(), first.status), first.create[0]
+    start = first.release_at
+    assert start is not None
+    early = plan(body, [job], start // 60, second=start - 1)
+    assert early.release == [] and early.create == [] and early.wake_second == start
+    due = plan(body, [job], start // 60, second=start)
+    assert due.release == [job["metadata"]["name"]] and due.create == []
+    resumed = copy.deepcopy(job)
+    resumed["spec"]["suspend"] = False
+    assert plan(body, [resumed], start // 60, second=start + 5).release == []
+
+
+def test_catch_up_and_manual_firings_take_no_jitter() -> None:
+    from cronctl.operator.resource import REASON_ANNOTATION, START_AT_ANNOTATION, TRIGGER_ANNOTATION
+
+    late = t("2024-03-01T01:07")
+    result = plan(jittered(), [], late, second=late * 60)
+    job = result.create[0]
+    assert "suspend" not in job["spec"] and START_AT_ANNOTATION not in job["metadata"]["annotations"]
+    assert job["metadata"]["annotations"][REASON_ANNOTATION] == "catch-up"
+    body = jittered()
+    body["metadata"]["annotations"] = {TRIGGER_ANNOTATION: "now"}
+    manual = plan(body, [], t("2024-03-01T00:30"), second=t("2024-03-01T00:30") * 60)
+    assert [("suspend" in j["spec"], j["metadata"]["annotations"][REASON_ANNOTATION]) for j in manual.create] == [
+        (False, "manual")]
+
+
+def test_without_jitter_a_scheduled_job_starts_at_once() -> None:
+    body = after(schedule("0 * * * *"), plan(schedule("0 * * * *"), [], CREATED).status)
+    nominal = t("2024-03-01T01:00")
+    job = plan(body, [], nominal, second=nominal * 60 + 3).create[0]
+    assert "suspend" not in job["spec"]

@@ -72,6 +72,8 @@ class Cluster:
             problem = self.create_job(schedule, manifest)
             if problem is not None:
                 events.append(problem)
+        for name in plan.release:
+            self.resume_job(namespace, name)
         if plan.status is not None:
             self.custom.patch_namespaced_custom_object_status(
                 GROUP, VERSION, namespace, PLURAL, schedule["metadata"]["name"], {"status": plan.status})
@@ -96,6 +98,15 @@ class Cluster:
             return None
         return EventSpec("Warning", "JobNameTaken",
                          f"cannot launch: a Job named {name} exists and belongs to someone else")
+
+    def resume_job(self, namespace: str, name: str) -> None:
+        """Let a Job held for its jitter start (it was created with spec.suspend)."""
+        try:
+            self.batch.patch_namespaced_job(name, namespace, {"spec": {"suspend": False}})
+        except ApiException as error:
+            if error.status != NOT_FOUND:
+                raise
+        log.info("%s/%s: its jittered start has come: resumed", namespace, name)
 
     def delete_job(self, namespace: str, name: str) -> None:
         try:

@@ -1,9 +1,9 @@
 """Where the operator's "now" comes from: the wall clock, or a file tests move.
 
-In production the clock is UTC wall time floored to the minute. With
-``CRONCTL_CLOCK_FILE`` set, the minute is read from that file
-(``YYYY-MM-DDTHH:MM``) whenever it is asked for, so tests can move time
-without waiting for it.
+In production the clock is UTC wall time. With ``CRONCTL_CLOCK_FILE`` set,
+the time is read from that file (``YYYY-MM-DDTHH:MM``, or
+``YYYY-MM-DDTHH:MM:SS`` when a test needs seconds, as jitter does) whenever
+it is asked for, so tests can move time without waiting for it.
 """
 
 from __future__ import annotations
@@ -19,23 +19,30 @@ CLOCK_FILE_ENV = "CRONCTL_CLOCK_FILE"
 
 
 class Clock(Protocol):
+    def seconds(self) -> float:
+        """Now, in seconds since 1970 UTC."""
+        ...
+
     def minute(self) -> int:
         """The current minute, in minutes since 1970 UTC."""
         ...
 
-    def seconds_until(self, minute: int) -> float:
-        """How long to sleep before that minute has come (0 when it has)."""
+    def seconds_until(self, second: float) -> float:
+        """How long to sleep before that second has come (0 when it has)."""
         ...
 
 
 class WallClock:
-    SKEW_PAD_SECONDS = 0.5  # wake a little after the minute turns, never before
+    SKEW_PAD_SECONDS = 0.5  # wake a little after the moment, never before
+
+    def seconds(self) -> float:
+        return time.time()
 
     def minute(self) -> int:
-        return int(time.time() // 60)
+        return int(self.seconds() // 60)
 
-    def seconds_until(self, minute: int) -> float:
-        return max(0.0, minute * 60 - time.time() + self.SKEW_PAD_SECONDS)
+    def seconds_until(self, second: float) -> float:
+        return max(0.0, second - time.time() + self.SKEW_PAD_SECONDS)
 
 
 class FileClock:
@@ -44,15 +51,25 @@ class FileClock:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def minute(self) -> int:
+    def seconds(self) -> float:
         text = self.path.read_text(encoding="utf-8").strip()
-        minute = parse_time(text)
-        if minute is None:
-            raise ValueError(f"{self.path}: {text!r} is not a time YYYY-MM-DDTHH:MM")
-        return minute
+        return parse_clock(text, str(self.path))
 
-    def seconds_until(self, minute: int) -> float:
-        return 0.0 if self.minute() >= minute else self.POLL_SECONDS
+    def minute(self) -> int:
+        return int(self.seconds() // 60)
+
+    def seconds_until(self, second: float) -> float:
+        return 0.0 if self.seconds() >= second else self.POLL_SECONDS
+
+
+def parse_clock(text: str, source: str = "clock") -> float:
+    """``YYYY-MM-DDTHH:MM`` or ``YYYY-MM-DDTHH:MM:SS`` as seconds since 1970 UTC."""
+    minute = parse_time(text[:16])
+    extra = text[16:]
+    if minute is None or (extra and not (len(extra) == 3 and extra[0] == ":" and extra[1:].isdigit()
+                                        and int(extra[1:]) < 60)):
+        raise ValueError(f"{source}: {text!r} is not a time YYYY-MM-DDTHH:MM[:SS]")
+    return minute * 60 + (int(extra[1:]) if extra else 0)
 
 
 def clock_from_environment() -> Clock:

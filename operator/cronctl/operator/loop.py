@@ -1,8 +1,9 @@
 """The scheduling loop: one task that reconciles the schedules that need it.
 
 Rather than a kopf timer per object (an asyncio task and a finalizer each,
-and a status write per tick), one loop keeps a heap of wake-up minutes that
-the core computed (``Plan.wake_at``) and a set of schedules that watch events
+and a status write per tick), one loop keeps a heap of wake-up times that
+the core computed (``Plan.wake_second``: a minute for the next decision, or
+the second a jittered Job may start) and a set of schedules that watch events
 marked dirty. It reconciles exactly those, so an idle schedule costs no API
 call at all, and a restart, which marks every schedule dirty, yields the
 same decisions because each reconcile reads the status and Jobs afresh.
@@ -30,8 +31,8 @@ class Scheduler:
         self.clock = clock
         self.known: set[Key] = set()
         self._dirty: set[Key] = set()
-        self._wake: dict[Key, int] = {}
-        self._heap: list[tuple[int, Key]] = []
+        self._wake: dict[Key, float] = {}
+        self._heap: list[tuple[float, Key]] = []  # (second since 1970, schedule)
         self._signal = asyncio.Event()
         self._slots = asyncio.Semaphore(concurrency)
 
@@ -51,36 +52,36 @@ class Scheduler:
 
     async def run(self) -> None:
         while True:
-            now = await asyncio.to_thread(self.clock.minute)
+            now = await asyncio.to_thread(self.clock.seconds)
             batch = self._take_due(now)
             if batch:
                 await asyncio.gather(*(self._reconcile(key, now) for key in sorted(batch)))
                 continue
             await self._sleep(now)
 
-    def _take_due(self, now: int) -> set[Key]:
+    def _take_due(self, now: float) -> set[Key]:
         due, self._dirty = self._dirty, set()
         while self._heap and self._heap[0][0] <= now:
-            minute, key = heapq.heappop(self._heap)
-            if self._wake.get(key) == minute:
+            second, key = heapq.heappop(self._heap)
+            if self._wake.get(key) == second:
                 del self._wake[key]
                 due.add(key)
         return due
 
-    async def _reconcile(self, key: Key, now: int) -> None:
+    async def _reconcile(self, key: Key, now: float) -> None:
         async with self._slots:
             try:
                 wake_at = await asyncio.to_thread(reconcile, self.cluster, key, now)
             except Exception:
                 log.exception("reconciling %s/%s failed; retrying in %d minute(s)", *key, RETRY_MINUTES)
-                wake_at = now + RETRY_MINUTES
+                wake_at = (now // 60 + RETRY_MINUTES) * 60
         if wake_at is not None and key in self.known:
             self._wake[key] = wake_at  # replaces any earlier entry: this plan is the newest word
             heapq.heappush(self._heap, (wake_at, key))
 
-    async def _sleep(self, now: int) -> None:
-        next_minute = self._heap[0][0] if self._heap else now + 1
-        delay = min(MAX_IDLE_SECONDS, await asyncio.to_thread(self.clock.seconds_until, next_minute))
+    async def _sleep(self, now: float) -> None:
+        next_second = self._heap[0][0] if self._heap else (now // 60 + 1) * 60
+        delay = min(MAX_IDLE_SECONDS, await asyncio.to_thread(self.clock.seconds_until, next_second))
         self._signal.clear()
         if self._dirty:
             return
@@ -90,15 +91,16 @@ class Scheduler:
             pass
 
 
-def reconcile(cluster: Cluster, key: Key, now: int) -> int | None:
-    """Read one schedule and its Jobs, plan, apply; the minute to look again."""
+def reconcile(cluster: Cluster, key: Key, now: float) -> float | None:
+    """Read one schedule and its Jobs, plan, apply; the second to look again.
+    ``now`` is seconds since 1970: the core decides by the minute, jitter by the second."""
     namespace, name = key
     schedule = cluster.schedule(namespace, name)
     if schedule is None:
         return None
-    result = plan(schedule, cluster.jobs(namespace, name), now)
+    result = plan(schedule, cluster.jobs(namespace, name), int(now // 60), second=now)
     cluster.apply(schedule, result)
     for event in result.events:
         log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message)
-    return result.wake_at
+    return result.wake_second
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .resource import (API_VERSION, ATTEMPT_LABEL, KIND, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
-                       STARTED_ANNOTATION, rfc3339)
+                       START_AT_ANNOTATION, STARTED_ANNOTATION, rfc3339, rfc3339_seconds)
 
 
 def job_name(schedule: str, scheduled: int, attempt: int = 1, manual: bool = False) -> str:
@@ -24,9 +24,13 @@ def job_name(schedule: str, scheduled: int, attempt: int = 1, manual: bool = Fal
 
 def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], number: int, scheduled: int,
                  started: int, timeout_minutes: int | None, attempt: int = 1, now: int | None = None,
-                 retries: int = 0, reason: str = "scheduled") -> dict[str, Any]:
+                 retries: int = 0, reason: str = "scheduled", start_at: int | None = None) -> dict[str, Any]:
     """The Job of one attempt. ``started`` is the run's first launch: the timeout counts
-    from it, so a later attempt gets only the time that is left."""
+    from it, so a later attempt gets only the time that is left.
+
+    ``start_at`` (seconds since 1970), when given, is a start the jitter put off:
+    the Job is created suspended, so its name holds the firing across a crash,
+    and the operator resumes it at that second."""
     metadata = schedule["metadata"]
     template_metadata = template.get("metadata") or {}
     spec = copy.deepcopy(dict(template.get("spec") or {}))
@@ -36,6 +40,9 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         spec["activeDeadlineSeconds"] = min(deadline, spec.get("activeDeadlineSeconds", deadline))
     if retries:
         spec["backoffLimit"] = 0  # each attempt is its own Job: cronctl retries, not the Job
+    held = {} if start_at is None else {START_AT_ANNOTATION: rfc3339_seconds(start_at)}
+    if start_at is not None:
+        spec["suspend"] = True
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -46,7 +53,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
                        SCHEDULE_LABEL: metadata["name"], RUN_LABEL: str(number), ATTEMPT_LABEL: str(attempt)},
             "annotations": {**(template_metadata.get("annotations") or {}),
                             SCHEDULED_ANNOTATION: rfc3339(scheduled), STARTED_ANNOTATION: rfc3339(started),
-                            REASON_ANNOTATION: reason},
+                            REASON_ANNOTATION: reason, **held},
             "ownerReferences": [{
                 "apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"], "uid": metadata["uid"],
                 "controller": True, "blockOwnerDeletion": True,

@@ -15,8 +15,8 @@ from typing import Any, Iterable, Mapping
 from ..core.retention import Finished, retention_class
 from ..core.state import FAILED, RUNNING, SUCCEEDED, JobState, Queued
 from .manifests import job_name
-from .resource import (ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION, STARTED_ANNOTATION,
-                       parse_rfc3339, rfc3339)
+from .resource import (ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
+                       START_AT_ANNOTATION, STARTED_ANNOTATION, parse_rfc3339, parse_rfc3339_seconds, rfc3339)
 
 
 @dataclass
@@ -34,6 +34,8 @@ class RunView:
     ended: tuple[str, int] | None = None
     attempt: int = 1
     reason: str = "scheduled"  # a manual run does not count as a schedule time dealt with
+    # For a running run whose Job waits, suspended, for the second its jitter names.
+    held_until: int | None = None
 
     @property
     def job(self) -> str:
@@ -96,7 +98,10 @@ def run_of_job(job: Mapping[str, Any], owner_uid: str) -> RunView | None:
         return None
     reason = str(annotations.get(REASON_ANNOTATION, "scheduled"))
     name = job_name(labels.get(SCHEDULE_LABEL, ""), scheduled, manual=reason == "manual")
-    return RunView(name, number, scheduled, started, ended=job_outcome(job), attempt=attempt, reason=reason)
+    held = (job.get("spec") or {}).get("suspend") is True
+    held_until = parse_rfc3339_seconds(annotations.get(START_AT_ANNOTATION)) if held else None
+    return RunView(name, number, scheduled, started, ended=job_outcome(job), attempt=attempt, reason=reason,
+                   held_until=held_until)
 
 
 def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_uid: str) -> Observed:

@@ -8,15 +8,18 @@ maps each decision to API actions. ``apply`` carries the plan out.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..core.schedule import Timeline
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, Queued
-from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, decide, manual_launch, run_end
+from ..core.tick import (Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, decide, firing_reason,
+                         manual_launch, run_end, start_time)
 from .manifests import EventSpec, condition, job_manifest, job_name
 from .observe import Observed, RunView, observe
-from .resource import STATUS_VERSION, TRIGGER_ANNOTATION, ScheduleSpec, SpecError, parse_rfc3339, read_spec, rfc3339
+from .resource import (STATUS_VERSION, TRIGGER_ANNOTATION, ScheduleSpec, SpecError, parse_rfc3339, read_spec, rfc3339,
+                       rfc3339_seconds)
 
 
 @dataclass
@@ -27,9 +30,22 @@ class Plan:
     events: list[EventSpec] = field(default_factory=list)
     status: dict[str, Any] | None = None  # the new status, when it differs from the old
     wake_at: int | None = None  # the minute to look again (besides watch events)
+    release: list[str] = field(default_factory=list)  # held Jobs whose jittered start has come
+    release_at: int | None = None  # the second the next held Job may start
+
+    @property
+    def wake_second(self) -> float | None:
+        """When to look again, in seconds since 1970: the next decision or the next release."""
+        candidates = [t for t in (None if self.wake_at is None else self.wake_at * 60, self.release_at)
+                      if t is not None]
+        return min(candidates) if candidates else None
 
 
-def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: int) -> Plan:
+def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: int,
+         second: float | None = None) -> Plan:
+    """``now`` is the minute the core decides at; ``second`` (seconds since 1970, within
+    that minute; its start by default) is when a jittered Job may be resumed."""
+    second = now * 60 if second is None else second
     metadata = schedule["metadata"]
     status = schedule.get("status") or {}
     anchor = parse_rfc3339(status.get("anchorTime"))
@@ -61,7 +77,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
             elif isinstance(decision, Retry):
                 _retry(schedule, spec, observed, decision, now, result)
             elif isinstance(decision, Launch):
-                _launch(schedule, spec, observed, decision, now, result)
+                _launch(schedule, spec, observed, decision, now, result, second)
             elif isinstance(decision, Skip) and decision.scheduled_for != last_skipped:
                 last_skipped = decision.scheduled_for
                 state.skipped += 1
@@ -85,6 +101,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     trigger = pending_trigger(schedule)
     if trigger is not None:  # consumed once: the status remembers the value it answered
         _launch(schedule, spec, observed, manual_launch(spec.job, state, now), now, result)
+    _release_held(observed, second, result)
     new_status = _status(schedule, spec, observed, timeline, anchor, now, last_skipped, suspended_through,
                          overflowing)
     new_status["lastTrigger"] = trigger if trigger is not None else status.get("lastTrigger")
@@ -145,8 +162,13 @@ def _end_event(run: RunView, lost: bool) -> EventSpec:
 
 
 def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, decision: Launch, now: int,
-            result: Plan) -> None:
+            result: Plan, second: float | None = None) -> None:
+    """Create the run's first Job. A scheduled firing whose jitter puts its start after
+    ``second`` gets a Job created suspended until then; catch-up and manual ones start now."""
     manual = decision.reason == "manual"
+    reason = decision.reason if manual else firing_reason(decision.scheduled_for, now)
+    start = start_time(spec.job, dataclasses.replace(decision, reason=reason))
+    hold = start if second is not None and start > second else None
     name = job_name(spec.job.name, decision.scheduled_for, manual=manual)
     state = observed.state
     state.active.append(name)
@@ -155,12 +177,29 @@ def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
         state.queue.pop(0)
     if not manual:
         state.last_schedule = max(decision.scheduled_for, state.last_schedule or decision.scheduled_for)
-    observed.runs[name] = RunView(name, decision.number, decision.scheduled_for, now, reason=decision.reason)
+    observed.runs[name] = RunView(name, decision.number, decision.scheduled_for, now, reason=reason,
+                                  held_until=hold)
     result.create.append(job_manifest(schedule, spec.job_template, decision.number, decision.scheduled_for, now,
                                       spec.job.options.timeout, retries=spec.job.options.retries,
-                                      reason=decision.reason))
+                                      reason=reason, start_at=hold))
+    note = {"manual": " (manual)", "catch-up": " (catch-up)"}.get(reason, "")
+    if hold is not None:
+        note += f"; it starts at {rfc3339_seconds(hold)} (jitter)"
     result.events.append(EventSpec("Normal", "Launched", f"launched run {decision.number} ({name}) for "
-                                   f"{rfc3339(decision.scheduled_for)}" + (" (manual)" if manual else "")))
+                                   f"{rfc3339(decision.scheduled_for)}{note}"))
+
+
+def _release_held(observed: Observed, second: float, result: Plan) -> None:
+    """Resume the held Jobs whose jittered start has come; remember the next one's."""
+    for name in observed.state.active:
+        run = observed.runs[name]
+        if run.held_until is None or run.state != RUNNING:
+            continue
+        if run.held_until <= second:
+            result.release.append(run.job)
+            run.held_until = None
+        elif result.release_at is None or run.held_until < result.release_at:
+            result.release_at = run.held_until
 
 
 def _retry(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, decision: Retry, now: int,

@@ -32,6 +32,8 @@ SCHEDULED_ANNOTATION = "cronctl.dev/scheduled-time"
 STARTED_ANNOTATION = "cronctl.dev/started-time"
 TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # on a CronSchedule: any new value asks for one manual run
 REASON_ANNOTATION = "cronctl.dev/reason"  # on a Job: scheduled, catch-up or manual
+# On a Job created suspended: the second its jitter lets it start (the operator then resumes it).
+START_AT_ANNOTATION = "cronctl.dev/start-at"
 
 STATUS_VERSION = 1
 MAX_JITTER_SECONDS = 3600
@@ -45,6 +47,18 @@ CATCH_UP = {"Latest": CATCH_UP_LATEST, "All": CATCH_UP_ALL}
 
 def rfc3339(minute: int) -> str:
     return format_time(minute) + ":00Z"
+
+
+def rfc3339_seconds(second: int) -> str:
+    return format_time(second // 60) + f":{second % 60:02d}Z"
+
+
+def parse_rfc3339_seconds(text: object) -> int | None:
+    """The second (floored) of a Kubernetes timestamp, or None if it is not one."""
+    minute = parse_rfc3339(text)
+    if minute is None:
+        return None
+    return minute * 60 + dt.datetime.fromisoformat(str(text).replace("Z", "+00:00")).second
 
 
 def parse_rfc3339(text: object) -> int | None:

@@ -51,6 +51,21 @@ def _parser() -> argparse.ArgumentParser:
                           help="watch only this namespace (repeatable; default: all namespaces)")
     operator.add_argument("--liveness", metavar="URL", help="serve kopf's health probe, e.g. http://0.0.0.0:8080/healthz")
     operator.add_argument("--verbose", action="store_true")
+    operator.add_argument("--metrics-address", metavar="HOST:PORT",
+                          help="serve Prometheus metrics at http://HOST:PORT/metrics, e.g. 0.0.0.0:9090 "
+                               "(default: not served)")
+    operator.add_argument("--log-format", choices=("text", "json"), default="text",
+                          help="log lines as text, or as one JSON object per line (default: text)")
+    operator.add_argument("--leader-election", action=argparse.BooleanOptionalAction, default=True,
+                          help="act only while holding a Lease, so replicas never act twice (default: on)")
+    operator.add_argument("--leader-election-namespace", metavar="NS",
+                          help="the Lease's namespace (default: $POD_NAMESPACE, else the first --namespace, "
+                               "else default)")
+    operator.add_argument("--leader-election-id", metavar="NAME", default="cronctl-operator",
+                          help="the Lease's name (default: cronctl-operator)")
+    operator.add_argument("--identity", help="this replica's name in the Lease (default: $POD_NAME, else the host name)")
+    operator.add_argument("--lease-seconds", type=int, default=15,
+                          help="how long a silent holder keeps the Lease (default: 15)")
     operator.set_defaults(command=_operator)
 
     local = commands.add_parser("local", help="run the CronSchedule manifests of a folder on this machine")
@@ -118,14 +133,27 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _operator(args: argparse.Namespace) -> int:
-    import logging
-
     import kopf
 
-    from .operator import handlers  # noqa: F401  (registers the handlers)
+    from .operator import logs, metrics
+    from .operator import handlers  # registers the handlers
+    from .operator.leader import election_from
 
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        handlers.election = election_from(args.leader_election, args.leader_election_namespace, args.namespace,
+                                          args.leader_election_id, args.identity, args.lease_seconds)
+    except ValueError as error:
+        print(f"cronctl operator: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+    logs.configure(args.log_format, verbose=args.verbose)  # kopf's records too: one handler, one format
+    if args.metrics_address:
+        try:
+            metrics.serve(args.metrics_address)
+        except (ValueError, OSError) as error:
+            print(f"cronctl operator: --metrics-address: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        metrics.watch_deletions()
     kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
              liveness_endpoint=args.liveness)
     return 0

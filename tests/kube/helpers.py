@@ -12,7 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 from kubernetes import client, config
 
@@ -51,10 +51,13 @@ def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT_SECONDS)
 class Operator:
     """``python -m cronctl operator`` as a subprocess, with a clock file it reads."""
 
-    def __init__(self, cp: Any, namespace: str, workdir: Path) -> None:
+    def __init__(self, cp: Any, namespace: str, workdir: Path, extra_args: Sequence[str] = (),
+                 extra_env: Mapping[str, str] | None = None, name: str = "operator") -> None:
+        """``name`` tells several operators in one test apart (their logs); they share the clock."""
         self.cp, self.namespace = cp, namespace
         self.clock_file = workdir / "clock"
-        self.log_file = workdir / "operator.log"
+        self.log_file = workdir / f"{name}.log"
+        self.extra_args, self.extra_env = list(extra_args), dict(extra_env or {})
         self.process: subprocess.Popen[bytes] | None = None
 
     def set_clock(self, text: str) -> None:
@@ -64,10 +67,12 @@ class Operator:
 
     def start(self) -> None:
         env = self.cp.env(CRONCTL_CLOCK_FILE=str(self.clock_file),
-                          PYTHONPATH=str(ROOT / "operator") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+                          PYTHONPATH=str(ROOT / "operator") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                          **self.extra_env)
         with self.log_file.open("ab") as log:
             self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "--namespace",
-                                             self.namespace], env=env, stdout=log, stderr=subprocess.STDOUT)
+                                             self.namespace, *self.extra_args], env=env, stdout=log,
+                                            stderr=subprocess.STDOUT)
 
     def kill(self) -> None:
         """kill -9: no cleanup, no last status write."""

@@ -14,12 +14,14 @@ import kopf
 
 from .apply import Cluster, load_client
 from .clock import clock_from_environment
+from .leader import Election, Leadership
 from .loop import Scheduler
 from .plan import pending_trigger
 from .resource import GROUP, PLURAL, SCHEDULE_LABEL, VERSION
 
 _scheduler: Scheduler | None = None
 _task: asyncio.Task[None] | None = None
+election = Election(enabled=False)  # set by ``cronctl operator`` from its flags before kopf starts
 
 
 @kopf.on.startup()
@@ -29,7 +31,10 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
     settings.watching.server_timeout = 60
-    _scheduler = Scheduler(Cluster(load_client()), clock_from_environment())
+    cluster = Cluster(load_client())
+    leadership = Leadership(election)
+    leadership.start()
+    _scheduler = Scheduler(cluster, clock_from_environment(), leading=leadership.leading)
     _task = asyncio.create_task(_scheduler.run(), name="cronctl-scheduler")
     logger.info("cronctl scheduler started")
 

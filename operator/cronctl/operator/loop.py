@@ -14,8 +14,12 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
+import threading
+
 from .apply import Cluster
 from .clock import Clock
+from .logs import event_fields
+from .metrics import METRICS, Metrics
 from .plan import plan
 
 log = logging.getLogger("cronctl.operator")
@@ -23,12 +27,15 @@ log = logging.getLogger("cronctl.operator")
 Key = tuple[str, str]  # (namespace, name)
 RETRY_MINUTES = 1
 MAX_IDLE_SECONDS = 30.0  # look at the clock at least this often
+LEADER_POLL_SECONDS = 0.5
 
 
 class Scheduler:
-    def __init__(self, cluster: Cluster, clock: Clock, concurrency: int = 4) -> None:
+    def __init__(self, cluster: Cluster, clock: Clock, concurrency: int = 4,
+                 leading: threading.Event | None = None) -> None:
         self.cluster = cluster
         self.clock = clock
+        self.leading = leading  # None: act at once; else only once this replica holds the Lease
         self.known: set[Key] = set()
         self._dirty: set[Key] = set()
         self._wake: dict[Key, float] = {}
@@ -51,6 +58,8 @@ class Scheduler:
     # -- the loop ---------------------------------------------------------------
 
     async def run(self) -> None:
+        while self.leading is not None and not self.leading.is_set():
+            await asyncio.sleep(LEADER_POLL_SECONDS)  # watch events keep marking schedules meanwhile
         while True:
             now = await asyncio.to_thread(self.clock.seconds)
             batch = self._take_due(now)
@@ -91,16 +100,19 @@ class Scheduler:
             pass
 
 
-def reconcile(cluster: Cluster, key: Key, now: float) -> float | None:
-    """Read one schedule and its Jobs, plan, apply; the second to look again.
+def reconcile(cluster: Cluster, key: Key, now: float, metrics: Metrics = METRICS) -> float | None:
+    """Read one schedule and its Jobs, plan, apply, count and log; the second to look again.
     ``now`` is seconds since 1970: the core decides by the minute, jitter by the second."""
     namespace, name = key
     schedule = cluster.schedule(namespace, name)
     if schedule is None:
+        metrics.forget(namespace, name)
         return None
     result = plan(schedule, cluster.jobs(namespace, name), int(now // 60), second=now)
     cluster.apply(schedule, result)
-    for event in result.events:
-        log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message)
+    # The launch delay runs to the moment the Jobs exist: the clock once apply returns.
+    metrics.record(namespace, name, result, metrics.now_seconds() if result.create else now, schedule.get("status"))
+    for event, fields in zip(result.events, event_fields(namespace, name, result, schedule.get("status"))):
+        log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message, extra=fields)
     return result.wake_second
 

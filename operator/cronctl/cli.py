@@ -146,7 +146,6 @@ def _operator(args: argparse.Namespace) -> int:
         print(f"cronctl operator: {error}", file=sys.stderr)
         return EXIT_USAGE
 
-    logs.configure(args.log_format, verbose=args.verbose)  # kopf's records too: one handler, one format
     if args.metrics_address:
         try:
             metrics.serve(args.metrics_address)
@@ -154,6 +153,7 @@ def _operator(args: argparse.Namespace) -> int:
             print(f"cronctl operator: --metrics-address: {error}", file=sys.stderr)
             return EXIT_USAGE
         metrics.watch_deletions()
+    logs.configure(args.log_format, verbose=args.verbose)  # kopf's records too: one handler, one format
     kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
              liveness_endpoint=args.liveness)
     return 0

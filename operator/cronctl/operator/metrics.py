@@ -1,0 +1,178 @@
+"""Prometheus metrics: what each applied Plan did, per schedule and namespace.
+
+The mapping is pure: ``counts(plan)`` turns a plan's Events into counter
+increments and ``launch_delays(plan, now_seconds)`` its new Jobs into
+nominal-to-creation delays, so tables of plans test them without a server.
+``Metrics`` owns its own ``CollectorRegistry`` (never the process-wide
+default), so every test, and every operator in one process, counts apart.
+``serve`` exposes one registry over HTTP at ``/metrics``.
+
+Counters are per (namespace, schedule): their series appear at a schedule's
+first increment. The launch-delay histogram is per namespace only, to keep
+the number of series bounded on large fleets (17 per namespace).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter as Tally
+from typing import Any, Callable, Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from .plan import Plan
+from .resource import ATTEMPT_LABEL, REASON_ANNOTATION, SCHEDULED_ANNOTATION, parse_rfc3339
+
+Key = tuple[str, str]  # (namespace, name)
+
+# counter (without cronctl_ and _total) -> (the Event reasons it counts, HELP text)
+COUNTERS: dict[str, tuple[tuple[str, ...], str]] = {
+    "launches": (("Launched",), "Runs launched (a run's first Job created), scheduled, catch-up or manual."),
+    "skips": (("Skipped",), "Schedule times skipped because a run was still active (Forbid)."),
+    "replaces": (("Replaced",), "Active runs deleted to make room for a newer one (Replace)."),
+    "overflows": (("TooManyMissedSchedules",),
+                  "Times a schedule went into overflow: more than 100 missed times, nothing launched."),
+    "timeouts": (("TimedOut",), "Runs that reached timeoutMinutes."),
+    "retries": (("Retried",), "Later attempts started after a failed attempt (maxRetries)."),
+    "successes": (("Succeeded",), "Runs that succeeded."),
+    "failures": (("Failed", "JobGone"), "Runs that failed, their Job deleted under them included."),
+    "queued": (("Queued",), "Schedule times that waited for the active run (WaitForLast)."),
+    "coalesced": (("Coalesced",), "Waiting schedule times that gave their place to a newer one (WaitForLast)."),
+}
+# Not counted: AttemptFailed, which a plan says again on each reconcile while its retry waits.
+_COUNTER_OF_REASON = {reason: name for name, (reasons, _) in COUNTERS.items() for reason in reasons}
+
+# From a tenth of a second (on time) to an hour (a long outage caught up).
+DELAY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
+
+
+def counts(plan: Plan) -> dict[str, int]:
+    """The counter increments a plan makes: counter name -> how many, for its counted Events."""
+    tally = Tally(_COUNTER_OF_REASON[event.reason] for event in plan.events if event.reason in _COUNTER_OF_REASON)
+    return dict(tally)
+
+
+def launch_delays(plan: Plan, now_seconds: float) -> list[float]:
+    """Seconds from each launched run's nominal time to ``now_seconds``, when its Job was created.
+
+    Only a run's first attempt counts (a retry is late by design, and so is a
+    manual run's "nominal" time, which is just the minute it was asked for);
+    a catch-up launch counts, since that lateness is what the histogram is for.
+    A nominal time after ``now_seconds`` (clock skew) counts as no delay.
+    """
+    delays = []
+    for manifest in plan.create:
+        metadata = manifest.get("metadata") or {}
+        annotations = metadata.get("annotations") or {}
+        if (metadata.get("labels") or {}).get(ATTEMPT_LABEL, "1") != "1":
+            continue
+        if annotations.get(REASON_ANNOTATION) == "manual":
+            continue
+        nominal = parse_rfc3339(annotations.get(SCHEDULED_ANNOTATION))
+        if nominal is not None:
+            delays.append(max(0.0, now_seconds - nominal * 60))
+    return delays
+
+
+def active_runs(plan: Plan, status: Mapping[str, Any] | None) -> int:
+    """The schedule's active runs once the plan is applied: its new status, else the old one."""
+    current = plan.status if plan.status is not None else (status or {})
+    return int(current.get("activeCount") or 0)
+
+
+class Metrics:
+    """The operator's metrics, in a registry of their own."""
+
+    def __init__(self, registry: CollectorRegistry | None = None,
+                 clock: Callable[[], float] | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self._clock = clock
+        labels = ["namespace", "schedule"]
+        self.counters = {name: Counter(f"cronctl_{name}", helptext, labels, registry=self.registry)
+                         for name, (_, helptext) in COUNTERS.items()}
+        self.launch_delay = Histogram(
+            "cronctl_launch_delay_seconds",
+            "Seconds from a run's nominal (scheduled) time to the creation of its Job; first attempts, "
+            "scheduled and catch-up runs.", ["namespace"], buckets=DELAY_BUCKETS, registry=self.registry)
+        self.schedules = Gauge("cronctl_schedules", "CronSchedules the operator knows (reconciled, not deleted).",
+                               ["namespace"], registry=self.registry)
+        self.active = Gauge("cronctl_active_runs", "Active runs of a schedule (its status.activeCount).",
+                            labels, registry=self.registry)
+        self._known: dict[Key, int] = {}
+        self._lock = threading.Lock()
+
+    def now_seconds(self) -> float:
+        """The operator's clock in seconds since 1970 (CRONCTL_CLOCK_FILE in tests)."""
+        if self._clock is None:
+            from .clock import clock_from_environment
+            self._clock = clock_from_environment().seconds
+        return self._clock()
+
+    def record(self, namespace: str, name: str, plan: Plan, now_seconds: float,
+               status: Mapping[str, Any] | None = None) -> None:
+        """Count what an applied plan did; ``status`` is the schedule's status before it."""
+        for counter, n in counts(plan).items():
+            self.counters[counter].labels(namespace, name).inc(n)
+        for delay in launch_delays(plan, now_seconds):
+            self.launch_delay.labels(namespace).observe(delay)
+        self.set_active(namespace, name, active_runs(plan, status))
+
+    def set_active(self, namespace: str, name: str, active: int) -> None:
+        with self._lock:
+            self._known[(namespace, name)] = active
+            self.active.labels(namespace, name).set(active)
+            self._count_schedules(namespace)
+
+    def forget(self, namespace: str, name: str) -> None:
+        """A schedule is gone: drop its gauges (its counters stay, as counters do)."""
+        with self._lock:
+            if self._known.pop((namespace, name), None) is None:
+                return
+            self.active.remove(namespace, name)
+            self._count_schedules(namespace)
+
+    def _count_schedules(self, namespace: str) -> None:
+        n = sum(1 for ns, _ in self._known if ns == namespace)
+        if n:
+            self.schedules.labels(namespace).set(n)
+        else:
+            self.schedules.remove(namespace)
+
+    def exposition(self) -> bytes:
+        """The registry in Prometheus' text format, as /metrics serves it."""
+        return generate_latest(self.registry)
+
+
+METRICS = Metrics()  # the operator's: loop.reconcile records into it, serve() exposes it
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:9090`` for IPv6; an empty host means every interface)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"{text!r} is not HOST:PORT")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    return host or "0.0.0.0", int(port)
+
+
+def serve(address: str, metrics: Metrics = METRICS) -> Any:
+    """Serve ``metrics`` at http://ADDRESS/metrics from a daemon thread; returns the server."""
+    from prometheus_client import disable_created_metrics, start_http_server
+
+    disable_created_metrics()  # no *_created series: half the series, nothing a dashboard uses
+    host, port = parse_address(address)
+    server, _thread = start_http_server(port, addr=host, registry=metrics.registry)
+    return server
+
+
+def watch_deletions(metrics: Metrics = METRICS) -> None:
+    """Register a kopf handler that drops a deleted schedule's gauges at once."""
+    import kopf
+
+    from .resource import GROUP, PLURAL, VERSION
+
+    @kopf.on.event(GROUP, VERSION, PLURAL, id="cronctl-metrics")
+    def schedule_deleted(type: str | None, body: kopf.Body, **_: Any) -> None:
+        if type == "DELETED":
+            metrics.forget(body.metadata.namespace or "", body.metadata.name or "")
+

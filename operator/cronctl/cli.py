@@ -140,6 +140,7 @@ def _operator(args: argparse.Namespace) -> int:
     from .operator.leader import election_from
 
     try:
+        handlers.namespaces = list(args.namespace)
         handlers.election = election_from(args.leader_election, args.leader_election_namespace, args.namespace,
                                           args.leader_election_id, args.identity, args.lease_seconds)
     except ValueError as error:

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+from .cache import Cache
 from .manifests import EventSpec
 from .plan import Plan
 from .resource import API_VERSION, GROUP, KIND, PLURAL, SCHEDULE_LABEL, VERSION
@@ -36,9 +37,13 @@ def load_client() -> client.ApiClient:
 
 
 class Cluster:
-    """The operator's reads and writes, with plain dicts in and out."""
+    """The operator's reads and writes, with plain dicts in and out.
 
-    def __init__(self, api_client: client.ApiClient) -> None:
+    With a ``Cache`` (the operator's), reads come from what the watches showed
+    and every write goes through it; without one, every read asks the API."""
+
+    def __init__(self, api_client: client.ApiClient, cache: Cache | None = None) -> None:
+        self.cache = cache
         self.batch = client.BatchV1Api(api_client)
         self.core = client.CoreV1Api(api_client)
         self.custom = client.CustomObjectsApi(api_client)
@@ -47,6 +52,9 @@ class Cluster:
     # -- reads ----------------------------------------------------------------
 
     def schedule(self, namespace: str, name: str) -> dict[str, Any] | None:
+        cached = None if self.cache is None else self.cache.schedule(namespace, name)
+        if cached is not None:
+            return cached
         try:
             response = self.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name,
                                                                 _preload_content=False)
@@ -54,19 +62,45 @@ class Cluster:
             if error.status == NOT_FOUND:
                 return None
             raise
-        return json.loads(response.data)
+        body: dict[str, Any] = json.loads(response.data)
+        if self.cache is not None:
+            self.cache.put_schedule(body)
+        return body
 
     def jobs(self, namespace: str, schedule: str) -> list[dict[str, Any]]:
+        if self.cache is not None:
+            return self.cache.jobs(namespace, schedule)
+        return self.live_jobs(namespace, schedule)
+
+    def live_jobs(self, namespace: str, schedule: str) -> list[dict[str, Any]]:
+        """The schedule's Jobs as the API has them now (and so the cache, from now on)."""
         response = self.batch.list_namespaced_job(namespace, label_selector=f"{SCHEDULE_LABEL}={schedule}",
                                                   _preload_content=False)
-        return json.loads(response.data)["items"]
+        items: list[dict[str, Any]] = json.loads(response.data)["items"]
+        if self.cache is not None:
+            self.cache.replace_jobs(namespace, schedule, items)
+        return items
 
+    def seed(self, namespaces: list[str]) -> int:
+        """Fill the cache with every Job a schedule owns, before the first reconcile:
+        the Jobs' watch may deliver them after the schedules' watch delivers their owners."""
+        assert self.cache is not None
+        count = 0
+        for namespace in namespaces or [None]:
+            selector = SCHEDULE_LABEL
+            response = (self.batch.list_job_for_all_namespaces(label_selector=selector, _preload_content=False)
+                        if namespace is None else
+                        self.batch.list_namespaced_job(namespace, label_selector=selector, _preload_content=False))
+            items = json.loads(response.data)["items"]
+            self.cache.put_jobs(items)
+            count += len(items)
+        return count
     # -- writes ---------------------------------------------------------------
 
     def apply(self, schedule: Mapping[str, Any], plan: Plan) -> None:
-        namespace = schedule["metadata"]["namespace"]
+        namespace, owner = schedule["metadata"]["namespace"], schedule["metadata"]["name"]
         for name in plan.delete_first:
-            self.delete_job(namespace, name)
+            self.delete_job(namespace, owner, name)
         events = list(plan.events)
         for manifest in plan.create:
             problem = self.create_job(schedule, manifest)
@@ -75,10 +109,12 @@ class Cluster:
         for name in plan.release:
             self.resume_job(namespace, name)
         if plan.status is not None:
-            self.custom.patch_namespaced_custom_object_status(
-                GROUP, VERSION, namespace, PLURAL, schedule["metadata"]["name"], {"status": plan.status})
+            response = self.custom.patch_namespaced_custom_object_status(
+                GROUP, VERSION, namespace, PLURAL, owner, {"status": plan.status}, _preload_content=False)
+            if self.cache is not None:
+                self.cache.put_schedule(json.loads(response.data))
         for name in plan.delete_after:
-            self.delete_job(namespace, name)
+            self.delete_job(namespace, owner, name)
         for event in events:
             self.post_event(schedule, event)
 
@@ -86,12 +122,14 @@ class Cluster:
         """Create the Job of a launch; if it exists already and is ours, adopt it."""
         namespace, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
         try:
-            self.batch.create_namespaced_job(namespace, manifest)
+            created = self.batch.create_namespaced_job(namespace, manifest, _preload_content=False)
+            self._remember_job(json.loads(created.data))
             return None
         except ApiException as error:
             if error.status != CONFLICT:
                 raise
         existing = json.loads(self.batch.read_namespaced_job(name, namespace, _preload_content=False).data)
+        self._remember_job(existing)
         owners = existing["metadata"].get("ownerReferences") or []
         if any(ref.get("controller") and ref.get("uid") == schedule["metadata"]["uid"] for ref in owners):
             log.info("adopted the existing Job %s/%s", namespace, name)
@@ -102,18 +140,26 @@ class Cluster:
     def resume_job(self, namespace: str, name: str) -> None:
         """Let a Job held for its jitter start (it was created with spec.suspend)."""
         try:
-            self.batch.patch_namespaced_job(name, namespace, {"spec": {"suspend": False}})
+            resumed = self.batch.patch_namespaced_job(name, namespace, {"spec": {"suspend": False}},
+                                                      _preload_content=False)
+            self._remember_job(json.loads(resumed.data))
         except ApiException as error:
             if error.status != NOT_FOUND:
                 raise
         log.info("%s/%s: its jittered start has come: resumed", namespace, name)
 
-    def delete_job(self, namespace: str, name: str) -> None:
+    def delete_job(self, namespace: str, schedule: str, name: str) -> None:
+        if self.cache is not None:
+            self.cache.drop_job(namespace, schedule, name)
         try:
             self.batch.delete_namespaced_job(name, namespace, propagation_policy="Background")
         except ApiException as error:
             if error.status != NOT_FOUND:
                 raise
+
+    def _remember_job(self, body: dict[str, Any]) -> None:
+        if self.cache is not None:
+            self.cache.put_job(body)
 
     def post_event(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
         metadata = schedule["metadata"]

@@ -13,6 +13,7 @@ from typing import Any
 import kopf
 
 from .apply import Cluster, load_client
+from .cache import Cache
 from .clock import clock_from_environment
 from .leader import Election, Leadership
 from .loop import Scheduler
@@ -22,6 +23,8 @@ from .resource import GROUP, PLURAL, SCHEDULE_LABEL, VERSION
 _scheduler: Scheduler | None = None
 _task: asyncio.Task[None] | None = None
 election = Election(enabled=False)  # set by ``cronctl operator`` from its flags before kopf starts
+namespaces: list[str] = []  # likewise: the watched namespaces, none for all
+_cache = Cache()  # what the watches showed; reconciles read it instead of the API
 
 
 @kopf.on.startup()
@@ -31,7 +34,8 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
     settings.watching.server_timeout = 60
-    cluster = Cluster(load_client())
+    cluster = Cluster(load_client(), _cache)
+    logger.info("cronctl: %d Jobs of CronSchedules known", await asyncio.to_thread(cluster.seed, namespaces))
     leadership = Leadership(election)
     leadership.start()
     _scheduler = Scheduler(cluster, clock_from_environment(), leading=leadership.leading)
@@ -46,8 +50,12 @@ async def stop(**_: Any) -> None:
 
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
-def schedule_changed(type: str | None, body: kopf.Body, **_: Any) -> None:
+def schedule_changed(type: str | None, body: kopf.Body, event: kopf.RawEvent, **_: Any) -> None:
     key = (body.metadata.namespace or "", body.metadata.name or "")
+    if type == "DELETED":
+        _cache.drop_schedule(*key)
+    else:
+        _cache.put_schedule(event["object"])
     if _scheduler is None:
         return
     if type == "DELETED":
@@ -57,7 +65,11 @@ def schedule_changed(type: str | None, body: kopf.Body, **_: Any) -> None:
 
 
 @kopf.on.event("batch", "v1", "jobs", labels={SCHEDULE_LABEL: kopf.PRESENT})
-def job_changed(type: str | None, body: kopf.Body, labels: kopf.Labels, **_: Any) -> None:
+def job_changed(type: str | None, body: kopf.Body, labels: kopf.Labels, event: kopf.RawEvent, **_: Any) -> None:
+    if type == "DELETED":
+        _cache.drop_job(body.metadata.namespace or "", labels[SCHEDULE_LABEL], body.metadata.name or "")
+    else:
+        _cache.put_job(event["object"])
     if _scheduler is not None and (type == "DELETED" or _has_ended(body)):
         _scheduler.touch((body.metadata.namespace or "", labels[SCHEDULE_LABEL]))
 

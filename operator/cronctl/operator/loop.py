@@ -109,6 +109,8 @@ def reconcile(cluster: Cluster, key: Key, now: float, metrics: Metrics = METRICS
         metrics.forget(namespace, name)
         return None
     result = plan(schedule, cluster.jobs(namespace, name), int(now // 60), second=now)
+    if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
+        result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now)
     cluster.apply(schedule, result)
     # The launch delay runs to the moment the Jobs exist: the clock once apply returns.
     metrics.record(namespace, name, result, metrics.now_seconds() if result.create else now, schedule.get("status"))

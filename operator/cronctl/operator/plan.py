@@ -32,6 +32,7 @@ class Plan:
     wake_at: int | None = None  # the minute to look again (besides watch events)
     release: list[str] = field(default_factory=list)  # held Jobs whose jittered start has come
     release_at: int | None = None  # the second the next held Job may start
+    lost: list[str] = field(default_factory=list)  # runs active in status whose Job is not among the Jobs
 
     @property
     def wake_second(self) -> float | None:
@@ -59,7 +60,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     except SpecError as error:
         return _refused(schedule, status, anchor, error, now)
     observed = observe(status, jobs, metadata["uid"])
-    result = Plan()
+    result = Plan(lost=list(observed.lost))
     _end_runs(spec, observed, now, result)
     state = observed.state
     suspended_through = now if spec.suspend else parse_rfc3339(status.get("suspendedThrough"))

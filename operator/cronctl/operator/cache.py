@@ -1,0 +1,107 @@
+"""What the watches have shown: the CronSchedules and their Jobs, kept in memory.
+
+A reconcile reads from here instead of asking the API server (a GET of the
+schedule and a LIST of its Jobs each time would cost two requests per
+schedule per firing, and a label-selected LIST scans every Job of the
+namespace). Watch events fill it; the operator's own writes go through it at
+once (the API's answer to a create or a patch), so a reconcile right after a
+write does not act on the state before it.
+
+An entry only moves forward: an object older than the one kept (by
+``resourceVersion``, which etcd makes increasing) is ignored, so a late watch
+event cannot undo a write. Jobs are kept slim: the fields the operator reads.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterable, Mapping
+
+from .resource import SCHEDULE_LABEL
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+class Cache:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._schedules: dict[Key, dict[str, Any]] = {}
+        self._jobs: dict[Key, dict[str, dict[str, Any]]] = {}  # by owning schedule, then Job name
+
+    # -- schedules ----------------------------------------------------------------
+
+    def schedule(self, namespace: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._schedules.get((namespace, name))
+
+    def put_schedule(self, body: Mapping[str, Any]) -> None:
+        key = _key(body)
+        with self._lock:
+            if _newer(self._schedules.get(key), body):
+                self._schedules[key] = dict(body)
+
+    def drop_schedule(self, namespace: str, name: str) -> None:
+        with self._lock:
+            self._schedules.pop((namespace, name), None)
+            self._jobs.pop((namespace, name), None)
+
+    # -- jobs ---------------------------------------------------------------------
+
+    def jobs(self, namespace: str, schedule: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._jobs.get((namespace, schedule), {}).values())
+
+    def put_job(self, body: Mapping[str, Any]) -> None:
+        owner = _owner(body)
+        if owner is None:
+            return
+        name = body["metadata"]["name"]
+        with self._lock:
+            jobs = self._jobs.setdefault(owner, {})
+            if _newer(jobs.get(name), body):
+                jobs[name] = slim_job(body)
+
+    def put_jobs(self, bodies: Iterable[Mapping[str, Any]]) -> None:
+        for body in bodies:
+            self.put_job(body)
+
+    def drop_job(self, namespace: str, schedule: str, name: str) -> None:
+        with self._lock:
+            self._jobs.get((namespace, schedule), {}).pop(name, None)
+
+    def replace_jobs(self, namespace: str, schedule: str, bodies: Iterable[Mapping[str, Any]]) -> None:
+        """What a fresh LIST of the API says, whatever the cache held."""
+        with self._lock:
+            self._jobs[(namespace, schedule)] = {body["metadata"]["name"]: slim_job(body) for body in bodies}
+
+
+def slim_job(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a Job the operator reads (observe.run_of_job), nothing more."""
+    metadata = body.get("metadata") or {}
+    return {
+        "metadata": {field: metadata[field] for field in (
+            "name", "namespace", "labels", "annotations", "ownerReferences", "deletionTimestamp",
+            "resourceVersion") if field in metadata},
+        "spec": {"suspend": (body.get("spec") or {}).get("suspend")},
+        "status": {"conditions": (body.get("status") or {}).get("conditions") or []},
+    }
+
+
+def _key(body: Mapping[str, Any]) -> Key:
+    metadata = body["metadata"]
+    return metadata.get("namespace") or "", metadata["name"]
+
+
+def _owner(body: Mapping[str, Any]) -> Key | None:
+    metadata = body.get("metadata") or {}
+    schedule = (metadata.get("labels") or {}).get(SCHEDULE_LABEL)
+    return None if schedule is None else (metadata.get("namespace") or "", schedule)
+
+
+def _newer(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    if old is None:
+        return True
+    try:
+        return int(new["metadata"]["resourceVersion"]) >= int(old["metadata"]["resourceVersion"])
+    except (KeyError, TypeError, ValueError):
+        return True  # not comparable: the newest word wins

@@ -1,0 +1,74 @@
+"""The watch cache: reconciles read it, writes go through it, it never moves backwards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cronctl.operator.cache import Cache, slim_job
+from cronctl.operator.loop import reconcile
+from cronctl.operator.manifests import job_manifest
+from cronctl.operator.plan import plan
+
+from .test_plan import CREATED, TEMPLATE, after, schedule, t
+
+
+def job(name: str, version: str, schedule: str = "sync", **status: Any) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "team-a", "resourceVersion": version,
+                         "labels": {"cronctl.dev/schedule": schedule}, "managedFields": [{"big": "x" * 100}]},
+            "spec": {"template": {"spec": {"containers": []}}}, "status": status}
+
+
+def test_an_older_version_never_replaces_a_newer_one() -> None:
+    cache = Cache()
+    cache.put_job(job("sync-1", "20", active=1))
+    cache.put_job(job("sync-1", "19"))  # a late watch event of the state before our write
+    assert cache.jobs("team-a", "sync")[0]["metadata"]["resourceVersion"] == "20"
+    cache.put_job(job("sync-1", "21", conditions=[{"type": "Complete", "status": "True"}]))
+    assert cache.jobs("team-a", "sync")[0]["status"]["conditions"][0]["type"] == "Complete"
+
+
+def test_jobs_are_kept_by_their_schedule_and_slim() -> None:
+    cache = Cache()
+    cache.put_jobs([job("sync-1", "1"), job("other-1", "2", schedule="other")])
+    kept = cache.jobs("team-a", "sync")
+    assert [j["metadata"]["name"] for j in kept] == ["sync-1"]
+    assert "managedFields" not in kept[0]["metadata"] and "template" not in kept[0]["spec"]
+    cache.drop_job("team-a", "sync", "sync-1")
+    assert cache.jobs("team-a", "sync") == []
+
+
+def test_a_slim_job_keeps_what_the_operator_reads() -> None:
+    manifest = job_manifest(schedule(), TEMPLATE, 1, t("2024-03-01T00:10"), t("2024-03-01T00:10"), None,
+                            start_at=t("2024-03-01T00:10") * 60 + 7)
+    manifest["metadata"]["uid"] = "job-uid"
+    body = after(schedule(), plan(schedule(), [], CREATED).status)
+    assert plan(body, [slim_job(manifest)], t("2024-03-01T00:11")) == plan(body, [manifest], t("2024-03-01T00:11"))
+
+
+class FakeCluster:
+    """A cache that lags: it has not seen the Job another replica created."""
+
+    def __init__(self, body: dict[str, Any], live: list[dict[str, Any]]) -> None:
+        self.body, self.live, self.applied = body, live, []
+
+    def schedule(self, namespace: str, name: str) -> dict[str, Any]:
+        return self.body
+
+    def jobs(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        return []
+
+    def live_jobs(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        return self.live
+
+    def apply(self, schedule: Any, result: Any) -> None:
+        self.applied.append(result)
+
+
+def test_a_run_missing_from_the_cache_is_checked_against_the_api_before_it_counts_as_gone() -> None:
+    first = plan(after(schedule(), plan(schedule(), [], CREATED).status), [], t("2024-03-01T00:10"))
+    body, created = after(schedule(), first.status), first.create[0]
+    cluster = FakeCluster(body, [created])
+    reconcile(cluster, ("team-a", "sync"), t("2024-03-01T00:12") * 60)  # type: ignore[arg-type]
+    applied = cluster.applied[0]
+    assert "JobGone" not in [event.reason for event in applied.events]
+    assert applied.lost == [] and applied.create == []

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from .support import Helper
+from .support import Clock, Helper
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock("2024-03-01T00:00")
 
 
 @pytest.fixture

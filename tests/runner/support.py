@@ -1,13 +1,18 @@
-"""Helpers for the runner's tests: helper scripts run as real processes, bounded waits."""
+"""Helpers for the runner's tests: helper scripts run as real processes, bounded waits,
+manifests, an injected minute clock and a runner stepped until something holds."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
+
+from cronctl.core.times import parse_time
+from cronctl.runner.engine import Runner
 
 HERE = Path(__file__).resolve().parent
 HELPERS = HERE / "helpers"
@@ -56,3 +61,50 @@ def wait_until(condition: Callable[[], object], timeout: float = 10.0, step: flo
         if time.monotonic() > deadline:
             raise AssertionError(f"not reached within {timeout} s")
         time.sleep(step)
+
+
+def t(text: str) -> int:
+    minute = parse_time(text)
+    assert minute is not None
+    return minute
+
+
+def manifest(name: str, schedule: str, command: list[str], **spec: Any) -> str:
+    container = {"name": "main", "image": "busybox", "command": command}
+    if "env" in spec:
+        container["env"] = [{"name": k, "value": v} for k, v in spec.pop("env").items()]
+    return json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule", "metadata": {"name": name},
+                       "spec": {"schedule": schedule, **spec, "jobTemplate": {"spec": {"template": {"spec": {
+                           "restartPolicy": "Never", "containers": [container]}}}}}})
+
+
+class Clock:
+    def __init__(self, text: str) -> None:
+        self.now = t(text)
+
+    def set(self, text: str) -> None:
+        self.now = t(text)
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def runner(folder: Path, clock: Clock, workers: int = 2) -> Runner:
+    r = Runner(folder, clock, workers, say=lambda text: None, grace_seconds=0.5)
+    assert r.open()
+    return r
+
+
+def until(r: Runner, done: Callable[[], Any], timeout: float = 15.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r.step()
+        value = done()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def journal(folder: Path, name: str) -> list[dict[str, Any]]:
+    return json.loads((folder / "cronctl.json").read_text())["journal"].get(name, [])

@@ -2,78 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any, Callable
 
 import pytest
 
-from cronctl.core.times import parse_time
 from cronctl.runner.engine import Runner
 from cronctl.runner.views import history_lines, status_lines, trigger
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def t(text: str) -> int:
-    minute = parse_time(text)
-    assert minute is not None
-    return minute
-
-
-def manifest(name: str, schedule: str, command: list[str], **spec: Any) -> str:
-    container = {"name": "main", "image": "busybox", "command": command}
-    if "env" in spec:
-        container["env"] = [{"name": k, "value": v} for k, v in spec.pop("env").items()]
-    return json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule", "metadata": {"name": name},
-                       "spec": {"schedule": schedule, **spec, "jobTemplate": {"spec": {"template": {"spec": {
-                           "restartPolicy": "Never", "containers": [container]}}}}}})
-
-
-class Clock:
-    def __init__(self, text: str) -> None:
-        self.now = t(text)
-
-    def set(self, text: str) -> None:
-        self.now = t(text)
-
-    def __call__(self) -> int:
-        return self.now
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    return tmp_path
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock("2024-03-01T00:00")
-
-
-def runner(folder: Path, clock: Clock, workers: int = 2) -> Runner:
-    r = Runner(folder, clock, workers, say=lambda text: None, grace_seconds=0.5)
-    assert r.open()
-    return r
-
-
-def until(r: Runner, done: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        r.step()
-        value = done()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out")
-
-
-def journal(folder: Path, name: str) -> list[dict[str, Any]]:
-    return json.loads((folder / "cronctl.json").read_text())["journal"].get(name, [])
+from .support import SOURCE_ROOT, Clock, journal, manifest, runner, t, until
 
 
 def test_a_firing_runs_the_first_containers_command_with_its_env_and_keeps_its_output(folder: Path,
@@ -200,7 +139,7 @@ def test_a_crash_at_any_point_of_a_start_starts_no_second_process_and_loses_no_r
     r.step()
     r.save()
     r.lock.release()
-    script = CRASHING_RUNNER.format(operator=str(ROOT / "operator"), folder=str(folder), minute=t("2024-03-01T00:05"),
+    script = CRASHING_RUNNER.format(operator=str(SOURCE_ROOT), folder=str(folder), minute=t("2024-03-01T00:05"),
                                     point=point)
     assert subprocess.run([sys.executable, "-c", script]).returncode == 9
     clock.set("2024-03-01T00:05")

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from cronctl.runner.executor import Ended, Executor, RunKey, RunRequest, nominal_stamp
+from cronctl.runner.executor import Ended, Executor, RunKey, RunRequest, nominal_stamp, run_folder_name
 
 from .support import wait_until
 
@@ -48,6 +48,32 @@ def test_the_run_folder_is_named_by_schedule_and_nominal_minute(tmp_path):
     assert handle.request["nominal_time"] == "2024-01-17T02:00:00Z" and handle.request["attempt"] == 1
     wait_ended(executor)
     assert {"request.json", "stdout.log", "stderr.log", "pid", "exit.json"} <= set(os.listdir(handle.run_dir))
+
+
+def test_each_attempt_has_its_own_key_and_folder_the_first_keeping_the_plain_name(tmp_path):
+    count = tmp_path / "count"
+    executor = Executor(tmp_path)
+    first = executor.start(sh(f'echo "$CRONCTL_ATTEMPT" >> {count}'))
+    second = executor.start(sh(f'echo "$CRONCTL_ATTEMPT" >> {count}', attempt=2))
+    assert first.started and second.started
+    assert (first.key, second.key) == (RunKey("nightly", NOMINAL), RunKey("nightly", NOMINAL, 2))
+    assert [first.run_dir.name, second.run_dir.name] == ["20240117T0200", "20240117T0200.2"]
+    assert str(second.key) == "nightly@20240117T0200.2" and run_folder_name(first.key) == "20240117T0200"
+    assert not executor.start(sh("exit 0", attempt=2)).started  # submit-or-get, per attempt
+    assert sorted(ended.key.attempt for ended in wait_ended(executor, count=2)) == [1, 2]
+    assert sorted(count.read_text().split()) == ["1", "2"]
+
+
+def test_adopt_rebuilds_the_key_with_the_attempt_of_the_request(tmp_path):
+    executor = Executor(tmp_path)
+    later = executor.start(sh("exit 1", attempt=3))
+    old = executor.start(sh("exit 1", schedule="before-retries"))
+    wait_ended(executor, count=2)
+    request = json.loads((old.run_dir / "request.json").read_text())
+    del request["attempt"]  # a folder written before runs had attempts
+    (old.run_dir / "request.json").write_text(json.dumps(request))
+    adopted = Executor(tmp_path).adopt()
+    assert sorted(handle.key for handle in adopted) == sorted([later.key, RunKey("before-retries", NOMINAL)])
 
 
 @pytest.mark.parametrize("script, outcome, exit_code, signum", [
@@ -174,23 +200,30 @@ def test_a_runner_killed_right_after_start_leaves_a_run_a_new_runner_adopts(tmp_
     assert count.read_text() == "ran\n"
 
 
+@pytest.mark.parametrize("attempt", [1, 2])
 @pytest.mark.parametrize("point", ["after_mkdir", "after_request", "after_spawn"])
-def test_a_crash_at_each_point_of_start_runs_the_command_exactly_once(tmp_path, helpers, point):
-    """Kill the runner at each step; the restarted one adopts, the core fires the unsaved firing again."""
+def test_a_crash_at_each_point_of_start_runs_the_command_exactly_once(tmp_path, helpers, point, attempt):
+    """Kill the runner at each step; the restarted one adopts, the core fires the unsaved firing
+    (or decides the unsaved retry) again. Attempt 2 starts after attempt 1 ended."""
     count = tmp_path / "count"
-    request = {"schedule": "nightly", "nominal": NOMINAL, "command": ["sh", "-c", f"echo ran >> {count}"]}
+    request = {"schedule": "nightly", "nominal": NOMINAL, "attempt": attempt,
+               "command": ["sh", "-c", f'echo "ran $CRONCTL_ATTEMPT" >> {count}']}
+    if attempt > 1:
+        earlier = Executor(tmp_path)
+        earlier.start(RunRequest(**{**request, "attempt": attempt - 1}))
+        earlier.acknowledge(wait_ended(earlier)[0].key)
     runner = helpers("executor_crash.py", str(tmp_path), point, json.dumps(request))
     assert runner.process.wait(timeout=10) == -signal.SIGKILL
 
     executor = Executor(tmp_path)
     adopted = executor.adopt()
-    assert len(adopted) == (0 if point == "after_mkdir" else 1)
+    assert [h.key for h in adopted] == ([] if point == "after_mkdir" else [RunKey("nightly", NOMINAL, attempt)])
     handle = executor.start(RunRequest(**request))
     assert handle.started == (point == "after_mkdir")
     [ended] = wait_ended(executor)
-    assert ended.outcome == "succeeded"
+    assert ended.outcome == "succeeded" and ended.key.attempt == attempt
     time.sleep(0.2)  # a doubled process would have written by now
-    assert count.read_text() == "ran\n"
+    assert count.read_text().splitlines() == [f"ran {n}" for n in range(1, attempt + 1)]
 
 
 def test_a_run_stopped_before_its_process_started_never_starts(tmp_path, helpers):
@@ -260,6 +293,8 @@ def test_requests_are_checked(tmp_path):
         executor.start(RunRequest("nightly", NOMINAL, "echo hi"))  # a string, not a list
     with pytest.raises(TypeError):
         executor.start(RunRequest("nightly", 1.5, ["true"]))
+    with pytest.raises(ValueError):
+        executor.start(RunRequest("nightly", NOMINAL, ["true"], attempt=0))
     with pytest.raises(KeyError):
         executor.stop(RunKey("nightly", NOMINAL), "stopped")
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

@@ -4,14 +4,24 @@
 triggers, let the in-memory controller (``cronctl.core``) tick, hand due
 firings to free worker slots, stop runs the core timed out or replaced, and
 record how runs ended. Everything it must not forget lives in the book
-(``cronctl.json``): the controller's state, the firings waiting for a slot or
-running, and each schedule's last 200 runs.
+(``cronctl.json``): the controller's state, the firings waiting for a slot,
+running, or waiting for their next attempt, and each schedule's last 200 runs.
 
-Crash safety rests on the executor's correlation key (schedule, nominal
-time): a crash between starting a process and saving the book makes the next
-runner decide the same launch again, and ``Executor.start`` then returns the
-run that already exists instead of starting a second process. Outcomes are
-acknowledged to the executor only after the book that records them is saved.
+Retries (``maxRetries``, ``retryDelayMinutes``) are the core's: a failed
+attempt with retries left puts the run in ``retry_pending`` and the firing
+stays in the book without a slot (``retry_due`` set, not startable) until a
+later tick decides ``Retry``; the firing then takes the next attempt number
+and waits for a free slot like any due firing. A timed-out run is never
+retried (the timeout counts from the run's first launch, across attempts);
+a replace while a retry waits records the run as canceled. History records a
+run once, when it is over, with the attempts it took.
+
+Crash safety rests on the executor's key (schedule, nominal time, attempt):
+a crash between starting a process and saving the book makes the next
+runner decide the same launch (or retry) again, and ``Executor.start`` then
+returns the run that already exists instead of starting a second process.
+Outcomes are acknowledged to the executor only after the book that records
+them is saved; an end reported again after a restart is only acknowledged.
 """
 
 from __future__ import annotations
@@ -26,8 +36,8 @@ from typing import Any, Callable
 from ..core.controller import Controller
 from ..core.errors import CronctlError
 from ..core.spec import JobSpec
-from ..core.state import RUNNING, ControllerState
-from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Skip, firing_reason, start_time
+from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, ControllerState
+from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, firing_reason, start_time
 from ..operator.resource import read_spec
 from .book import Book, Status
 from .definitions import Definition, image_notice, load_definitions
@@ -42,7 +52,8 @@ SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch: while it exists nothing
 
 @dataclass
 class Firing:
-    """A launch the core decided: waiting for a worker slot, or running in one."""
+    """A launch the core decided: waiting for a worker slot, running in one, or
+    waiting for its next attempt (``retry_due`` set) after a failed one."""
 
     run_id: str
     schedule: str
@@ -54,10 +65,23 @@ class Firing:
     slot: str | None = None
     stopping: str | None = None  # why we asked its process to stop (timed_out, canceled)
     start_at: float = 0.0  # seconds since 1970: not before its nominal time plus its jitter
+    attempt: int = 1  # the attempt it runs, or runs once it has a slot
+    retry_due: int | None = None  # an attempt failed: the minute the core retries it; no slot meanwhile
+    actual: str | None = None  # when its first attempt started (history's actual time)
 
     @property
     def key(self) -> RunKey:
-        return RunKey(self.schedule, self.nominal)
+        return RunKey(self.schedule, self.nominal, self.attempt)
+
+    @property
+    def startable(self) -> bool:
+        """Waiting for a slot: not running, and not waiting for the core to retry it."""
+        return self.slot is None and self.retry_due is None
+
+    @property
+    def attempts_made(self) -> int:
+        """The attempts that started: the current one only once it had a slot."""
+        return self.attempt - 1 if self.startable else self.attempt
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -139,6 +163,7 @@ class Runner:
             self._carry_out(decision, now)
         changed |= bool(decisions)
         changed |= self._stop_expired()
+        changed |= self._drop_expired(now)
         changed |= self._record_ends(now)
         changed |= self._start_waiting()
         if changed:
@@ -241,6 +266,8 @@ class Runner:
             self.snapshots.pop(_snapshot_key(decision.job, decision.scheduled_for), None)
             self._remember(decision.job, {"run": None, "reason": "scheduled", "nominal": decision.scheduled_for,
                                           "actual": None, "attempts": 0, "outcome": "coalesced", "finished": now})
+        elif isinstance(decision, Retry):
+            self._retry(decision)
         elif isinstance(decision, Replace):
             firing = self.firings.pop(decision.run_id, None)
             if firing is not None:
@@ -256,63 +283,123 @@ class Runner:
         definition = self.definitions[schedule]
         return {"command": list(definition.command), "args": list(definition.args), "env": dict(definition.env)}
 
+    def _retry(self, decision: Retry) -> None:
+        """The core retries a run: its firing takes the next attempt and waits for a slot."""
+        firing = self.firings.get(decision.run_id) or self._firing_to_retry(decision)
+        if firing is not None:
+            firing.attempt, firing.retry_due = decision.attempt, None
+
+    def _firing_to_retry(self, decision: Retry) -> Firing | None:
+        """A retry whose firing the book lacks (a book written before the runner kept
+        retrying firings): rebuilt from the run and the current manifest."""
+        run = self.controller.state.runs[decision.run_id]
+        if decision.job not in self.definitions:
+            self._notice(f"{decision.job}: no manifest to retry run {run.id} with")
+            return None
+        firing = Firing(run.id, run.job, run.scheduled_for, firing_reason(run.scheduled_for, run.launched_at),
+                        **self._command_of(run.job), start_at=run.scheduled_for * 60)
+        self.firings[run.id] = firing
+        return firing
+
     def _stop_or_drop(self, firing: Firing, reason: str, now: int) -> None:
-        if firing.slot is None:  # never started: it only leaves the queue
-            self._remember(firing.schedule, self._entry(firing, reason, now, actual=None))
+        if firing.slot is None:  # not running (never started, or waiting for a retry): it only leaves
+            self._remember(firing.schedule, self._entry(firing, reason, now, firing.attempts_made))
             return
         self.firings[firing.run_id] = firing  # keeps its slot until the process is gone
         firing.stopping = reason
         self.executor.stop(firing.key, reason, self.grace_seconds)
 
+    def _ended_by_core(self, firing: Firing) -> str | None:
+        """How the core ended a firing's run on its own (timed_out; canceled when the run
+        is gone); None while the run runs or waits for its next attempt."""
+        run = self.controller.state.runs.get(firing.run_id)
+        if run is not None and run.state in (RUNNING, RETRY_PENDING):
+            return None
+        return TIMED_OUT if run is not None and run.state == TIMED_OUT else "canceled"
+
     def _stop_expired(self) -> bool:
-        """Runs the core timed out (launch + timeout): stop their processes."""
+        """Runs the core timed out (launch + timeout) while their process runs: stop it."""
         stopped = False
         for firing in self.firings.values():
-            run = self.controller.state.runs.get(firing.run_id)
-            if firing.slot is not None and firing.stopping is None and (run is None or run.state != RUNNING):
-                firing.stopping = "timed_out" if run is not None and run.state == "timed_out" else "canceled"
-                self.executor.stop(firing.key, firing.stopping, self.grace_seconds)
+            reason = self._ended_by_core(firing) if firing.slot is not None and firing.stopping is None else None
+            if reason is not None:
+                firing.stopping = reason
+                self.executor.stop(firing.key, reason, self.grace_seconds)
                 stopped = True
         return stopped
+
+    def _drop_expired(self, now: int) -> bool:
+        """Runs the core timed out while no process runs for them (waiting for a slot or for
+        their next attempt): they leave, recorded with the core's outcome, never retried."""
+        dropped = False
+        for firing in [f for f in self.firings.values() if f.slot is None]:
+            reason = self._ended_by_core(firing)
+            if reason is not None:
+                del self.firings[firing.run_id]
+                self._remember(firing.schedule, self._entry(firing, reason, now, firing.attempts_made))
+                dropped = True
+        return dropped
 
     def _record_ends(self, now: int) -> bool:
         ended = self.executor.poll()
         for end in ended:
-            firing = next((f for f in self.firings.values() if f.key == end.key), None)
-            if firing is None:
-                self._to_acknowledge.append(end.key)
-                continue
-            run = self.controller.state.runs.get(firing.run_id)
-            if run is not None and run.state == RUNNING:
-                outcome = "succeeded" if end.outcome == "succeeded" else "failed"
-                self.controller.finish(max(now, self.controller.state.clock or now), firing.run_id, outcome)
-            del self.firings[firing.run_id]
-            assert firing.slot is not None
-            self.slots.release(firing.slot)
-            self._remember(firing.schedule, self._entry(firing, end.outcome, now, actual=end.started_at))
+            firing = self._firing_running(end.key)
+            if firing is not None:
+                self._end_attempt(firing, end.outcome, end.started_at, now)
             self._to_acknowledge.append(end.key)
         return bool(ended)
+
+    def _firing_running(self, key: RunKey) -> Firing | None:
+        """The firing whose current attempt is ``key``; None for an end recorded before (reported
+        again after a restart: the book already moved on) or of a run the book does not know."""
+        return next((f for f in self.firings.values() if f.key == key and f.retry_due is None), None)
+
+    def _end_attempt(self, firing: Firing, outcome: str, started_at: str | None, now: int) -> None:
+        """An attempt ended: the firing waits for its next attempt, or its run is over."""
+        if firing.slot is not None:  # None: the restarted runner had not started it again yet
+            self.slots.release(firing.slot)
+            firing.slot = None
+        firing.actual = firing.actual or started_at
+        retry_due = self._finish_attempt(firing, outcome, now)
+        if retry_due is not None:
+            firing.retry_due = retry_due
+            return
+        del self.firings[firing.run_id]
+        self._remember(firing.schedule, self._entry(firing, outcome, now, firing.attempt))
+
+    def _finish_attempt(self, firing: Firing, outcome: str, now: int) -> int | None:
+        """Tell the core how the firing's running attempt ended; the minute of its next
+        attempt when the core retries it, else None (the run is over)."""
+        run = self.controller.state.runs.get(firing.run_id)
+        if run is None or run.state != RUNNING or run.attempt != firing.attempt:
+            return None  # the core ended it already (timed out, replaced)
+        verdict = SUCCEEDED if outcome == SUCCEEDED else FAILED
+        self.controller.finish(max(now, self.controller.state.clock or now), run.id, verdict, run.attempt)
+        if run.state != RETRY_PENDING:
+            return None
+        pending = self.controller.state.jobs[run.job].state.pending_retries
+        return next(p.due for p in pending if p.run_id == run.id)
 
     def _start_waiting(self) -> bool:
         started = False
         now = self.seconds()
-        waiting = [f for f in self.firings.values() if f.slot is None and f.start_at <= now]
+        waiting = [f for f in self.firings.values() if f.startable and f.start_at <= now]
         for firing in order_due(waiting, nominal=lambda f: f.nominal, schedule=lambda f: f.schedule):
             slot = self.slots.acquire()
             if slot is None:
                 break
             firing.slot = slot
             self.executor.start(RunRequest(firing.schedule, firing.nominal, firing.command, firing.args,
-                                           firing.env, firing.reason))
+                                           firing.env, firing.reason, firing.attempt))
             started = True
         return started
 
     # -- history ----------------------------------------------------------------------------
 
     @staticmethod
-    def _entry(firing: Firing, outcome: str, now: int, actual: str | None) -> dict[str, Any]:
-        return {"run": firing.run_id, "reason": firing.reason, "nominal": firing.nominal, "actual": actual,
-                "attempts": 1, "outcome": outcome, "finished": now}
+    def _entry(firing: Firing, outcome: str, now: int, attempts: int) -> dict[str, Any]:
+        return {"run": firing.run_id, "reason": firing.reason, "nominal": firing.nominal, "actual": firing.actual,
+                "attempts": attempts, "outcome": outcome, "finished": now}
 
     def _remember(self, schedule: str, entry: dict[str, Any]) -> None:
         entries = self.journal.setdefault(schedule, [])
@@ -322,7 +409,7 @@ class Runner:
     # -- the loop ---------------------------------------------------------------------------
 
     def waiting_reason(self) -> str | None:
-        if any(f.slot is None for f in self.firings.values()) and self.slots.free_count == 0:
+        if any(f.startable for f in self.firings.values()) and self.slots.free_count == 0:
             return self.slots.describe_wait()
         return None
 

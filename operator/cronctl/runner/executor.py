@@ -1,16 +1,21 @@
 """The executor: one firing runs as one local process, at most once, and its outcome survives.
 
-The seed's correlation key of a firing is (schedule name, nominal minute).
-This module guarantees, whatever crashes when, that no second process
-starts for one key, and that the outcome of a started run is not lost. It
-owns the folder ``runs/`` of the base folder; it decides nothing about
-*when* to fire or stop (that is the core's job, wired by the caller).
+The seed's correlation key of a firing is (schedule name, nominal minute);
+a run retried after a failed attempt adds the attempt number, so the key of
+one process is (schedule, nominal minute, attempt). This module guarantees,
+whatever crashes when, that no second process starts for one key, and that
+the outcome of a started run is not lost. It owns the folder ``runs/`` of the
+base folder; it decides nothing about *when* to fire, retry or stop (that is
+the core's job, wired by the caller).
 
-One directory per key, ``runs/<schedule>/<nominal YYYYmmddTHHMM>/``:
+One directory per key: ``runs/<schedule>/<nominal YYYYmmddTHHMM>/`` for the
+first attempt (the folder every run had before retries), and
+``runs/<schedule>/<nominal YYYYmmddTHHMM>.<attempt>/`` for attempt 2 on:
 
 =============  =========================================================
 request.json   what to run (command, args, env, cwd, reason, nominal
-               time, attempt, submitted_at); written by :meth:`start`
+               time, attempt, submitted_at); written by :meth:`start`;
+               :meth:`adopt` rebuilds the key from it (attempt 1 if absent)
 wrapper.log    the wrapper's own output (tracebacks, if any)
 wrapper.lock   flock'ed by the live wrapper: its liveness, across restarts
 launching      written by the wrapper just before starting the command
@@ -33,12 +38,17 @@ Crash points of :meth:`start` and what a restarted runner does:
 
 - after the mkdir, before ``request.json``: nothing was started. The folder is
   not adopted (its request is unknown); the next :meth:`start` of the key
-  (the core fires the unsaved firing again) finishes the start.
+  (the core fires the unsaved firing, or decides the unsaved retry, again)
+  finishes the start.
 - after ``request.json``, before the wrapper started: :meth:`adopt` watches it;
   :meth:`poll` finds no live wrapper and no ``launching``, so no process ever
   ran, and starts a wrapper for it (the run is resumed, not lost).
 - after the wrapper started: the wrapper runs on; :meth:`adopt` watches it
   through ``wrapper.lock`` and :meth:`poll` reports its ``exit.json``.
+
+Each attempt has its own folder, so all of this holds per attempt: a crash
+while starting attempt 2 neither starts a second process for attempt 2 nor
+touches attempt 1's folder, whose outcome stays as recorded.
 
 A wrapper that died after ``launching`` without writing ``exit.json`` (the
 machine restarted, or someone killed it) is reported as ``failed`` with a
@@ -91,19 +101,27 @@ def nominal_stamp(nominal: int) -> str:
     return datetime.fromtimestamp(nominal * 60, timezone.utc).strftime("%Y%m%dT%H%M")
 
 
+def run_folder_name(key: RunKey) -> str:
+    """``YYYYmmddTHHMM`` for a first attempt, ``YYYYmmddTHHMM.<attempt>`` for a later one."""
+    stamp = nominal_stamp(key.nominal)
+    return stamp if key.attempt == 1 else f"{stamp}.{key.attempt}"
+
+
 def nominal_iso(nominal: int) -> str:
     return datetime.fromtimestamp(nominal * 60, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, order=True)
 class RunKey:
-    """The seed's correlation key: schedule name and nominal minute (minutes since 1970 UTC)."""
+    """One process: the seed's correlation key (schedule name, nominal minute, in minutes
+    since 1970 UTC) and the attempt of that firing (1 unless a failed attempt is retried)."""
 
     schedule: str
     nominal: int
+    attempt: int = 1
 
     def __str__(self) -> str:
-        return f"{self.schedule}@{nominal_stamp(self.nominal)}"
+        return f"{self.schedule}@{run_folder_name(self)}"
 
 
 @dataclass(frozen=True)
@@ -119,7 +137,7 @@ class RunRequest:
 
     @property
     def key(self) -> RunKey:
-        return RunKey(self.schedule, self.nominal)
+        return RunKey(self.schedule, self.nominal, self.attempt)
 
 
 @dataclass(frozen=True)
@@ -160,6 +178,8 @@ def _check_request(request: RunRequest) -> None:
         raise ValueError(f"schedule {request.schedule!r}: not usable as a folder name")
     if not isinstance(request.nominal, int) or isinstance(request.nominal, bool):
         raise TypeError(f"nominal {request.nominal!r}: must be minutes since 1970 UTC (int)")
+    if not isinstance(request.attempt, int) or isinstance(request.attempt, bool) or request.attempt < 1:
+        raise ValueError(f"attempt {request.attempt!r}: must be a whole number >= 1")
     if isinstance(request.command, str) or not request.command \
             or not all(isinstance(part, str) for part in request.command):
         raise ValueError(f"command {request.command!r}: must be a non-empty list of strings")
@@ -182,7 +202,7 @@ class Executor:
         self._exiting: list[subprocess.Popen[bytes]] = []  # wrappers that wrote exit.json, to reap
 
     def run_dir(self, key: RunKey) -> Path:
-        return self.runs_dir / key.schedule / nominal_stamp(key.nominal)
+        return self.runs_dir / key.schedule / run_folder_name(key)
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -248,7 +268,7 @@ class Executor:
                 request = read_json(run_dir / "request.json")
                 if not isinstance(request, dict):
                     continue  # a start that crashed before its request: the next start() finishes it
-                key = RunKey(request["schedule"], request["nominal_minute"])
+                key = RunKey(request["schedule"], request["nominal_minute"], request.get("attempt", 1))
                 if self.run_dir(key) != run_dir or key in self._watched or key in self._reported:
                     continue
                 self._watched[key] = _Watch(key, run_dir, request)

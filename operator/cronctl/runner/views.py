@@ -52,8 +52,9 @@ def status_lines(folder: Path) -> list[str]:
         timeline = Timeline(spec.compiled, spec.created_at, spec.options.tz)
         zone = spec.options.tz
         mine = [f for f in firings if f.schedule == spec.name]
-        running = [f"{f.run_id} on {f.slot}" for f in mine if f.slot is not None]
-        queued = [f.run_id for f in mine if f.slot is None]
+        attempts = spec.options.retries + 1
+        running = [f"{f.run_id} on {f.slot}{_attempt_of(f, attempts)}" for f in mine if f.slot is not None]
+        queued = [f"{f.run_id}{_attempt_of(f, attempts)}" for f in mine if f.startable]
         lines.append(f"{spec.name}: {spec.expression} ({spec.options.tz.name}, {spec.policy.value})")
         lines.append(f"  last:  {_both(job.state.last_schedule, zone)}")
         lines.append(f"  next:  {_both(timeline.next_after(state.clock or spec.created_at), zone)}")
@@ -62,7 +63,22 @@ def status_lines(folder: Path) -> list[str]:
         if queued:
             noun = "worker" if size == 1 else "workers"
             lines.append(f"  {', '.join(queued)} queued: {busy}/{size} {noun} busy")
+        lines.extend(f"  {_retry_line(f, attempts, zone)}" for f in mine if f.retry_due is not None)
     return lines
+
+
+def _attempt_of(firing: Firing, attempts: int) -> str:
+    """`` (attempt 2/3)`` for a schedule that retries; nothing for one that does not."""
+    if attempts == 1 and firing.attempt == 1:
+        return ""
+    return f" (attempt {firing.attempt}/{max(attempts, firing.attempt)})"
+
+
+def _retry_line(firing: Firing, attempts: int, zone: AnyZone) -> str:
+    """A run waiting for its next attempt, e.g. ``tick-1: attempt 1/3 failed, retry 2/3 at ...``."""
+    total = max(attempts, firing.attempt + 1)  # the manifest may have been edited since
+    return (f"{firing.run_id}: attempt {firing.attempt}/{total} failed, "
+            f"retry {firing.attempt + 1}/{total} at {_both(firing.retry_due, zone)}")
 
 
 def history_lines(folder: Path, name: str) -> list[str]:

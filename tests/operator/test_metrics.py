@@ -45,7 +45,7 @@ def events(*reasons: str) -> Plan:
     (("Skipped",), {"skips": 1}),
     (("TooManyMissedSchedules",), {"overflows": 1}),
     (("TimedOut", "Launched"), {"timeouts": 1, "launches": 1}),
-    (("AttemptFailed", "Retried"), {"retries": 1}),  # a pending retry's AttemptFailed repeats: not counted
+    (("AttemptFailed", "Retried"), {"retries": 1}),  # a failed attempt is not a run's end: not counted
     (("Succeeded", "Failed", "JobGone"), {"successes": 1, "failures": 2}),
     (("Queued", "Coalesced", "Queued"), {"queued": 2, "coalesced": 1}),
     (("InvalidSchedule", "NeverFires", "JobNameTaken"), {}),

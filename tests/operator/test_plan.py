@@ -218,6 +218,17 @@ def test_a_retry_waits_for_its_delay_and_is_rebuilt_from_the_failed_job() -> Non
     assert plan(body, failed, t("2024-03-01T01:15")).create[0]["metadata"]["labels"][ATTEMPT_LABEL] == "2"
 
 
+def test_a_waiting_retry_is_announced_once_not_at_every_reconcile() -> None:
+    body = retrying(retries=1, delay=10)
+    first = plan(body, [], t("2024-03-01T01:00"))
+    body = after(body, first.status)
+    failed = [finished(first.create[0], "Failed", t("2024-03-01T01:05"))]
+    waiting = plan(body, failed, t("2024-03-01T01:05"))
+    assert [e.reason for e in waiting.events] == ["AttemptFailed"]
+    again = plan(after(body, waiting.status), failed, t("2024-03-01T01:08"))
+    assert again.events == [] and again.status is None and again.create == []
+
+
 def test_a_late_change_of_an_old_attempt_changes_nothing() -> None:
     body = retrying(retries=2)
     first = plan(body, [], t("2024-03-01T01:00"))

@@ -9,7 +9,7 @@ labels and annotations, so it is adopted rather than launched again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..core.retention import Finished, retention_class
@@ -64,6 +64,8 @@ class Observed:
     state: JobState
     runs: dict[str, RunView]  # every run the state mentions, by Job name
     lost: list[str]  # active in status, but their Job is gone
+    # What the status last said of each active run: (state, attempt), so a plan tells news from repeats.
+    reported: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 def job_outcome(job: Mapping[str, Any]) -> tuple[str, int] | None:
@@ -125,9 +127,11 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
                                                  or runs[run.name].attempt > run.attempt)):
             continue  # a finished run, or an older attempt: a late change of it changes nothing
         runs[run.name] = run
-    lost = []
+    lost, reported = [], {}
     for entry in status.get("active") or []:
         run = _active_run(entry)
+        if run is not None:
+            reported[run.name] = (str(entry.get("state", RUNNING)), run.attempt)
         if run is not None and run.name not in runs:
             runs[run.name] = run
             lost.append(run.name)
@@ -137,7 +141,7 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
         state.launched = max(state.launched, run.number)
         if run.reason != "manual" and (state.last_schedule is None or run.scheduled > state.last_schedule):
             state.last_schedule = run.scheduled
-    return Observed(state, runs, lost)
+    return Observed(state, runs, lost, reported)
 
 
 def _queue(entries: object) -> list[Queued]:

@@ -144,6 +144,8 @@ def _end_runs(spec: ScheduleSpec, observed: Observed, now: int, result: Plan) ->
             pending, (outcome, at) = None, expired
         if pending is not None:
             run.state = RETRY_PENDING
+            if observed.reported.get(name) == (RETRY_PENDING, run.attempt):
+                continue  # said when the attempt failed; the run still waits for its next one
             result.events.append(EventSpec("Warning", "AttemptFailed", f"attempt {run.attempt} of run {number} "
                                            f"({run.job}) failed; attempt {pending.attempt} at {rfc3339(pending.due)}"))
             continue

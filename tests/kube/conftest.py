@@ -82,3 +82,11 @@ def operator(control_plane: Any, namespace: str, tmp_path: Path) -> Iterator[Ope
 @pytest.fixture
 def cluster(control_plane: Any, namespace: str) -> Cluster:
     return Cluster(control_plane, namespace)
+
+
+@pytest.fixture(scope="session")
+def helm() -> Path:
+    """The helm binary (the same build as tests/charts' fixture), for the chart's tests on the API server."""
+    from ..charts.operator_chart import helm_binary
+
+    return helm_binary()

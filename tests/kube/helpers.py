@@ -52,9 +52,15 @@ class Operator:
     """``python -m cronctl operator`` as a subprocess, with a clock file it reads."""
 
     def __init__(self, cp: Any, namespace: str, workdir: Path, extra_args: Sequence[str] = (),
-                 extra_env: Mapping[str, str] | None = None, name: str = "operator") -> None:
-        """``name`` tells several operators in one test apart (their logs); they share the clock."""
+                 extra_env: Mapping[str, str] | None = None, name: str = "operator",
+                 kubeconfig: Path | None = None, namespaces: Sequence[str] | None = None) -> None:
+        """``name`` tells several operators in one test apart (their logs); they share the clock.
+        ``kubeconfig`` is the identity the operator runs as (default: the admin's);
+        ``namespaces`` are its ``--namespace`` flags (default: just ``namespace``; an empty
+        list watches all namespaces, as a cluster-wide install does)."""
         self.cp, self.namespace = cp, namespace
+        self.kubeconfig = kubeconfig
+        self.namespaces = [namespace] if namespaces is None else list(namespaces)
         self.clock_file = workdir / "clock"
         self.log_file = workdir / f"{name}.log"
         self.extra_args, self.extra_env = list(extra_args), dict(extra_env or {})
@@ -69,9 +75,12 @@ class Operator:
         env = self.cp.env(CRONCTL_CLOCK_FILE=str(self.clock_file),
                           PYTHONPATH=str(ROOT / "operator") + os.pathsep + os.environ.get("PYTHONPATH", ""),
                           **self.extra_env)
+        if self.kubeconfig is not None:
+            env["KUBECONFIG"] = str(self.kubeconfig)
+        flags = [arg for watched in self.namespaces for arg in ("--namespace", watched)]
         with self.log_file.open("ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "--namespace",
-                                             self.namespace, *self.extra_args], env=env, stdout=log,
+            self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", *flags,
+                                             *self.extra_args], env=env, stdout=log,
                                             stderr=subprocess.STDOUT)
 
     def kill(self) -> None:

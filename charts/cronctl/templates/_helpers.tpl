@@ -1,0 +1,85 @@
+{{/* The chart name, or nameOverride. */}}
+{{- define "cronctl.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The resource name prefix: fullnameOverride, else <release>-<name> (just the release
+name when it already contains the chart name). */}}
+{{- define "cronctl.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "cronctl.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels of every object the chart renders. */}}
+{{- define "cronctl.labels" -}}
+helm.sh/chart: {{ include "cronctl.chart" . }}
+{{ include "cronctl.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: operator
+app.kubernetes.io/part-of: cronctl
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* The labels the Deployment selects its Pods by (never change them in an upgrade). */}}
+{{- define "cronctl.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "cronctl.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "cronctl.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "cronctl.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "cronctl.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* The rules the operator needs in every namespace it watches; one list for the
+ClusterRole (all namespaces) and the per-namespace Roles. Each verb is a call the
+operator makes (cronctl/operator/apply.py) or a watch kopf keeps (handlers.py):
+  cronschedules         get (read before a reconcile), list + watch (kopf's watch)
+  cronschedules/status  patch (the status the core's state lives in)
+  jobs                  get (adopt after a name conflict), list (the runs of a schedule;
+                        kopf's watch), watch, create (a launch), delete (Replace,
+                        retention), patch (resume a Job held for its jitter)
+  events                create (Launched, Skipped, Replaced, ... on the CronSchedule) */}}
+{{- define "cronctl.namespacedRules" -}}
+- apiGroups: ["cronctl.dev"]
+  resources: ["cronschedules"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["cronctl.dev"]
+  resources: ["cronschedules/status"]
+  verbs: ["patch"]
+- apiGroups: ["batch"]
+  resources: ["jobs"]
+  verbs: ["get", "list", "watch", "create", "delete", "patch"]
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
+{{- end }}
+
+{{/* Refuse values that would deploy something unsafe or broken. */}}
+{{- define "cronctl.validate" -}}
+{{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) }}
+{{- fail (printf "replicas: %d needs leaderElection.enabled: true (without it every replica would launch the same Jobs)" (int .Values.replicas)) }}
+{{- end }}
+{{- if and .Values.metrics.enabled (eq (int .Values.metrics.port) (int .Values.healthPort)) }}
+{{- fail (printf "metrics.port and healthPort are both %d: they must differ" (int .Values.healthPort)) }}
+{{- end }}
+{{- end }}

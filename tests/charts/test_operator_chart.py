@@ -1,0 +1,392 @@
+"""The operator chart (charts/cronctl): lint, what it renders, what its schema refuses,
+and the RBAC it grants, compared with the API calls the operator's code makes.
+
+tests/kube/test_rbac.py applies the rendered RBAC to the test API server and runs
+the operator under it; these tests need only helm.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .operator_chart import (CHART, CRD_SCANNING_GRANTS, NAMESPACED_GRANTS, RELEASE_NAMESPACE, REPO_ROOT, grants,
+                             lease_grants, of_kind, render, template)
+
+OPERATOR_CODE = REPO_ROOT / "operator" / "cronctl" / "operator"
+NAMESPACED = {"watchNamespaces": ["team-a", "team-b"]}
+
+
+def deployment(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    (found,) = of_kind(docs, "Deployment")
+    return found
+
+
+def container(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    (found,) = deployment(docs)["spec"]["template"]["spec"]["containers"]
+    return found
+
+
+def args_of(docs: list[dict[str, Any]]) -> list[str]:
+    return container(docs)["args"]
+
+
+# -- lint and the chart's metadata ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("values", [{}, NAMESPACED, {"leaderElection": {"enabled": False}, "replicas": 1,
+                                                     "metrics": {"enabled": False, "port": 9090},
+                                                     "podDisruptionBudget": {"enabled": True}}],
+                         ids=["defaults", "namespaced", "single-replica-no-metrics-pdb"])
+def test_helm_lint_strict_passes(helm: Path, values: dict[str, Any], tmp_path: Path) -> None:
+    values_file = tmp_path / "values.yaml"
+    values_file.write_text(yaml.safe_dump(values))
+    result = subprocess.run([str(helm), "lint", "--strict", str(CHART), "--namespace", RELEASE_NAMESPACE,
+                             "--values", str(values_file)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 chart(s) failed" in result.stdout
+
+
+def test_chart_metadata_matches_the_package() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    assert chart["apiVersion"] == "v2"
+    assert chart["name"] == "cronctl"
+    assert chart["appVersion"] == project["version"]
+
+
+def test_the_default_image_is_the_charts_app_version(helm: Path) -> None:
+    docs = render(helm)
+    assert container(docs)["image"] == "cronctl:0.1.0"
+    assert container(docs)["imagePullPolicy"] == "IfNotPresent"
+    assert container(render(helm, {"image": {"repository": "registry.example/cronctl", "tag": "9.9.9",
+                                             "pullPolicy": "Always"}}))["image"] == "registry.example/cronctl:9.9.9"
+
+
+# -- the Deployment ------------------------------------------------------------------------------
+
+
+def test_the_pod_runs_non_root_read_only_without_capabilities(helm: Path) -> None:
+    docs = render(helm)
+    pod = deployment(docs)["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is True
+    assert pod["serviceAccountName"] == "cronctl"
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] == 10001  # the Dockerfile's user
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    security = container(docs)["securityContext"]
+    assert security["runAsNonRoot"] is True and security["runAsUser"] == 10001
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["privileged"] is False
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+    # a read-only root needs a writable /tmp, and nothing else is mounted
+    assert container(docs)["volumeMounts"] == [{"name": "tmp", "mountPath": "/tmp"}]
+    assert pod["volumes"] == [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}]
+
+
+def test_probes_resources_ports_and_the_downward_api(helm: Path) -> None:
+    main = container(render(helm))
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert main[probe]["httpGet"] == {"path": "/healthz", "port": "health"}
+        assert main[probe]["periodSeconds"] > 0 and main[probe]["failureThreshold"] > 0
+    assert {p["name"]: p["containerPort"] for p in main["ports"]} == {"health": 8080, "metrics": 9090}
+    assert main["resources"] == {"requests": {"cpu": "100m", "memory": "128Mi"},
+                                 "limits": {"cpu": "500m", "memory": "512Mi"}}
+    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in main["env"]}
+    assert env == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"}
+
+
+def test_args_carry_the_health_metrics_log_and_lease_settings(helm: Path) -> None:
+    docs = render(helm)
+    assert "command" not in container(docs)  # the image's entrypoint is `cronctl operator`
+    assert args_of(docs) == ["--liveness=http://0.0.0.0:8080/healthz", "--log-format=json",
+                             "--metrics-address=0.0.0.0:9090", "--leader-election",
+                             f"--leader-election-namespace={RELEASE_NAMESPACE}",
+                             "--leader-election-id=cronctl-operator", "--lease-seconds=15"]
+    assert deployment(docs)["spec"]["replicas"] == 2
+    annotations = deployment(docs)["spec"]["template"]["metadata"]["annotations"]
+    assert annotations == {"prometheus.io/scrape": "true", "prometheus.io/port": "9090",
+                           "prometheus.io/path": "/metrics"}
+
+    docs = render(helm, {"replicas": 1, "logFormat": "text", "healthPort": 8081, "args": ["--verbose"],
+                         "metrics": {"enabled": False, "port": 9090},
+                         "leaderElection": {"enabled": False, "leaseName": "x", "leaseSeconds": 15},
+                         "watchNamespaces": ["a", "b"]})
+    assert args_of(docs) == ["--liveness=http://0.0.0.0:8081/healthz", "--log-format=text",
+                             "--no-leader-election", "--namespace=a", "--namespace=b", "--verbose"]
+    assert [p["name"] for p in container(docs)["ports"]] == ["health"]
+    assert "annotations" not in deployment(docs)["spec"]["template"]["metadata"]
+    assert [r["metadata"]["name"] for r in of_kind(docs, "Role")] == ["cronctl", "cronctl"]  # no lease Role
+
+
+def test_every_flag_the_chart_passes_is_one_the_operator_takes(helm: Path) -> None:
+    """The chart and the CLI stay in step: each rendered flag appears in `cronctl operator --help`."""
+    help_text = subprocess.run([sys.executable, "-m", "cronctl", "operator", "--help"], capture_output=True,
+                               text=True, check=True, cwd=REPO_ROOT,
+                               env={"PYTHONPATH": str(REPO_ROOT / "operator"), "PATH": "/usr/bin:/bin"}).stdout
+    known = set(re.findall(r"--[a-z][a-z-]*", help_text))
+    rendered = set()
+    for values in ({}, {"replicas": 1, "leaderElection": {"enabled": False, "leaseName": "x", "leaseSeconds": 3},
+                        "watchNamespaces": ["a"]}):
+        rendered |= {arg.split("=", 1)[0] for arg in args_of(render(helm, values))}
+    assert rendered - known == set(), f"the chart passes flags `cronctl operator` lacks: {rendered - known}"
+
+
+def test_optional_metrics_service_and_disruption_budget(helm: Path) -> None:
+    docs = render(helm)
+    assert not of_kind(docs, "Service", "PodDisruptionBudget", "ServiceMonitor")
+    docs = render(helm, {"metrics": {"enabled": True, "port": 9100, "service": {"enabled": True, "port": 80}},
+                         "podDisruptionBudget": {"enabled": True}})
+    (service,) = of_kind(docs, "Service")
+    assert service["spec"]["ports"] == [{"name": "metrics", "port": 80, "targetPort": "metrics", "protocol": "TCP"}]
+    assert service["spec"]["selector"] == deployment(docs)["spec"]["selector"]["matchLabels"]
+    (budget,) = of_kind(docs, "PodDisruptionBudget")
+    assert budget["spec"]["maxUnavailable"] == 1 and "minAvailable" not in budget["spec"]
+    (budget,) = of_kind(render(helm, {"podDisruptionBudget": {"enabled": True, "minAvailable": 1}}),
+                        "PodDisruptionBudget")
+    assert budget["spec"] == {"minAvailable": 1, "selector": budget["spec"]["selector"]}
+
+
+def test_standard_labels_on_every_object(helm: Path) -> None:
+    for doc in render(helm, {}) + render(helm, NAMESPACED):
+        labels = doc["metadata"]["labels"]
+        assert labels["app.kubernetes.io/name"] == "cronctl", doc["kind"]
+        assert labels["app.kubernetes.io/instance"] == "cronctl"
+        assert labels["app.kubernetes.io/version"] == "0.1.0"
+        assert labels["app.kubernetes.io/managed-by"] == "Helm"
+        assert labels["helm.sh/chart"] == "cronctl-0.1.0"
+
+
+# -- RBAC ------------------------------------------------------------------------------------------
+
+
+def test_cluster_wide_rbac_is_exactly_the_operators_calls(helm: Path) -> None:
+    docs = render(helm)
+    (cluster_role,) = of_kind(docs, "ClusterRole")
+    assert grants(cluster_role["rules"]) == set(NAMESPACED_GRANTS | CRD_SCANNING_GRANTS)
+    (binding,) = of_kind(docs, "ClusterRoleBinding")
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                  "name": cluster_role["metadata"]["name"]}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "cronctl", "namespace": RELEASE_NAMESPACE}]
+    (lease_role,) = of_kind(docs, "Role")
+    assert lease_role["metadata"]["namespace"] == RELEASE_NAMESPACE
+    assert grants(lease_role["rules"]) == set(lease_grants("cronctl-operator"))
+
+
+def test_namespaced_rbac_has_no_cluster_wide_grant(helm: Path) -> None:
+    docs = render(helm, NAMESPACED)
+    assert not of_kind(docs, "ClusterRole", "ClusterRoleBinding")
+    roles = {(r["metadata"]["namespace"], r["metadata"]["name"]): r for r in of_kind(docs, "Role")}
+    assert set(roles) == {("team-a", "cronctl"), ("team-b", "cronctl"),
+                          (RELEASE_NAMESPACE, "cronctl-leader-election")}
+    for namespace in ("team-a", "team-b"):
+        assert grants(roles[(namespace, "cronctl")]["rules"]) == set(NAMESPACED_GRANTS)
+    assert grants(roles[(RELEASE_NAMESPACE, "cronctl-leader-election")]["rules"]) == set(lease_grants())
+    bindings = {(b["metadata"]["namespace"], b["metadata"]["name"]): b for b in of_kind(docs, "RoleBinding")}
+    assert set(bindings) == set(roles)
+    for key, binding in bindings.items():
+        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": key[1]}
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "cronctl",
+                                        "namespace": RELEASE_NAMESPACE}]
+    assert [a for a in args_of(docs) if a.startswith("--namespace")] == ["--namespace=team-a", "--namespace=team-b"]
+
+
+def test_an_extra_verb_is_caught_by_the_rule_comparison() -> None:
+    """The comparison itself: one more verb, or one more resource name, is a difference."""
+    rules = [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "update"]}]
+    assert grants(rules) != {("batch", "jobs", "get", None), ("batch", "jobs", "list", None)}
+    with pytest.raises(AssertionError, match="wildcard"):
+        grants([{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["*"]}])
+
+
+def test_no_rbac_and_an_existing_service_account(helm: Path) -> None:
+    docs = render(helm, {"rbac": {"create": False}, "serviceAccount": {"create": False, "name": "ops"}})
+    assert of_kind(docs, "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ServiceAccount") == []
+    assert deployment(docs)["spec"]["template"]["spec"]["serviceAccountName"] == "ops"
+    result = template(helm, {"serviceAccount": {"create": False}}, check=False)
+    assert result.returncode != 0 and "serviceAccount.name is required" in result.stderr
+
+
+_VERBS = {"read": "get", "get": "get", "list": "list", "create": "create", "delete": "delete", "patch": "patch",
+          "replace": "update"}
+_KINDS = {"job": ("batch", "jobs"), "job_status": ("batch", "jobs/status"), "event": ("", "events"),
+          "lease": ("coordination.k8s.io", "leases"), "custom_object": ("cronctl.dev", "cronschedules"),
+          "custom_object_status": ("cronctl.dev", "cronschedules/status")}
+# `list_job_for_all_namespaces` is the cluster-wide install's form of `list_namespaced_job` (the
+# ClusterRole's grant covers both; with --namespace flags the operator lists each namespace).
+_CLIENT_CALL = re.compile(r"^(read|get|list|create|delete|patch|replace)_(?:namespaced_([a-z_]+)|([a-z_]+?)"
+                          r"_for_all_namespaces)$")
+
+
+def _operator_api_use() -> tuple[set[tuple[str, str, str, None]], bool, bool]:
+    """What the operator's code asks of the API server: the kubernetes-client calls in
+    cronctl/operator/*.py, the kopf watches (list + watch), whether it elects a leader with
+    a LeaseLock, and whether it leaves kopf's CRD scanning on."""
+    from cronctl.operator import resource
+
+    used: set[tuple[str, str, str, None]] = set()
+    lease_lock = scanning_off = False
+    for path in sorted(OPERATOR_CODE.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and re.search(r"_cluster_custom_object", node.attr):
+                pytest.fail(f"{path.name}: {node.attr} needs a cluster-wide grant the namespaced install lacks")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                match = _CLIENT_CALL.match(node.func.attr)
+                if match:
+                    verb, kind = match.group(1), match.group(2) or match.group(3)
+                    assert kind in _KINDS, f"{path.name}: {node.func.attr}: map {kind!r} to its resource here"
+                    used.add((*_KINDS[kind], _VERBS[verb], None))
+            if isinstance(node, ast.Name) and node.id == "LeaseLock":
+                lease_lock = True
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True
+                    and any(ast.unparse(t).endswith("scanning.disabled") for t in node.targets)):
+                scanning_off = True
+            if isinstance(node, ast.Call) and ast.unparse(node.func).startswith("kopf.") and \
+                    ast.unparse(node.func).split(".")[1] in ("on", "daemon", "timer", "index"):
+                what = ast.unparse(node.func)
+                assert what in ("kopf.on.event", "kopf.on.startup", "kopf.on.cleanup", "kopf.on.probe",
+                                "kopf.on.login"), \
+                    f"{path.name}: {what} may patch the object (progress, finalizers): grant it and list it here"
+                if what == "kopf.on.event":
+                    group, _version, plural = (getattr(resource, a.id) if isinstance(a, ast.Name) else a.value
+                                               for a in node.args[:3])
+                    used |= {(group, plural, "list", None), (group, plural, "watch", None)}
+    return used, lease_lock, scanning_off
+
+
+def test_the_granted_verbs_are_the_calls_in_the_operators_code(helm: Path) -> None:
+    """A call added to the operator without its grant fails here, and so does a grant
+    left behind after its call went away."""
+    used, lease_lock, scanning_off = _operator_api_use()
+    assert {g for g in used if g[1] != "leases"} == set(NAMESPACED_GRANTS)
+    docs = render(helm)
+    (cluster_role,) = of_kind(docs, "ClusterRole")
+    expected = set(NAMESPACED_GRANTS) | (set() if scanning_off else set(CRD_SCANNING_GRANTS))
+    assert grants(cluster_role["rules"]) == expected, (
+        "kopf's CRD scanning and the ClusterRole's customresourcedefinitions rule go together")
+    assert lease_lock, "the operator no longer elects with a LeaseLock: drop the lease Role"
+
+
+# -- values.schema.json ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("values", "says"), [
+    ({"logFormat": "xml"}, ["/logFormat", "'json', 'text'"]),
+    ({"replicas": "two"}, ["/replicas", "got string, want integer"]),
+    ({"replicas": 0}, ["/replicas", "minimum"]),
+    ({"image": {"repository": "cronctl", "pullPolicy": "Sometimes"}}, ["/image/pullPolicy", "IfNotPresent"]),
+    ({"image": {"repository": "cronctl", "pullPolicy": "Always", "digest": "x"}}, ["/image", "'digest' not allowed"]),
+    ({"replica": 3}, ["additional properties 'replica' not allowed"]),
+    ({"metrics": {"enabled": True, "port": 70000}}, ["/metrics/port", "maximum"]),
+    ({"leaderElection": {"enabled": True, "leaseName": "cronctl-operator", "leaseSeconds": 1}},
+     ["/leaderElection/leaseSeconds", "minimum"]),
+    ({"watchNamespaces": ["Team_A"]}, ["/watchNamespaces/0", "does not match pattern"]),
+    ({"rbac": {"create": "yes"}}, ["/rbac/create", "got string, want boolean"]),
+], ids=["logFormat", "replicas-string", "replicas-zero", "pullPolicy", "image-extra", "top-extra", "port",
+        "leaseSeconds", "namespace-name", "rbac-create"])
+def test_the_schema_refuses_bad_values_with_a_clear_message(helm: Path, values: dict[str, Any],
+                                                            says: list[str]) -> None:
+    result = template(helm, values, check=False)
+    assert result.returncode != 0
+    assert "values don't meet the specifications of the schema" in result.stderr
+    for text in says:
+        assert text in result.stderr, result.stderr
+
+
+def test_the_templates_refuse_what_the_schema_cannot(helm: Path) -> None:
+    result = template(helm, {"replicas": 2, "leaderElection": {"enabled": False, "leaseName": "x",
+                                                                "leaseSeconds": 15}}, check=False)
+    assert result.returncode != 0 and "replicas: 2 needs leaderElection.enabled: true" in result.stderr
+    result = template(helm, {"healthPort": 9090}, check=False)
+    assert result.returncode != 0 and "metrics.port and healthPort are both 9090" in result.stderr
+
+
+def test_the_schema_is_strict_and_covers_every_value() -> None:
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert schema["additionalProperties"] is False
+    assert set(values) <= set(schema["properties"])
+    for key in ("image", "serviceAccount", "rbac", "metrics", "leaderElection", "podDisruptionBudget",
+                "livenessProbe", "readinessProbe", "resources"):
+        assert schema["properties"][key]["additionalProperties"] is False, key
+        assert set(values[key]) <= set(schema["properties"][key]["properties"]), key
+    assert schema["properties"]["logFormat"]["enum"] == ["json", "text"]
+    assert schema["properties"]["image"]["properties"]["pullPolicy"]["enum"] == ["Always", "IfNotPresent", "Never"]
+
+
+# Values shaped like Kubernetes objects: their own keys are Kubernetes' fields, documented there;
+# the value itself carries the comment.
+_KUBERNETES_SHAPED = {"livenessProbe", "readinessProbe", "resources", "podSecurityContext", "securityContext"}
+
+
+def test_every_value_is_documented() -> None:
+    lines = (CHART / "values.yaml").read_text().splitlines()
+    parents: list[tuple[int, str]] = []
+    for number, line in enumerate(lines):
+        match = re.match(r"^( *)([A-Za-z][A-Za-z0-9]*):", line)
+        if not match:
+            continue
+        indent, key = len(match.group(1)), match.group(2)
+        parents = [(i, k) for i, k in parents if i < indent]
+        if not any(k in _KUBERNETES_SHAPED for _, k in parents):
+            above = lines[number - 1].strip() if number else ""
+            assert above.startswith("#"), f"values.yaml line {number + 1}: {key} has no comment above it"
+        parents.append((indent, key))
+
+
+# -- the CRD ---------------------------------------------------------------------------------------------
+
+
+def test_the_charts_crd_is_the_repositorys_crd_byte_for_byte(helm: Path, tmp_path: Path) -> None:
+    """charts/cronctl/crds/ links to crds/cronschedule.yaml; helm packages the file's bytes."""
+    crd = (REPO_ROOT / "crds" / "cronschedule.yaml").read_bytes()
+    assert (CHART / "crds" / "cronschedule.yaml").read_bytes() == crd
+    subprocess.run([str(helm), "package", str(CHART), "--destination", str(tmp_path)], check=True,
+                   capture_output=True, timeout=60)
+    (package,) = tmp_path.glob("cronctl-*.tgz")
+    with tarfile.open(package) as archive:
+        member = archive.getmember("cronctl/crds/cronschedule.yaml")
+        assert member.isfile()  # the content, not a link
+        extracted = archive.extractfile(member)
+        assert extracted is not None and extracted.read() == crd
+    shown = subprocess.run([str(helm), "show", "crds", str(package)], capture_output=True, check=True,
+                           timeout=60).stdout
+    assert shown.strip() == crd.strip()
+    assert not any(doc.get("kind") == "CustomResourceDefinition" for doc in render(helm))  # crds/, not templates/
+
+
+# -- the Dockerfile -----------------------------------------------------------------------------------------
+
+
+def test_the_dockerfile_is_slim_pinned_non_root_and_matches_the_chart(helm: Path) -> None:
+    text = (REPO_ROOT / "Dockerfile").read_text()
+    arguments = dict(re.findall(r"^ARG (\w+)=(\S+)$", text, re.M))
+    stages = re.split(r"^FROM ", text, flags=re.M)[1:]
+    assert len(stages) >= 2, "a build stage and a runtime stage"
+    for stage in stages:
+        base = re.sub(r"\$\{(\w+)\}", lambda m: arguments[m.group(1)], stage.split()[0])
+        name, _, tag = base.partition(":")
+        assert tag and tag != "latest" and re.search(r"\d+\.\d+\.\d+", tag), f"unpinned base image {base}"
+        assert name in ("python", "docker.io/library/python") and "slim" in tag, base
+    runtime = stages[-1]
+    assert not re.search(r"apt-get install|apk add|build-essential|gcc", runtime), "build tools in the runtime stage"
+    (user,) = re.findall(r"^USER (\S+)$", runtime, re.M)
+    uid = int(user.split(":")[0])
+    assert uid != 0
+    assert uid == container(render(helm))["securityContext"]["runAsUser"]
+    assert re.search(r'^ENTRYPOINT \["cronctl", "operator"\]$', runtime, re.M)
+    (cmd,) = re.findall(r"^CMD (\[.*\])$", runtime, re.M)
+    assert json.loads(cmd) == ["--liveness", "http://0.0.0.0:8080/healthz"]

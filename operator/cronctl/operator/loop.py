@@ -15,6 +15,7 @@ import asyncio
 import heapq
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from .apply import Cluster
 from .clock import Clock
@@ -28,10 +29,14 @@ Key = tuple[str, str]  # (namespace, name)
 RETRY_MINUTES = 1
 MAX_IDLE_SECONDS = 30.0  # look at the clock at least this often
 LEADER_POLL_SECONDS = 0.5
+# Reconciles at once: the bound on concurrent writes, so a minute when thousands of schedules
+# fire queues its launches here rather than storming the API server (whose own limit is 400
+# mutating requests in flight by default).
+CONCURRENCY = 16
 
 
 class Scheduler:
-    def __init__(self, cluster: Cluster, clock: Clock, concurrency: int = 4,
+    def __init__(self, cluster: Cluster, clock: Clock, concurrency: int = CONCURRENCY,
                  leading: threading.Event | None = None) -> None:
         self.cluster = cluster
         self.clock = clock
@@ -42,6 +47,8 @@ class Scheduler:
         self._heap: list[tuple[float, Key]] = []  # (second since 1970, schedule)
         self._signal = asyncio.Event()
         self._slots = asyncio.Semaphore(concurrency)
+        # Its own threads: the default executor has min(32, CPUs + 4), and kopf's sync handlers share it.
+        self._threads = ThreadPoolExecutor(concurrency, thread_name_prefix="cronctl-reconcile")
 
     # -- called by the watch handlers -------------------------------------------
 
@@ -80,7 +87,8 @@ class Scheduler:
     async def _reconcile(self, key: Key, now: float) -> None:
         async with self._slots:
             try:
-                wake_at = await asyncio.to_thread(reconcile, self.cluster, key, now)
+                wake_at = await asyncio.get_running_loop().run_in_executor(
+                    self._threads, reconcile, self.cluster, key, now)
             except Exception:
                 log.exception("reconciling %s/%s failed; retrying in %d minute(s)", *key, RETRY_MINUTES)
                 wake_at = (now // 60 + RETRY_MINUTES) * 60

@@ -1,0 +1,236 @@
+"""The operator at scale, against the test API server (kube-apiserver + etcd on loopback).
+
+Prints, for each fleet size (default 500 then 5000, so the growth shows):
+
+1. accepted: the fleet applied at once (rendered by charts/cronschedule-fleet),
+   time until every CronSchedule has a next fire time; the operator's memory
+   (peak RSS) and CPU seconds;
+2. firing: every-minute schedules over several minutes of injected clock, the
+   delay from the moment the clock reaches the nominal minute to each Job's
+   creation (p50 / p99 / max; Job creation stamps have one-second resolution);
+3. idle: schedules whose next fire is months away while the injected clock
+   moves on: the operator's API requests per minute, by verb and resource,
+   counted exactly from the API server's audit log (the operator has its own
+   user); the goal is none but its watches (and its Lease renewals, which
+   leader election needs).
+
+This is a benchmark, not a test: it asserts nothing about speed. Run from the
+repository root (needs the control-plane binaries and helm, built by
+``scripts/build-control-plane.sh --with-helm``):
+
+    python benchmarks/bench_operator_scale.py [--sizes 500 5000] [--minutes 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "operator")]
+
+from tests.kube.controlplane import ControlPlane, ensure_binaries  # noqa: E402
+
+OPERATOR_USER = "cronctl-operator"
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: Metadata
+    users: ["cronctl-operator"]
+  - level: None
+"""
+START = "2024-03-01T00:00"
+
+
+def kubectl(cp: ControlPlane, *args: str, input: str | None = None) -> str:
+    result = subprocess.run(["kubectl", *args], env=cp.env(), input=input, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)}: {result.stderr.strip()}")
+    return result.stdout
+
+
+def render_fleet(helm: Path, namespace: str, prefix: str, count: int, schedule: str) -> str:
+    values = {"prefix": prefix, "count": count, "schedules": [schedule], "concurrencyPolicy": "Allow"}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(values, handle)
+    try:
+        return subprocess.run([str(helm), "template", "fleet", str(ROOT / "charts" / "cronschedule-fleet"),
+                               "--namespace", namespace, "-f", handle.name], check=True, capture_output=True,
+                              text=True).stdout
+    finally:
+        os.unlink(handle.name)
+
+
+class OperatorProcess:
+    def __init__(self, cp: ControlPlane, kubeconfig: Path, namespace: str, workdir: Path) -> None:
+        self.clock = workdir / f"clock-{namespace}"
+        self.set_clock(START)
+        env = cp.env(KUBECONFIG=str(kubeconfig), CRONCTL_CLOCK_FILE=str(self.clock),
+                     PYTHONPATH=str(ROOT / "operator"))
+        self.log = (workdir / f"operator-{namespace}.log").open("wb")
+        self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "-n", namespace],
+                                        env=env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def set_clock(self, text: str) -> None:
+        tmp = self.clock.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(self.clock)
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def peak_rss_mib(self) -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+def wait_until(what: str, probe, timeout: float, every: float = 1.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up waiting for {what} after {timeout:.0f} s")
+        time.sleep(every)
+
+
+def list_items(cp: ControlPlane, resource: str, namespace: str) -> list[dict]:
+    return json.loads(kubectl(cp, "get", resource, "-n", namespace, "-o", "json", "--chunk-size=1000"))["items"]
+
+
+def count_ready(cp: ControlPlane, namespace: str) -> int:
+    return sum(1 for item in list_items(cp, "cronschedules", namespace)
+               if (item.get("status") or {}).get("nextFireTime"))
+
+
+def apply_and_accept(cp: ControlPlane, helm: Path, op: OperatorProcess, namespace: str, count: int,
+                     schedule: str) -> dict[str, float]:
+    manifests = render_fleet(helm, namespace, "s", count, schedule)
+    cpu0, t0 = op.cpu_seconds(), time.monotonic()
+    kubectl(cp, "create", "-n", namespace, "-f", "-", input=manifests)
+    applied = time.monotonic() - t0
+    wait_until(f"{count} schedules accepted", lambda: count_ready(cp, namespace) == count, timeout=1800, every=2)
+    return {"apply_s": applied, "accepted_s": time.monotonic() - t0, "cpu_s": op.cpu_seconds() - cpu0,
+            "rss_mib": op.peak_rss_mib()}
+
+
+def fire_minutes(cp: ControlPlane, op: OperatorProcess, namespace: str, count: int, minutes: int) -> dict[str, float]:
+    delays: list[float] = []
+    cpu0 = op.cpu_seconds()
+    for minute in range(1, minutes + 1):
+        op.set_clock(f"2024-03-01T00:{minute:02d}:00")
+        moved = time.time()
+        jobs = wait_until(f"{count} Jobs of minute {minute}",
+                          lambda m=minute: (items := list_items(cp, "jobs", namespace)) and len(items) >= m * count
+                          and items, timeout=1800, every=2)
+        nominal_suffix = f"-{_minutes_since_epoch(minute)}"
+        for job in jobs:
+            if job["metadata"]["name"].endswith(nominal_suffix):
+                created = datetime.fromisoformat(job["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
+                delays.append(max(0.0, created.timestamp() - int(moved)))
+    delays.sort()
+    return {"p50_s": statistics.median(delays), "p99_s": delays[int(len(delays) * 0.99) - 1], "max_s": delays[-1],
+            "jobs": len(delays), "cpu_s": op.cpu_seconds() - cpu0, "rss_mib": op.peak_rss_mib()}
+
+
+def _minutes_since_epoch(minute: int) -> int:
+    from cronctl.core.times import parse_time
+
+    value = parse_time(f"2024-03-01T00:{minute:02d}")
+    assert value is not None
+    return value
+
+
+def idle_requests(cp: ControlPlane, op: OperatorProcess, audit_log: Path, window: float) -> Counter:
+    """Requests by the operator's user while the injected clock moves over idle schedules."""
+    offset = audit_log.stat().st_size
+    start = time.monotonic()
+    minute = 1
+    while time.monotonic() - start < window:
+        op.set_clock(f"2024-03-01T{minute // 60:02d}:{minute % 60:02d}")  # a minute every 5 s of wall time
+        minute += 1
+        time.sleep(5)
+    counts: Counter = Counter()
+    with audit_log.open() as handle:
+        handle.seek(offset)
+        for line in handle:
+            event = json.loads(line)
+            if event.get("user", {}).get("username") != OPERATOR_USER or event.get("stage") != "ResponseComplete":
+                continue
+            resource = (event.get("objectRef") or {}).get("resource", event.get("requestURI", "?"))
+            counts[f"{event['verb']} {resource}"] += 1
+    return counts
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[500, 5000])
+    parser.add_argument("--minutes", type=int, default=3, help="minutes of every-minute firing (default 3)")
+    parser.add_argument("--idle-seconds", type=float, default=60.0, help="wall seconds of the idle window")
+    args = parser.parse_args()
+    bin_dir = ensure_binaries()
+    helm = bin_dir / "helm"
+    if not helm.exists():
+        subprocess.run(["bash", str(ROOT / "scripts" / "build-control-plane.sh"), "--with-helm"], check=True)
+    work = Path(tempfile.mkdtemp(prefix="cronctl-scale-"))
+    policy, audit_log = work / "audit-policy.yaml", work / "audit.log"
+    policy.write_text(AUDIT_POLICY)
+    audit_args = [f"--audit-policy-file={policy}", f"--audit-log-path={audit_log}", "--audit-log-format=json",
+                  "--audit-log-mode=blocking", "--max-requests-inflight=800", "--max-mutating-requests-inflight=400"]
+    print(f"cronctl operator scale benchmark; work dir {work}", flush=True)
+    with ControlPlane(bin_dir=bin_dir, extra_apiserver_args=audit_args) as cp:
+        kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"))
+        kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
+        operator_kubeconfig = cp.user_kubeconfig(OPERATOR_USER, groups=["system:masters"])
+        for size in args.sizes:
+            for phase, schedule in (("busy", "* * * * *"), ("idle", "0 0 1 1 *")):
+                namespace = f"{phase}-{size}"
+                kubectl(cp, "create", "namespace", namespace)
+                op = OperatorProcess(cp, operator_kubeconfig, namespace, work)
+                try:
+                    accepted = apply_and_accept(cp, helm, op, namespace, size, schedule)
+                    print(f"[{size:>5} {phase}] accepted: kubectl create {accepted['apply_s']:.1f} s; all with a "
+                          f"next fire after {accepted['accepted_s']:.1f} s; operator CPU {accepted['cpu_s']:.1f} s, "
+                          f"peak RSS {accepted['rss_mib']:.0f} MiB", flush=True)
+                    if phase == "busy":
+                        fired = fire_minutes(cp, op, namespace, size, args.minutes)
+                        print(f"[{size:>5} busy] launch delay over {args.minutes} minutes ({fired['jobs']} Jobs): "
+                              f"p50 {fired['p50_s']:.0f} s, p99 {fired['p99_s']:.0f} s, max {fired['max_s']:.0f} s; "
+                              f"CPU {fired['cpu_s']:.1f} s, peak RSS {fired['rss_mib']:.0f} MiB", flush=True)
+                    else:
+                        counts = idle_requests(cp, op, audit_log, args.idle_seconds)
+                        per_minute = sum(counts.values()) * 60 / args.idle_seconds
+                        detail = ", ".join(f"{what}: {n}" for what, n in counts.most_common()) or "none"
+                        print(f"[{size:>5} idle] API requests per minute: {per_minute:.1f} ({detail}; long-running "
+                              f"watches count when they end)", flush=True)
+                finally:
+                    op.stop()
+                kubectl(cp, "delete", "namespace", namespace, "--wait=false")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -18,10 +18,11 @@ from operator import itemgetter
 from .errors import Code, CronctlError
 from .retention import history_order
 from .schedule import Timeline, never_fires, parse_seed_expression
-from .spec import JobSpec, check_name, check_zone_allowed, parse_options, parse_policy
+from .spec import JobSpec, Options, check_name, check_zone_allowed, parse_options, parse_policy
 from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, ControllerState, Job, Queued, Run
 from .tick import (Coalesce, Decision, Enqueue, JobTick, Launch, Missed, Overflow, Replace, Retry, Skip, decide,
                    expiry, manual_launch)
+from .zones import UTC
 
 MAX_BULK = 5000
 _POPPED = -1  # a wake time no heap entry can carry
@@ -89,7 +90,15 @@ class Controller:
 
     def bulk_create(self, now: int, prefix: object, count: object, expressions: object,
                     policy: object, options: object = None) -> list[JobSpec]:
-        """Jobs <prefix>-0 .. <prefix>-<count-1>, job i using expressions[i % len]: all or nothing."""
+        """Jobs <prefix>-0 .. <prefix>-<count-1>, job i using expressions[i % len]: all or nothing.
+
+        ``options`` is the harness's options object (a dict, or None for every
+        default), or ``Options`` a driver has already read, with the fields the
+        harness lacks (``cronctl fleet preview`` reads them from the fleet's
+        CronSchedule manifests). An ``Options`` value cannot tell a zone given as
+        ``+00:00`` from none: with it, a zone other than UTC with an ``@every``
+        expression is refused (its reader refuses any zone with one).
+        """
         self.advance(now)
         check_name(prefix, "prefix")
         if not _is_int(count) or not 1 <= count <= MAX_BULK:  # type: ignore[operator]
@@ -101,8 +110,8 @@ class Controller:
         compiled = [parse_seed_expression(text) for text in expressions]
         parsed_policy = parse_policy(policy)
         used = compiled[:count]
-        parsed_options = parse_options(options, used[0])
-        if isinstance(options, dict) and "tz" in options:
+        parsed_options = options if isinstance(options, Options) else parse_options(options, used[0])
+        if (isinstance(options, dict) and "tz" in options) or (isinstance(options, Options) and options.tz != UTC):
             for expression in used:
                 check_zone_allowed(expression, "tz")
         names = [check_name(f"{prefix}-{i}") for i in range(count)]

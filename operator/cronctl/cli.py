@@ -94,6 +94,21 @@ def _parser() -> argparse.ArgumentParser:
                      "zone like Europe/Berlin (daylight saving as Vixie cron does it)")
     nxt.add_argument("--json", action="store_true", help="print the JSON list of UTC times only")
     nxt.set_defaults(command=_next)
+
+    fleet = commands.add_parser("fleet", help="replay a fleet of CronSchedules (the cronschedule-fleet chart's "
+                                "values) through the core, offline")
+    preview = fleet.add_subparsers(required=True, metavar="ACTION").add_parser(
+        "preview", help="what the fleet would launch between two times: counts per policy, the busiest minutes")
+    preview.add_argument("values", type=Path, help="the chart's values file (YAML, as for helm -f)")
+    preview.add_argument("--from", dest="start", required=True, help="UTC time YYYY-MM-DDTHH:MM: the fleet is "
+                         "created then (schedule times come after it)")
+    preview.add_argument("--to", dest="end", required=True, help="UTC time YYYY-MM-DDTHH:MM: the last minute replayed")
+    preview.add_argument("--run-minutes", type=int, default=1, metavar="M", help="how long every run takes "
+                         "(default 1): it succeeds M minutes after its launch, unless timeoutMinutes ends it first")
+    preview.add_argument("--json", action="store_true", help="print one JSON object")
+    preview.add_argument("--no-progress", action="store_true", help="no progress bar (there is none when "
+                         "standard error is not a terminal)")
+    preview.set_defaults(command=_fleet)
     return parser
 
 
@@ -252,3 +267,9 @@ def _print_table(times: list[int], zone: AnyZone) -> None:
         else:
             line += f"   {weekday}"
         print(line)
+
+
+def _fleet(args: argparse.Namespace) -> int:
+    from .fleet import preview_command
+
+    return preview_command(args)

@@ -268,3 +268,37 @@ def test_a_rule_with_its_own_jitter_needs_the_schedules_jitter_at_zero(folder: P
     assert any("spec.schedule: jitter: a rule that sets .jitter() needs the schedule's own jitter at 0" in m
                for m in messages)
     assert "both" not in r.controller.state.jobs
+
+
+
+def test_replace_stops_the_process_of_a_running_run(folder: Path, clock: Clock) -> None:
+    """Run outcomes: stopped is a run whose process was stopped."""
+    (folder / "swap.yaml").write_text(manifest("swap", "*/5 * * * *", ["sh", "-c", "sleep 30"],
+                                               concurrencyPolicy="Replace"))
+    r = runner(folder, clock)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    until(r, lambda: list((folder / "runs" / "swap").glob("*/pid")))
+    clock.set("2024-03-01T00:10")
+    until(r, lambda: journal(folder, "swap"))
+    assert [(e["nominal"], e["outcome"], e["attempts"]) for e in journal(folder, "swap")] == [
+        (t("2024-03-01T00:05"), "stopped", 1)]
+    until(r, lambda: list((folder / "runs" / "swap").glob("20240301T0010/pid")))  # the new run took its place
+    r.executor.stop(next(f.key for f in r.firings.values()), "stopped", 0)
+    until(r, lambda: not r.firings)
+
+
+def test_replace_cancels_a_firing_that_never_started(folder: Path, clock: Clock) -> None:
+    """Run outcomes: canceled is a run that never ran (here it waited for the only worker)."""
+    (folder / "hog.yaml").write_text(manifest("hog", "0 * * * *", ["sh", "-c", "sleep 30"]))
+    (folder / "swap.yaml").write_text(manifest("swap", "*/5 * * * *", ["true"], concurrencyPolicy="Replace"))
+    r = runner(folder, clock, workers=1)
+    r.step()
+    clock.set("2024-03-01T01:00")
+    until(r, lambda: list((folder / "runs" / "hog").glob("*/pid")))  # hog holds the slot: swap waits
+    clock.set("2024-03-01T01:05")
+    until(r, lambda: journal(folder, "swap"))
+    assert [(e["nominal"], e["outcome"], e["actual"]) for e in journal(folder, "swap")] == [
+        (t("2024-03-01T01:00"), "canceled", None)]
+    r.executor.stop(next(f.key for f in r.firings.values() if f.schedule == "hog"), "stopped", 0)
+    until(r, lambda: not r.firings)

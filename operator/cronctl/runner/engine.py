@@ -13,7 +13,8 @@ stays in the book without a slot (``retry_due`` set, not startable) until a
 later tick decides ``Retry``; the firing then takes the next attempt number
 and waits for a free slot like any due firing. A timed-out run is never
 retried (the timeout counts from the run's first launch, across attempts);
-a replace while a retry waits records the run as canceled. History records a
+a replace stops the replaced run's process (outcome stopped), or cancels a
+run that has none (waiting for a slot or a retry: canceled). History records a
 run once, when it is over, with the attempts it took.
 
 Crash safety rests on the executor's key (schedule, nominal time, attempt):
@@ -63,7 +64,7 @@ class Firing:
     args: list[str]
     env: dict[str, str]
     slot: str | None = None
-    stopping: str | None = None  # why we asked its process to stop (timed_out, canceled)
+    stopping: str | None = None  # why we asked its process to stop (timed_out, stopped)
     start_at: float = 0.0  # seconds since 1970: not before its nominal time plus its jitter
     attempt: int = 1  # the attempt it runs, or runs once it has a slot
     retry_due: int | None = None  # an attempt failed: the minute the core retries it; no slot meanwhile
@@ -270,8 +271,8 @@ class Runner:
             self._retry(decision)
         elif isinstance(decision, Replace):
             firing = self.firings.pop(decision.run_id, None)
-            if firing is not None:
-                self._stop_or_drop(firing, "canceled", now)
+            if firing is not None:  # its process, if it has one, is stopped; else it is canceled
+                self._stop_or_drop(firing, "stopped" if firing.slot is not None else "canceled", now)
         elif isinstance(decision, Skip):
             self._remember(decision.job, {"run": None, "reason": "scheduled", "nominal": decision.scheduled_for,
                                           "actual": None, "attempts": 0, "outcome": "skipped", "finished": now})
@@ -310,12 +311,15 @@ class Runner:
         self.executor.stop(firing.key, reason, self.grace_seconds)
 
     def _ended_by_core(self, firing: Firing) -> str | None:
-        """How the core ended a firing's run on its own (timed_out; canceled when the run
-        is gone); None while the run runs or waits for its next attempt."""
+        """How the core ended a firing's run on its own: timed_out, or, when the run is gone
+        (replaced), stopped if a process runs for it, else canceled; None while the run runs
+        or waits for its next attempt."""
         run = self.controller.state.runs.get(firing.run_id)
         if run is not None and run.state in (RUNNING, RETRY_PENDING):
             return None
-        return TIMED_OUT if run is not None and run.state == TIMED_OUT else "canceled"
+        if run is not None and run.state == TIMED_OUT:
+            return TIMED_OUT
+        return "stopped" if firing.slot is not None else "canceled"
 
     def _stop_expired(self) -> bool:
         """Runs the core timed out (launch + timeout) while their process runs: stop it."""

@@ -4,16 +4,15 @@ A fleet is ``<prefix>-0 ... <prefix>-<count-1>``, CronSchedule i taking
 ``schedules[i % len(schedules)]``, with one policy, one set of options and one
 job template: the meaning of the harness's ``bulk_create``. ``read_values``
 makes the chart's checks (``charts/cronschedule-fleet/templates/_validate.tpl``)
-in the same order with the same messages, ``<value>: <reason>``:
-
-1. ``prefix``, ``count``, ``schedules``, ``concurrencyPolicy``, the options,
-   the generated names: bulk_create's checks. A value with a counterpart among
-   bulk_create's arguments takes exactly what bulk_create takes (so
-   ``concurrencyPolicy`` is Allow, Forbid or Replace, ``timeZone`` a UTC
-   offset, ``startingDeadlineSeconds`` at least 60: whole minutes, at least 1);
-   the other options take what the CRD takes.
-2. Helm reads numbers as floats and so takes ``count: 5.0`` as 5; this reader,
-   like bulk_create, refuses it. That is the one difference.
+in the same order, naming the same value with the same reason
+(``<value>: <reason>``): ``prefix``, ``count``, ``schedules``,
+``concurrencyPolicy``, the options, the generated names, as bulk_create checks
+its arguments. A value with a counterpart among bulk_create's arguments takes
+exactly what bulk_create takes (so ``concurrencyPolicy`` is Allow, Forbid or
+Replace, ``timeZone`` a UTC offset, ``startingDeadlineSeconds`` at least 60:
+whole minutes, at least 1); the other options take what the CRD takes. The one
+difference: helm reads numbers as floats and so takes ``count: 5.0`` as 5,
+which this reader, like bulk_create, refuses.
 
 ``create`` then reads the fleet's CronSchedule manifests with the operator's
 reader (``operator.resource.read_spec``) and creates the fleet with the core's
@@ -43,7 +42,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, TextIO
+from typing import Any, Iterator, Mapping, Sequence, TextIO
 
 from .core.controller import MAX_BULK, Controller
 from .core.errors import CronctlError
@@ -230,7 +229,7 @@ def read_values(raw: Mapping[str, Any]) -> Fleet:
     return Fleet(prefix, count, tuple(schedules), policy, values)
 
 
-def _check_zone(zone: object, schedules: list[str], used: list[object]) -> None:
+def _check_zone(zone: object, schedules: list[str], used: Sequence[object]) -> None:
     """bulk_create's tz: not with an @every schedule in use (the first one is looked at
     before the offset itself), and a UTC offset."""
     if zone is None:

@@ -175,7 +175,7 @@ def test_standard_labels_on_every_object(helm: Path) -> None:
 def test_cluster_wide_rbac_is_exactly_the_operators_calls(helm: Path) -> None:
     docs = render(helm)
     (cluster_role,) = of_kind(docs, "ClusterRole")
-    assert grants(cluster_role["rules"]) == set(NAMESPACED_GRANTS | CRD_SCANNING_GRANTS)
+    assert grants(cluster_role["rules"]) == set(NAMESPACED_GRANTS)
     (binding,) = of_kind(docs, "ClusterRoleBinding")
     assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                                   "name": cluster_role["metadata"]["name"]}

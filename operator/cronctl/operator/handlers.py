@@ -34,6 +34,9 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
     settings.watching.server_timeout = 60
+    # No cluster-scoped discovery of namespaces and CRDs: the resources and namespaces are
+    # known, and a namespaced install grants nothing cluster-wide.
+    settings.scanning.disabled = True
     cluster = Cluster(load_client(), _cache)
     logger.info("cronctl: %d Jobs of CronSchedules known", await asyncio.to_thread(cluster.seed, namespaces))
     leadership = Leadership(election)

@@ -201,7 +201,7 @@ def test_the_operator_runs_its_scenarios_under_the_cluster_wide_rbac(control_pla
 
         operator.set_clock("2024-03-01T00:20")  # Replace: jobs delete
         wait_for("replaced", lambda: cluster.job_names("rep") == [job_of("rep", "2024-03-01T00:20")])
-        assert "Replaced" in [reason for reason, _ in cluster.events("rep")]
+        wait_for("Replaced", lambda: "Replaced" in [reason for reason, _ in cluster.events("rep")])
 
         operator.set_clock("2024-03-01T01:00:00")  # a launch, and a jittered one held suspended
         wait_for("keep's first Job", lambda: cluster.job_names("keep") == [job_of("keep", "2024-03-01T01:00")])
@@ -223,7 +223,8 @@ def test_the_operator_runs_its_scenarios_under_the_cluster_wide_rbac(control_pla
                  lambda: cluster.job_names("keep") == [job_of("keep", "2024-03-01T02:00")])
         status = cluster.status("keep")
         assert [h["name"] for h in status["history"]] == [job_of("keep", "2024-03-01T02:00")]
-        assert [reason for reason, _ in cluster.events("keep")].count("Launched") == 2  # events create
+        wait_for("two Launched events",  # events create
+                 lambda: [reason for reason, _ in cluster.events("keep")].count("Launched") == 2)
 
         # Leader election in the release namespace, as the downward API names it.
         lease = client.CoordinationV1Api(cluster.batch.api_client).read_namespaced_lease("cronctl-operator", SYSTEM)

@@ -17,6 +17,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from .cache import Cache
+from .events import EventRecorder
 from .manifests import EventSpec
 from .plan import Plan
 from .resource import API_VERSION, GROUP, KIND, PLURAL, SCHEDULE_LABEL, VERSION
@@ -42,8 +43,12 @@ class Cluster:
     With a ``Cache`` (the operator's), reads come from what the watches showed
     and every write goes through it; without one, every read asks the API."""
 
-    def __init__(self, api_client: client.ApiClient, cache: Cache | None = None) -> None:
+    def __init__(self, api_client: client.ApiClient, cache: Cache | None = None,
+                 record_events_later: bool = False) -> None:
+        """``record_events_later``: queue Events for background posting (the operator's
+        choice) instead of posting them before ``apply`` returns."""
         self.cache = cache
+        self.events = EventRecorder(self.post_event) if record_events_later else None
         self.batch = client.BatchV1Api(api_client)
         self.core = client.CoreV1Api(api_client)
         self.custom = client.CustomObjectsApi(api_client)
@@ -116,7 +121,10 @@ class Cluster:
         for name in plan.delete_after:
             self.delete_job(namespace, owner, name)
         for event in events:
-            self.post_event(schedule, event)
+            if self.events is not None:
+                self.events.record(schedule, event)
+            else:
+                self.post_event(schedule, event)
 
     def create_job(self, schedule: Mapping[str, Any], manifest: dict[str, Any]) -> EventSpec | None:
         """Create the Job of a launch; if it exists already and is ours, adopt it."""

@@ -37,7 +37,7 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
     # No cluster-scoped discovery of namespaces and CRDs: the resources and namespaces are
     # known, and a namespaced install grants nothing cluster-wide.
     settings.scanning.disabled = True
-    cluster = Cluster(load_client(), _cache)
+    cluster = Cluster(load_client(), _cache, record_events_later=True)
     logger.info("cronctl: %d Jobs of CronSchedules known", await asyncio.to_thread(cluster.seed, namespaces))
     leadership = Leadership(election)
     leadership.start()

@@ -39,7 +39,7 @@ COUNTERS: dict[str, tuple[tuple[str, ...], str]] = {
     "queued": (("Queued",), "Schedule times that waited for the active run (WaitForLast)."),
     "coalesced": (("Coalesced",), "Waiting schedule times that gave their place to a newer one (WaitForLast)."),
 }
-# Not counted: AttemptFailed, which a plan says again on each reconcile while its retry waits.
+# Not counted: AttemptFailed (a failed attempt does not end its run; Retried counts what follows).
 _COUNTER_OF_REASON = {reason: name for name, (reasons, _) in COUNTERS.items() for reason in reasons}
 
 # From a tenth of a second (on time) to an hour (a long outage caught up).
@@ -98,7 +98,8 @@ class Metrics:
                                ["namespace"], registry=self.registry)
         self.active = Gauge("cronctl_active_runs", "Active runs of a schedule (its status.activeCount).",
                             labels, registry=self.registry)
-        self._known: dict[Key, int] = {}
+        self._known: set[Key] = set()
+        self._per_namespace: Tally[str] = Tally()
         self._lock = threading.Lock()
 
     def now_seconds(self) -> float:
@@ -119,24 +120,25 @@ class Metrics:
 
     def set_active(self, namespace: str, name: str, active: int) -> None:
         with self._lock:
-            self._known[(namespace, name)] = active
             self.active.labels(namespace, name).set(active)
-            self._count_schedules(namespace)
+            if (namespace, name) not in self._known:
+                self._known.add((namespace, name))
+                self._per_namespace[namespace] += 1
+                self.schedules.labels(namespace).set(self._per_namespace[namespace])
 
     def forget(self, namespace: str, name: str) -> None:
         """A schedule is gone: drop its gauges (its counters stay, as counters do)."""
         with self._lock:
-            if self._known.pop((namespace, name), None) is None:
+            if (namespace, name) not in self._known:
                 return
+            self._known.discard((namespace, name))
             self.active.remove(namespace, name)
-            self._count_schedules(namespace)
-
-    def _count_schedules(self, namespace: str) -> None:
-        n = sum(1 for ns, _ in self._known if ns == namespace)
-        if n:
-            self.schedules.labels(namespace).set(n)
-        else:
-            self.schedules.remove(namespace)
+            self._per_namespace[namespace] -= 1
+            if self._per_namespace[namespace]:
+                self.schedules.labels(namespace).set(self._per_namespace[namespace])
+            else:
+                del self._per_namespace[namespace]
+                self.schedules.remove(namespace)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus' text format, as /metrics serves it."""

@@ -302,3 +302,27 @@ def test_replace_cancels_a_firing_that_never_started(folder: Path, clock: Clock)
         (t("2024-03-01T01:00"), "canceled", None)]
     r.executor.stop(next(f.key for f in r.firings.values() if f.schedule == "hog"), "stopped", 0)
     until(r, lambda: not r.firings)
+
+
+def test_a_run_started_before_a_crash_and_ended_before_its_firing_is_decided_again_is_recorded(
+        folder: Path, clock: Clock) -> None:
+    """The runner crashed after starting the 00:05 run, before saving; it restarts with a clock
+    that reads 00:04, so the run's end arrives before the core decides 00:05 again."""
+    (folder / "once.yaml").write_text(manifest("once", "*/5 * * * *", ["sh", "-c", "echo ran >> count"]))
+    r = runner(folder, clock)
+    r.step()
+    r.save()
+    r.lock.release()
+    script = CRASHING_RUNNER.format(operator=str(SOURCE_ROOT), folder=str(folder), minute=t("2024-03-01T00:05"),
+                                    point="after_spawn")
+    assert subprocess.run([sys.executable, "-c", script]).returncode == 9
+    until(r, lambda: (folder / "runs" / "once" / "20240301T0005" / "exit.json").exists())  # it ran and ended
+    clock.set("2024-03-01T00:04")
+    again = runner(folder, clock)
+    for _ in range(3):
+        again.step()  # the end is reported and acknowledged: no firing knows it yet
+    clock.set("2024-03-01T00:05")
+    entries = until(again, lambda: journal(folder, "once"))
+    assert [(e["nominal"], e["outcome"]) for e in entries] == [(t("2024-03-01T00:05"), "succeeded")]
+    assert not again.firings and again.slots.free_count == again.slots.size  # no slot held forever
+    assert (folder / "count").read_text() == "ran\n"

@@ -166,7 +166,7 @@ class Runner:
         changed |= self._stop_expired()
         changed |= self._drop_expired(now)
         changed |= self._record_ends(now)
-        changed |= self._start_waiting()
+        changed |= self._start_waiting(now)
         if changed:
             self.save()
             for key in self._to_acknowledge:
@@ -384,19 +384,29 @@ class Runner:
         pending = self.controller.state.jobs[run.job].state.pending_retries
         return next(p.due for p in pending if p.run_id == run.id)
 
-    def _start_waiting(self) -> bool:
+    def _start_waiting(self, now: int) -> bool:
         started = False
-        now = self.seconds()
-        waiting = [f for f in self.firings.values() if f.startable and f.start_at <= now]
+        second = self.seconds()
+        waiting = [f for f in self.firings.values() if f.startable and f.start_at <= second]
         for firing in order_due(waiting, nominal=lambda f: f.nominal, schedule=lambda f: f.schedule):
             slot = self.slots.acquire()
             if slot is None:
                 break
             firing.slot = slot
-            self.executor.start(RunRequest(firing.schedule, firing.nominal, firing.command, firing.args,
-                                           firing.env, firing.reason, firing.attempt))
+            handle = self.executor.start(RunRequest(firing.schedule, firing.nominal, firing.command, firing.args,
+                                                    firing.env, firing.reason, firing.attempt))
+            if not handle.started and not self.executor.watching(handle.key):
+                self._end_known_run(firing, handle.key, now)
             started = True
         return started
+
+    def _end_known_run(self, firing: Firing, key: RunKey, now: int) -> None:
+        """The attempt ran and its end was reported before its firing existed here: a runner
+        that crashed before saving the book restarted with its clock before the launch, so
+        the end came with nothing to record it on. It is recorded now."""
+        ended = self.executor.result(key)
+        if ended is not None:
+            self._end_attempt(firing, ended.outcome, ended.started_at, now)
 
     # -- history ----------------------------------------------------------------------------
 

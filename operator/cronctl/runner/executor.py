@@ -281,6 +281,10 @@ class Executor:
         """The runs being watched (started or adopted, end not yet reported)."""
         return [RunHandle(w.key, w.run_dir, w.request, started=False) for w in self._watched.values()]
 
+    def watching(self, key: RunKey) -> bool:
+        """Whether a later :meth:`poll` will report the end of ``key`` (False once it has)."""
+        return key in self._watched
+
     def poll(self) -> list[Ended]:
         """The runs that ended since the last poll; also moves stops on (SIGKILL after the grace)."""
         ended = []

@@ -31,18 +31,11 @@ Goal (issue): cronctl at least 5x the throughput of the faster library.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import time
 from datetime import date, datetime, timedelta
-from pathlib import Path
 
-# The repo's operator/ (the source root); CRONCTL_OPERATOR_DIR points at another tree,
-# e.g. an exported older commit, to compare before and after a change.
-OPERATOR_DIR = (os.environ.get("CRONCTL_OPERATOR_DIR")
-                or str(Path(__file__).resolve().parent.parent / "operator"))
-sys.path.insert(0, OPERATOR_DIR)
+from source_tree import source_label  # noqa: E402  (puts the measured cronctl on sys.path)
 
 from cronctl.core.cron import parse_cron  # noqa: E402
 from cronctl.core.schedule import Timeline, next_runs, parse_expression  # noqa: E402
@@ -425,17 +418,6 @@ def bench_compile(repeat: int, min_time: float) -> None:
         total = sum(_best(lambda e=expr: fn(e), repeat, min_time / 5) for expr, _ in EXPRESSIONS)
         print(f"  {name:<20} {total / len(EXPRESSIONS) * 1e6:8.1f} us per expression")
     print()
-
-
-def source_label() -> str:
-    """Where cronctl was imported from, with the git commit (and -dirty) when known."""
-    where = Path(sys.modules["cronctl"].__file__).resolve().parent
-    try:
-        described = subprocess.run(["git", "-C", str(where), "describe", "--always", "--dirty"],
-                                   capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        described = ""
-    return f"{where}" + (f" (git {described})" if described else "")
 
 
 def main() -> int:

@@ -28,18 +28,11 @@ Goal (issue): (a, fine cadence) + (b) + (c) in under 0.5 s, cold.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 from bisect import bisect_left
 import sys
 import time
-from pathlib import Path
 
-# The repo's operator/ (the source root); CRONCTL_OPERATOR_DIR points at another tree,
-# e.g. an exported older commit, to compare before and after a change.
-OPERATOR_DIR = (os.environ.get("CRONCTL_OPERATOR_DIR")
-                or str(Path(__file__).resolve().parent.parent / "operator"))
-sys.path.insert(0, OPERATOR_DIR)
+from source_tree import source_label  # noqa: E402  (puts the measured cronctl on sys.path)
 
 from cronctl import run  # noqa: E402
 from cronctl.core.schedule import Timeline, parse_expression  # noqa: E402
@@ -274,17 +267,6 @@ def timed(ops: list[list], repeat: int, budget: float = 2.0) -> tuple[float, flo
         results = run(ops)
         warm = min(warm, time.perf_counter() - t0)
     return cold, warm, runs, results
-
-
-def source_label() -> str:
-    """Where cronctl was imported from, with the git commit (and -dirty) when known."""
-    where = Path(sys.modules["cronctl"].__file__).resolve().parent
-    try:
-        described = subprocess.run(["git", "-C", str(where), "describe", "--always", "--dirty"],
-                                   capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        described = ""
-    return f"{where}" + (f" (git {described})" if described else "")
 
 
 def main() -> int:

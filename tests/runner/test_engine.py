@@ -12,7 +12,7 @@ import pytest
 from cronctl.runner.engine import Runner
 from cronctl.runner.views import history_lines, status_lines, trigger
 
-from .support import SOURCE_ROOT, Clock, journal, manifest, runner, t, until
+from .support import SOURCE_ROOT, Clock, journal, manifest, runner, t, until, wait_until
 
 
 def test_a_firing_runs_the_first_containers_command_with_its_env_and_keeps_its_output(folder: Path,
@@ -131,10 +131,9 @@ r.step()
 """
 
 
-@pytest.mark.parametrize("point", ["after_mkdir", "after_request", "after_spawn"])
-def test_a_crash_at_any_point_of_a_start_starts_no_second_process_and_loses_no_run(
-        folder: Path, clock: Clock, point: str) -> None:
-    (folder / "once.yaml").write_text(manifest("once", "*/5 * * * *", ["sh", "-c", "echo ran >> count"]))
+def crash_at_the_0005_start(folder: Path, clock: Clock, point: str) -> None:
+    """Save the book before 00:05, then run a runner that is killed (kill -9) at ``point``
+    of the 00:05 start."""
     r = runner(folder, clock)
     r.step()
     r.save()
@@ -142,6 +141,13 @@ def test_a_crash_at_any_point_of_a_start_starts_no_second_process_and_loses_no_r
     script = CRASHING_RUNNER.format(operator=str(SOURCE_ROOT), folder=str(folder), minute=t("2024-03-01T00:05"),
                                     point=point)
     assert subprocess.run([sys.executable, "-c", script]).returncode == 9
+
+
+@pytest.mark.parametrize("point", ["after_mkdir", "after_request", "after_spawn"])
+def test_a_crash_at_any_point_of_a_start_starts_no_second_process_and_loses_no_run(
+        folder: Path, clock: Clock, point: str) -> None:
+    (folder / "once.yaml").write_text(manifest("once", "*/5 * * * *", ["sh", "-c", "echo ran >> count"]))
+    crash_at_the_0005_start(folder, clock, point)
     clock.set("2024-03-01T00:05")
     again = runner(folder, clock)
     entries = until(again, lambda: journal(folder, "once"))
@@ -309,14 +315,8 @@ def test_a_run_started_before_a_crash_and_ended_before_its_firing_is_decided_aga
     """The runner crashed after starting the 00:05 run, before saving; it restarts with a clock
     that reads 00:04, so the run's end arrives before the core decides 00:05 again."""
     (folder / "once.yaml").write_text(manifest("once", "*/5 * * * *", ["sh", "-c", "echo ran >> count"]))
-    r = runner(folder, clock)
-    r.step()
-    r.save()
-    r.lock.release()
-    script = CRASHING_RUNNER.format(operator=str(SOURCE_ROOT), folder=str(folder), minute=t("2024-03-01T00:05"),
-                                    point="after_spawn")
-    assert subprocess.run([sys.executable, "-c", script]).returncode == 9
-    until(r, lambda: (folder / "runs" / "once" / "20240301T0005" / "exit.json").exists())  # it ran and ended
+    crash_at_the_0005_start(folder, clock, "after_spawn")
+    wait_until(lambda: (folder / "runs" / "once" / "20240301T0005" / "exit.json").exists())  # it ran and ended
     clock.set("2024-03-01T00:04")
     again = runner(folder, clock)
     for _ in range(3):

@@ -67,7 +67,9 @@ class Firing:
     stopping: str | None = None  # why we asked its process to stop (timed_out, stopped)
     start_at: float = 0.0  # seconds since 1970: not before its nominal time plus its jitter
     attempt: int = 1  # the attempt it runs, or runs once it has a slot
-    retry_due: int | None = None  # an attempt failed: the minute the core retries it; no slot meanwhile
+    # An attempt failed: the minute the core retries it; no slot meanwhile. Not only a copy of the
+    # core's pending retry: once the core drops that (timeout, replace) it still says this attempt ran.
+    retry_due: int | None = None
     actual: str | None = None  # when its first attempt started (history's actual time)
 
     @property

@@ -120,7 +120,7 @@ def test_a_timed_out_run_is_not_retried() -> None:
     c.finish(t("2024-03-01T01:10"), "etl-1", "failed")
     c.advance(t("2024-03-01T01:45"))
     assert (c.find_run("etl-1").state, c.find_run("etl-1").finished_at) == ("timed_out", t("2024-03-01T01:45"))
-    assert c.tick(t("2024-03-01T02:10")) == [Launch("etl", "etl-2", 2, t("2024-03-01T02:00"))]
+    assert c.tick(t("2024-03-01T02:10")) == [Launch("etl", "etl-2", 2, t("2024-03-01T02:00"), "catch-up")]
 
 
 def test_replace_deletes_a_run_waiting_for_a_retry_instead_of_retrying_it() -> None:

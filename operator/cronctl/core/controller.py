@@ -1,4 +1,4 @@
-"""The in-memory controller: applies the core's decisions to ControllerState.
+"""The in-memory controller: carries out the core's decisions on ControllerState.
 
 This is the driver the offline harness (and the single-node runner) use. It
 owns the clock rule and keeps derived indexes so that work follows what
@@ -19,9 +19,9 @@ from .errors import Code, CronctlError
 from .retention import history_order
 from .schedule import Timeline, never_fires, parse_seed_expression
 from .spec import JobSpec, Options, check_name, check_zone_allowed, parse_options, parse_policy
-from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, ControllerState, Job, Queued, Run
-from .tick import (Coalesce, Decision, Enqueue, JobTick, Launch, Missed, Overflow, Replace, Retry, Skip, decide,
-                   expiry, manual_launch)
+from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, ControllerState, Job, Run
+from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, decide, expiry, manual_launch
+from .transitions import Applied, apply, apply_tick
 from .zones import UTC
 
 MAX_BULK = 5000
@@ -137,21 +137,21 @@ class Controller:
     # -- ticking --------------------------------------------------------------
 
     def tick(self, now: int) -> list[Decision]:
+        return [applied.decision for applied in self.step(now)]
+
+    def step(self, now: int) -> list[Applied]:
+        """A tick: every job's decisions, applied, each saying whether it is news."""
         self.advance(now)
-        decisions: list[Decision] = []
+        applied: list[Applied] = []
         for _, job, held in self._jobs_to_look_at(now):
             if held is not None:  # a waiting job: decide() would repeat itself (JobTick.holds)
-                for decision in held.decisions:
-                    self._apply(job, decision, now)
-                decisions += held.decisions
+                applied += self._carry_out(job, held.decisions, now)
                 continue
             name = job.spec.name
             result = decide(job.spec, job.state, self._timelines[name], now, self._known(name))
-            for decision in result.decisions:
-                self._apply(job, decision, now)
-            decisions += result.decisions
+            applied += self._carry_out(job, result.decisions, now)
             self._record(job, result)
-        return decisions
+        return applied
 
     def _jobs_to_look_at(self, now: int) -> list[tuple[int, Job, JobTick | None]]:
         """(index, job, held) in creation order: the jobs due by the wake-up heap, and the
@@ -186,37 +186,25 @@ class Controller:
             self._waiting.pop(spec.name, None)
             self._set_wake(spec, result.wake_at)
 
-    def _apply(self, job: Job, decision: Decision, now: int) -> None:
-        state = job.state
-        if isinstance(decision, Skip):  # the most frequent: jobs left waiting skip at every tick
-            state.skipped += 1
-        elif isinstance(decision, Launch):
+    def _carry_out(self, job: Job, decisions: tuple[Decision, ...], now: int) -> list[Applied]:
+        applied = apply_tick(job.state, decisions)
+        for decision in decisions:
+            self._keep_runs(job, decision, now)
+        return applied
+
+    def _keep_runs(self, job: Job, decision: Decision, now: int) -> None:
+        """The controller's records of runs, as a decision changes them."""
+        if isinstance(decision, Launch):
             run = Run(decision.run_id, job.spec.name, decision.number, RUNNING, decision.scheduled_for, now)
             self.state.runs[run.id] = run
-            state.active.append(run.id)
-            state.launched = decision.number
-            if state.queue and state.queue[0].nominal == decision.scheduled_for:
-                state.queue.pop(0)
-            if decision.reason != "manual":
-                state.last_schedule = max(decision.scheduled_for, state.last_schedule or decision.scheduled_for)
             expires = expiry(run, job.spec.options.timeout)
             if expires is not None:
                 heapq.heappush(self._expiries, (expires, job.spec.index, run.id))
-        elif isinstance(decision, Enqueue):
-            state.queue.append(Queued(decision.scheduled_for, decision.reason))
-            state.last_schedule = max(decision.scheduled_for, state.last_schedule or decision.scheduled_for)
-        elif isinstance(decision, Coalesce):
-            state.queue = [q for q in state.queue if q.nominal != decision.scheduled_for]
         elif isinstance(decision, Retry):
             run = self.state.runs[decision.run_id]
             run.state, run.attempt = RUNNING, decision.attempt
-            state.forget_retry(run.id)
         elif isinstance(decision, Replace):
-            state.active.remove(decision.run_id)
-            state.forget_retry(decision.run_id)
             del self.state.runs[decision.run_id]
-        elif isinstance(decision, Overflow):
-            state.overflowed += 1
 
     def trigger(self, now: int, name: object) -> Launch:
         """A manual firing of a job: a run for ``now``, whatever the policy (as kubectl
@@ -224,7 +212,8 @@ class Controller:
         self.advance(now)
         job = self.find_job(name)
         launch = manual_launch(job.spec, job.state, now)
-        self._apply(job, launch, now)
+        apply(job.state, launch)
+        self._keep_runs(job, launch, now)
         return launch
 
     # -- finishing runs ---------------------------------------------------------

@@ -34,6 +34,13 @@ HARNESS_POLICIES = (Policy.ALLOW, Policy.FORBID, Policy.REPLACE)
 CATCH_UP_LATEST = "latest"  # the most recent missed time only (CronJob's behaviour)
 CATCH_UP_ALL = "all"  # every missed time, in order, through the overlap policy
 
+MAX_MISSED = 100  # by default, more missed schedule times than this is an overflow
+# What an overflow does: the seed's rule (the run() harness's) reports it and
+# launches nothing until fewer times are missed; CronJob's rule (the operator's
+# and the runner's) reports it and still launches the newest missed times.
+PAST_LIMIT_HOLD = "hold"
+PAST_LIMIT_LAUNCH = "launch"
+
 
 def check_name(name: object, field_name: str = "name") -> str:
     if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME_LENGTH \
@@ -64,12 +71,15 @@ class Options:
     retry_delay: int = 0  # minutes from a failed attempt to the next
     catch_up: str = CATCH_UP_LATEST
     jitter: int = 0  # seconds (0-3600) a scheduled firing may start after its nominal time
+    missed_limit: int = MAX_MISSED  # more missed times than this is an overflow
+    past_limit: str = PAST_LIMIT_HOLD  # what an overflow does (PAST_LIMIT_HOLD or PAST_LIMIT_LAUNCH)
 
     def to_json(self) -> dict[str, object]:
         return {"starting_deadline": self.starting_deadline, "timeout": self.timeout,
                 "keep_succeeded": self.keep_succeeded, "keep_failed": self.keep_failed,
                 "tz": self.tz.name, "retries": self.retries, "retry_delay": self.retry_delay,
-                "catch_up": self.catch_up, "jitter": self.jitter}
+                "catch_up": self.catch_up, "jitter": self.jitter, "missed_limit": self.missed_limit,
+                "past_limit": self.past_limit}
 
 
 def _is_int(value: object) -> bool:

@@ -78,8 +78,10 @@ class JobState:
     active: list[str] = field(default_factory=list)
     kept_succeeded: list[Finished] = field(default_factory=list)
     kept_failed: list[Finished] = field(default_factory=list)
-    skipped: int = 0
-    overflowed: int = 0
+    skipped: int = 0  # schedule times skipped (forbid), each counted once however often it was skipped
+    last_skipped: int | None = None  # the newest of them
+    overflowed: int = 0  # overflows, each counted once when the job went into it
+    overflowing: bool = False  # its last tick was an overflow
     # Missed times at or before this minute are not missed (a suspension ran
     # through it): the window of missed times starts after it.
     not_before: int | None = None
@@ -117,7 +119,8 @@ class JobState:
                 "active": list(self.active),
                 "kept_succeeded": [_finished_json(run) for run in self.kept_succeeded],
                 "kept_failed": [_finished_json(run) for run in self.kept_failed],
-                "skipped": self.skipped, "overflowed": self.overflowed}
+                "skipped": self.skipped, "last_skipped": _time_or_none(self.last_skipped),
+                "overflowed": self.overflowed, "overflowing": self.overflowing}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobState:
@@ -126,6 +129,8 @@ class JobState:
                    kept_succeeded=[_finished(item) for item in data["kept_succeeded"]],
                    kept_failed=[_finished(item) for item in data["kept_failed"]],
                    skipped=data["skipped"], overflowed=data["overflowed"],
+                   last_skipped=_parse_or_none(data.get("last_skipped")),
+                   overflowing=data.get("overflowing", False),
                    not_before=_parse_or_none(data.get("not_before")),
                    pending_retries=[PendingRetry(parse_stored_time(due), number, run_id, attempt)
                                     for due, number, run_id, attempt in data.get("pending_retries", [])],

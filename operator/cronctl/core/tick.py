@@ -15,10 +15,8 @@ from typing import Iterable, NamedTuple, Union
 
 from .every import actual_time, effective_jitter
 from .schedule import Timeline
-from .spec import CATCH_UP_ALL, JobSpec, Policy
+from .spec import CATCH_UP_ALL, MAX_MISSED, PAST_LIMIT_HOLD, JobSpec, Policy
 from .state import TIMED_OUT, JobState, Queued, Run
-
-MAX_MISSED = 100  # more missed schedule times than this is an overflow
 
 
 @dataclass(frozen=True)
@@ -27,7 +25,9 @@ class Launch:
     run_id: str
     number: int
     scheduled_for: int
-    reason: str = "scheduled"  # or "manual": a firing asked for by hand, at its own nominal time
+    # scheduled (for the very minute it is decided at), catch-up (for a time already past),
+    # or manual (asked for by hand, at its own nominal time)
+    reason: str = "scheduled"
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,20 @@ class Replace:
 
 @dataclass(frozen=True)
 class Overflow:
+    """More missed schedule times than the job's limit (``Options.missed_limit``).
+
+    Under the seed's rule (``PAST_LIMIT_HOLD``, the harness's) nothing else is
+    decided for the job. Otherwise (CronJob's rule) the newest missed times
+    still go through the policy in the same tick: the most recent one, or
+    under catch-up "all" the newest ``limit`` of them, ``dropped`` older ones
+    being given up.
+    """
+
     job: str
-    missed: int  # a lower bound: counting stops at MAX_MISSED + 1
+    missed: int  # a lower bound (counting stops at limit + 1) unless ``dropped`` is counted
+    limit: int = MAX_MISSED
+    launches: bool = False  # whether the newest missed times still go through the policy
+    dropped: int = 0  # catch-up "all" past the limit: the older missed times given up
 
 
 @dataclass(frozen=True)
@@ -87,7 +99,7 @@ Decision = Union[Launch, Skip, Replace, Overflow, Retry, Enqueue, Coalesce]
 @dataclass(frozen=True)
 class Missed:
     """The missed schedule times in (start, through]: how many (counted up to
-    MAX_MISSED + 1) and the latest of them (None when none or too many).
+    the job's limit + 1) and the latest of them (None when none or too many).
 
     A later window with exactly the same times is described by the same
     object (see count_missed), so start and through are where it was counted.
@@ -137,32 +149,33 @@ def window_start(spec: JobSpec, last_schedule: int | None, now: int, not_before:
     return start
 
 
-def count_missed(timeline: Timeline, start: int, now: int, known: Missed | None = None) -> Missed:
+def count_missed(timeline: Timeline, start: int, now: int, known: Missed | None = None,
+                 limit: int = MAX_MISSED) -> Missed:
     """The schedule times in (start, now], from what ``known`` counted when it can.
 
     ``known`` is what the job's previous tick counted. When it holds exactly
     the times of (start, now] (none came in since, none dropped out at the
     start) it is returned as it is, and a job left waiting costs no search;
-    when it lost none of its times, only the new ones are counted.
+    when it lost none of its times, only the new ones are counted. Counting
+    stops at ``limit`` + 1: more than ``limit`` is an overflow.
     """
     if known is not None and known.through <= now and known.start <= start:
-        if _same_times(known, start, now):
+        if _same_times(known, start, now, limit):
             return known
         if _kept_all(known, start):
-            return _add_new_times(timeline, known, start, now)
-    limit = MAX_MISSED + 1
-    count = timeline.count_in(start, now, limit)
+            return _add_new_times(timeline, known, start, now, limit)
+    count = timeline.count_in(start, now, limit + 1)
     latest = earliest = None
-    if 0 < count <= MAX_MISSED:
+    if 0 < count <= limit:
         latest = timeline.latest_in(start, now)
         earliest = latest if count == 1 else timeline.next_after(start)
     return Missed(start, now, count, latest, timeline.next_after(now), earliest)
 
 
-def _same_times(known: Missed, start: int, now: int) -> bool:
+def _same_times(known: Missed, start: int, now: int, limit: int) -> bool:
     """Whether (start, now] holds the same schedule times as known's window, which
     starts no later and ends no later."""
-    if known.count > MAX_MISSED:
+    if known.count > limit:
         return start == known.start  # too many already: a window that only grows stays so
     nothing_new = known.upcoming is None or known.upcoming > now
     return nothing_new and _kept_all(known, start)
@@ -176,9 +189,8 @@ def _kept_all(known: Missed, start: int) -> bool:
             or (known.earliest is not None and start < known.earliest))
 
 
-def _add_new_times(timeline: Timeline, known: Missed, start: int, now: int) -> Missed:
+def _add_new_times(timeline: Timeline, known: Missed, start: int, now: int, limit: int) -> Missed:
     """known's times plus those in (known.through, now], of which there is at least one."""
-    limit = MAX_MISSED + 1
     first_new = known.upcoming
     assert first_new is not None and first_new <= now
     following = timeline.next_after(first_new)
@@ -186,11 +198,11 @@ def _add_new_times(timeline: Timeline, known: Missed, start: int, now: int) -> M
     if following is None or following > now:  # just one: the usual case between two ticks
         new, latest, upcoming = 1, first_new, following
     else:
-        new = timeline.count_in(known.through, now, limit)
-        latest = timeline.latest_in(known.through, now) if known.count + new <= MAX_MISSED else None
+        new = timeline.count_in(known.through, now, limit + 1)
+        latest = timeline.latest_in(known.through, now) if known.count + new <= limit else None
         upcoming = timeline.next_after(now)
-    count = min(limit, known.count + new)
-    if count > MAX_MISSED:
+    count = min(limit + 1, known.count + new)
+    if count > limit:
         return Missed(start, now, count, None, upcoming, None)
     return Missed(start, now, count, latest, upcoming, known.earliest if known.count else first_new)
 
@@ -206,7 +218,8 @@ def decide(spec: JobSpec, state: JobState, timeline: Timeline, now: int,
     if spec.policy is Policy.WAIT_FOR_LAST or spec.options.catch_up == CATCH_UP_ALL:
         result = _in_order(spec, state, timeline, now, start)
     else:
-        result = _decision(spec, state, timeline, now, start, count_missed(timeline, start, now, known))
+        missed = count_missed(timeline, start, now, known, spec.options.missed_limit)
+        result = _decision(spec, state, timeline, now, start, missed)
     return _with_retries(spec, state, now, result) if state.pending_retries else result
 
 
@@ -218,29 +231,39 @@ def firing_reason(nominal: int, now: int) -> str:
 def _in_order(spec: JobSpec, state: JobState, timeline: Timeline, now: int, start: int) -> JobTick:
     """Catch-up of every missed time, and wait-for-last: firings in nominal order.
 
-    Catch-up "all" hands every missed time (at most MAX_MISSED) to the policy
-    oldest first: allow launches them all; forbid launches the oldest when
-    nothing is active, the rest staying missed; replace keeps only the newest
-    (each would replace the one before). Wait-for-last queues them: catch-up
-    firings keep their place, and a scheduled one takes the place of the
-    scheduled one already waiting, which is coalesced.
+    Catch-up "all" hands every missed time (at most the job's limit) to the
+    policy oldest first: allow launches them all; forbid launches the oldest
+    when nothing is active, the rest staying missed; replace keeps only the
+    newest (each would replace the one before). Wait-for-last queues them:
+    catch-up firings keep their place, and a scheduled one takes the place of
+    the scheduled one already waiting, which is coalesced. Past the limit,
+    under CronJob's rule, the newest ``limit`` times go on as if they were
+    all that was missed.
     """
-    count = timeline.count_in(start, now, MAX_MISSED + 1)
-    if count > MAX_MISSED:
-        return JobTick((Overflow(spec.name, count),), now)
-    times = _missed_times(timeline, start, now, count, spec.options.catch_up == CATCH_UP_ALL)
+    options = spec.options
+    limit, every_one = options.missed_limit, options.catch_up == CATCH_UP_ALL
+    count = timeline.count_in(start, now, limit + 1)
+    overflow: tuple[Decision, ...] = ()
+    if count > limit:
+        if options.past_limit == PAST_LIMIT_HOLD:
+            return JobTick((Overflow(spec.name, count, limit),), now)
+        times = _newest_times(timeline, start, now, limit if every_one else 1)
+        dropped = timeline.count_in(start, times[0] - 1, MAX_COUNTED_DROPPED) if every_one else 0
+        overflow = (Overflow(spec.name, count, limit, launches=True, dropped=dropped),)
+    else:
+        times = _missed_times(timeline, start, now, count, every_one)
     wake = timeline.next_after(max(start, times[-1]) if times else start)
     if spec.policy is Policy.WAIT_FOR_LAST:
-        return JobTick(_wait_for_last(spec, state, times, now), wake)
+        return JobTick(overflow + _wait_for_last(spec, state, times, now), wake)
     if not times:
         return JobTick((), wake)
     number = state.launched
-    decisions: list[Decision] = []
+    decisions: list[Decision] = list(overflow)
     if spec.policy is Policy.FORBID:
         if state.active:
-            return JobTick((Skip(spec.name, times[0]),), now)
+            return JobTick((*overflow, Skip(spec.name, times[0])), now)
+        wake = now if len(times) > 1 else wake
         times = times[:1]
-        wake = now if count > 1 else wake
     elif spec.policy is Policy.REPLACE:
         decisions.extend(Replace(spec.name, victim) for victim in state.active)
         times = times[-1:]
@@ -248,6 +271,23 @@ def _in_order(spec: JobSpec, state: JobState, timeline: Timeline, now: int, star
         number += 1
         decisions.append(Launch(spec.name, run_id(spec.name, number), number, t, firing_reason(t, now)))
     return JobTick(tuple(decisions), wake)
+
+
+MAX_COUNTED_DROPPED = 10**6  # an outage that drops more than this says "at least" this many
+
+
+def _newest_times(timeline: Timeline, start: int, now: int, count: int) -> list[int]:
+    """The newest ``count`` schedule times in (start, now], oldest first."""
+    times: list[int] = []
+    high = now
+    while len(times) < count:
+        t = timeline.latest_in(start, high)
+        if t is None:
+            break
+        times.append(t)
+        high = t - 1
+    times.reverse()
+    return times
 
 
 def _missed_times(timeline: Timeline, start: int, now: int, count: int, every_one: bool) -> list[int]:
@@ -300,17 +340,22 @@ def _decision(spec: JobSpec, state: JobState, timeline: Timeline, now: int, star
     if missed.count == 0:
         # Nothing in (start, now]: the next schedule time after start is the first after now.
         return JobTick((), missed.upcoming if start <= now else timeline.next_after(start), missed)
-    if missed.count > MAX_MISSED:
-        return JobTick((Overflow(spec.name, missed.count),), now, missed, True, _holds_until(spec, missed, now))
-    latest = missed.latest
+    overflow: tuple[Decision, ...] = ()
+    latest, limit = missed.latest, spec.options.missed_limit
+    if missed.count > limit:
+        launches = spec.options.past_limit != PAST_LIMIT_HOLD
+        overflow = (Overflow(spec.name, missed.count, limit, launches),)
+        if not launches:
+            return JobTick(overflow, now, missed, True, _holds_until(spec, missed, now))
+        latest = timeline.latest_in(start, now)
     assert latest is not None
     if spec.policy is Policy.FORBID and state.active:
-        return JobTick((Skip(spec.name, latest),), now, missed, True, _holds_until(spec, missed, now))
-    decisions: list[Decision] = []
+        return JobTick((*overflow, Skip(spec.name, latest)), now, missed, True, _holds_until(spec, missed, now))
+    decisions: list[Decision] = list(overflow)
     if spec.policy is Policy.REPLACE:
         decisions.extend(Replace(spec.name, victim) for victim in state.active)
     number = state.launched + 1
-    decisions.append(Launch(spec.name, run_id(spec.name, number), number, latest))
+    decisions.append(Launch(spec.name, run_id(spec.name, number), number, latest, firing_reason(latest, now)))
     # The launch moves the window's start to ``latest`` (or later, but before now); no schedule
     # time lies in (latest, now], so the next one after that start is the first after now,
     # and the next tick need count only from now on.
@@ -323,14 +368,17 @@ def _holds_until(spec: JobSpec, missed: Missed, now: int) -> int | None:
     while its state is unchanged).
 
     Without a deadline the window's start is fixed by the state, so only a new
-    schedule time can change it (and none can change an overflow, which only
-    grows). A deadline moves the start with the clock: the earliest missed
+    schedule time can change it (and none can change an overflow under the
+    seed's rule, which only grows; under CronJob's the newest time it skips
+    changes). A deadline moves the start with the clock: the earliest missed
     time drops out at earliest + deadline + 1; for an overflow, whose earliest
     time is not known, the promise does not outlast this minute.
     """
     deadline = spec.options.starting_deadline
-    if missed.count > MAX_MISSED:
-        return None if deadline is None else now + 1
+    if missed.count > spec.options.missed_limit:
+        if deadline is not None:
+            return now + 1
+        return None if spec.options.past_limit == PAST_LIMIT_HOLD else missed.upcoming
     until = missed.upcoming
     if deadline is not None:
         assert missed.earliest is not None

@@ -185,7 +185,7 @@ def _now_minute() -> int:
 
 
 def _local(args: argparse.Namespace) -> int:
-    from .operator.clock import clock_from_environment
+    from .clock import clock_from_environment
     from .runner.engine import Runner, run_forever
 
     if not args.folder.is_dir():

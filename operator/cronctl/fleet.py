@@ -15,7 +15,7 @@ difference: helm reads numbers as floats and so takes ``count: 5.0`` as 5,
 which this reader, like bulk_create, refuses.
 
 ``create`` then reads the fleet's CronSchedule manifests with the operator's
-reader (``operator.resource.read_spec``) and creates the fleet with the core's
+reader (``manifest.read_spec``) and creates the fleet with the core's
 ``Controller.bulk_create`` (a schedule that never fires from ``--from`` is
 refused here, as the operator would mark it Ready=False).
 
@@ -52,7 +52,7 @@ from .core.state import RUNNING
 from .core.tick import Launch, Overflow, Replace, Skip
 from .core.times import format_time, parse_time
 from .core.zones import parse_offset
-from .operator.resource import API_VERSION, CATCH_UP, KIND, POLICIES, SpecError, read_spec
+from .manifest import API_VERSION, CATCH_UP, KIND, POLICIES, SpecError, read_spec
 
 EXIT_USAGE = 2
 MAX_EXACT = 2**53 - 1  # the largest whole number a helm value (a float) holds exactly

@@ -20,7 +20,8 @@ from .cache import Cache
 from .events import EventRecorder
 from .manifests import EventSpec
 from .plan import Plan
-from .resource import API_VERSION, GROUP, KIND, PLURAL, SCHEDULE_LABEL, VERSION
+from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
+from .resource import SCHEDULE_LABEL
 
 log = logging.getLogger("cronctl.operator")
 

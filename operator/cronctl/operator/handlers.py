@@ -14,11 +14,12 @@ import kopf
 
 from .apply import Cluster, load_client
 from .cache import Cache
-from .clock import clock_from_environment
+from ..clock import clock_from_environment
 from .leader import Election, Leadership
 from .loop import Scheduler
 from .plan import pending_trigger
-from .resource import GROUP, PLURAL, SCHEDULE_LABEL, VERSION
+from ..manifest import GROUP, PLURAL, VERSION
+from .resource import SCHEDULE_LABEL
 
 _scheduler: Scheduler | None = None
 _task: asyncio.Task[None] | None = None

@@ -18,7 +18,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from .apply import Cluster
-from .clock import Clock
+from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
 from .plan import plan

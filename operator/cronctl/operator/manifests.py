@@ -6,7 +6,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .resource import (API_VERSION, ATTEMPT_LABEL, KIND, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
+from ..manifest import API_VERSION, KIND
+from .resource import (ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
                        START_AT_ANNOTATION, STARTED_ANNOTATION, rfc3339, rfc3339_seconds)
 
 

@@ -105,7 +105,7 @@ class Metrics:
     def now_seconds(self) -> float:
         """The operator's clock in seconds since 1970 (CRONCTL_CLOCK_FILE in tests)."""
         if self._clock is None:
-            from .clock import clock_from_environment
+            from ..clock import clock_from_environment
             self._clock = clock_from_environment().seconds
         return self._clock()
 
@@ -171,7 +171,7 @@ def watch_deletions(metrics: Metrics = METRICS) -> None:
     """Register a kopf handler that drops a deleted schedule's gauges at once."""
     import kopf
 
-    from .resource import GROUP, PLURAL, VERSION
+    from ..manifest import GROUP, PLURAL, VERSION
 
     @kopf.on.event(GROUP, VERSION, PLURAL, id="cronctl-metrics")
     def schedule_deleted(type: str | None, body: kopf.Body, **_: Any) -> None:

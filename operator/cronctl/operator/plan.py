@@ -18,8 +18,8 @@ from ..core.tick import (Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Sk
                          manual_launch, run_end, start_time)
 from .manifests import EventSpec, condition, job_manifest, job_name
 from .observe import Observed, RunView, observe
-from .resource import (STATUS_VERSION, TRIGGER_ANNOTATION, ScheduleSpec, SpecError, parse_rfc3339, read_spec, rfc3339,
-                       rfc3339_seconds)
+from ..manifest import ScheduleSpec, SpecError, read_spec
+from .resource import STATUS_VERSION, TRIGGER_ANNOTATION, parse_rfc3339, rfc3339, rfc3339_seconds
 
 
 @dataclass

@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -39,55 +38,16 @@ from ..core.errors import CronctlError
 from ..core.spec import JobSpec
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, ControllerState
 from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, firing_reason, start_time
-from ..operator.resource import read_spec
+from ..manifest import read_spec
 from .book import Book, Status
 from .definitions import Definition, image_notice, load_definitions
 from .executor import Executor, RunKey, RunRequest
+from .firing import TRIGGERS_DIR, Firing
 from .lock import RunnerLock, describe_holder, runner_identity
 from .slots import SlotPool, order_due
 
 HISTORY_LIMIT = 200
-TRIGGERS_DIR = "triggers"
 SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch: while it exists nothing fires
-
-
-@dataclass
-class Firing:
-    """A launch the core decided: waiting for a worker slot, running in one, or
-    waiting for its next attempt (``retry_due`` set) after a failed one."""
-
-    run_id: str
-    schedule: str
-    nominal: int
-    reason: str
-    command: list[str]
-    args: list[str]
-    env: dict[str, str]
-    slot: str | None = None
-    stopping: str | None = None  # why we asked its process to stop (timed_out, stopped)
-    start_at: float = 0.0  # seconds since 1970: not before its nominal time plus its jitter
-    attempt: int = 1  # the attempt it runs, or runs once it has a slot
-    # An attempt failed: the minute the core retries it; no slot meanwhile. Not only a copy of the
-    # core's pending retry: once the core drops that (timeout, replace) it still says this attempt ran.
-    retry_due: int | None = None
-    actual: str | None = None  # when its first attempt started (history's actual time)
-
-    @property
-    def key(self) -> RunKey:
-        return RunKey(self.schedule, self.nominal, self.attempt)
-
-    @property
-    def startable(self) -> bool:
-        """Waiting for a slot: not running, and not waiting for the core to retry it."""
-        return self.slot is None and self.retry_due is None
-
-    @property
-    def attempts_made(self) -> int:
-        """The attempts that started: the current one only once it had a slot."""
-        return self.attempt - 1 if self.startable else self.attempt
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def job_spec(definition: Definition, created_at: int, index: int) -> JobSpec:

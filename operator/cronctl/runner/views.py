@@ -18,7 +18,7 @@ from ..core.state import ControllerState
 from ..core.times import format_time
 from ..core.zones import UTC, AnyZone
 from .book import Book, Status
-from .engine import TRIGGERS_DIR, Firing
+from .firing import TRIGGERS_DIR, Firing
 from .lock import RunnerLock, describe_holder
 
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Protocol
 
-from ..core.times import parse_time
+from .core.times import parse_time
 
 CLOCK_FILE_ENV = "CRONCTL_CLOCK_FILE"
 

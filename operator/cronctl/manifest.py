@@ -15,8 +15,8 @@ from typing import Any, Mapping
 from .core.errors import CronctlError
 from .core.every import check_jitter_allowed
 from .core.schedule import IntervalExpression, parse_expression
-from .core.spec import (CATCH_UP_ALL, CATCH_UP_LATEST, DEFAULT_KEEP_FAILED, DEFAULT_KEEP_SUCCEEDED, JobSpec,
-                        Options, Policy)
+from .core.spec import (CATCH_UP_ALL, CATCH_UP_LATEST, DEFAULT_KEEP_FAILED, DEFAULT_KEEP_SUCCEEDED, MAX_MISSED,
+                        PAST_LIMIT_LAUNCH, JobSpec, Options, Policy)
 from .core.zones import UTC, parse_zone
 
 GROUP = "cronctl.dev"
@@ -26,6 +26,7 @@ KIND = "CronSchedule"
 API_VERSION = f"{GROUP}/{VERSION}"
 
 MAX_JITTER_SECONDS = 3600
+MAX_MISSED_LIMIT = 10000  # the CRD's maximum of missedSchedulesLimit
 
 POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.REPLACE,
             "WaitForLast": Policy.WAIT_FOR_LAST}
@@ -78,6 +79,11 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
         check_jitter_allowed(expression, jitter)
     except CronctlError as error:
         raise SpecError("spec.schedule", error.message, "InvalidJitter") from None
+    missed_limit = spec.get("missedSchedulesLimit", MAX_MISSED)
+    if not isinstance(missed_limit, int) or isinstance(missed_limit, bool) \
+            or not 1 <= missed_limit <= MAX_MISSED_LIMIT:
+        raise SpecError("spec.missedSchedulesLimit", f"{missed_limit!r} is out of range 1-{MAX_MISSED_LIMIT}",
+                        "InvalidMissedSchedulesLimit")
     deadline_seconds = spec.get("startingDeadlineSeconds")
     options = Options(
         # Schedule times are whole minutes: t >= now - s seconds is t >= now - floor(s / 60) minutes.
@@ -90,6 +96,8 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
         retry_delay=spec.get("retryDelayMinutes", 0),
         catch_up=catch_up,
         jitter=jitter,
+        missed_limit=missed_limit,
+        past_limit=PAST_LIMIT_LAUNCH,  # as CronJob: an outage never strands a schedule
     )
     job = JobSpec(name=metadata["name"], expression=expression.text, policy=policy, options=options,
                   created_at=anchor, index=0)

@@ -29,7 +29,8 @@ longer, in which case the core times it out at launch + ``timeoutMinutes``.
 Runs never fail, so retries never happen. Counts are what the operator would
 report: a launch per run, a skip per skipped schedule time (not per look),
 a replace per deleted run, an overflow each time a schedule starts
-overflowing (more than 100 missed times).
+overflowing (more missed times than its limit, 100 by default; as on the
+operator, the most recent of them is launched all the same).
 """
 
 from __future__ import annotations
@@ -355,8 +356,6 @@ class Lane:
         self.ends: list[tuple[int, int, str]] = []  # (minute, order, run id) of the runs still to end:
         # at launch + run_minutes, or at their timeout if that comes first (the core ends those)
         self.counts = Counts()
-        self._last_skipped: dict[str, int] = {}
-        self._overflowing: set[str] = set()
         self._order = 0
 
     def next_minute(self) -> int | None:
@@ -375,26 +374,21 @@ class Lane:
             run = runs.get(run_id)  # gone if replaced or dropped by retention
             if run is not None and run.state == RUNNING:
                 self.controller.finish(now, run_id, "succeeded")
-        overflowing: set[str] = set()
         counts = self.counts
-        for decision in self.controller.tick(now):
+        for applied in self.controller.step(now):
+            decision = applied.decision
             if isinstance(decision, Launch):
                 counts.launches += 1
                 counts.by_minute[now] += 1
                 length = self.run_minutes if self.timeout is None else min(self.run_minutes, self.timeout)
                 self._order += 1
                 heapq.heappush(self.ends, (now + length, self._order, decision.run_id))
-            elif isinstance(decision, Skip):
-                if self._last_skipped.get(decision.job) != decision.scheduled_for:
-                    self._last_skipped[decision.job] = decision.scheduled_for
-                    counts.skips += 1
+            elif isinstance(decision, Skip) and applied.news:  # once per skipped schedule time
+                counts.skips += 1
             elif isinstance(decision, Replace):
                 counts.replaces += 1
-            elif isinstance(decision, Overflow):
-                overflowing.add(decision.job)
-                if decision.job not in self._overflowing:
-                    counts.overflows += 1
-        self._overflowing = overflowing
+            elif isinstance(decision, Overflow) and applied.news:  # once per entry into it
+                counts.overflows += 1
 
 
 @dataclass

@@ -17,7 +17,7 @@ from .core.every import check_jitter_allowed
 from .core.schedule import IntervalExpression, parse_expression
 from .core.spec import (CATCH_UP_ALL, CATCH_UP_LATEST, DEFAULT_KEEP_FAILED, DEFAULT_KEEP_SUCCEEDED, MAX_MISSED,
                         PAST_LIMIT_LAUNCH, JobSpec, Options, Policy)
-from .core.zones import UTC, parse_zone
+from .core.zones import UTC, AnyZone, parse_zone
 
 GROUP = "cronctl.dev"
 VERSION = "v1"
@@ -57,7 +57,7 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
         expression = parse_expression(schedule)
     except CronctlError as error:
         raise SpecError("spec.schedule", error.message, "InvalidSchedule") from None
-    zone = UTC
+    zone: AnyZone = UTC
     if spec.get("timeZone") is not None:
         if isinstance(expression, IntervalExpression):
             raise SpecError("spec.timeZone", "an @every interval counts real time and takes no time zone",

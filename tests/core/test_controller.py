@@ -1,0 +1,96 @@
+"""core.controller: the in-memory driver of the core (the harness's and the runner's)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cronctl.core.controller import Controller
+from cronctl.core.errors import Code, CronctlError
+from cronctl.core.spec import PAST_LIMIT_LAUNCH, JobSpec, Options, Policy
+from cronctl.core.state import ControllerState
+from cronctl.core.tick import Launch, Overflow, Replace, Skip
+from cronctl.core.times import parse_time
+
+
+def t(text: str) -> int:
+    minute = parse_time(text)
+    assert minute is not None
+    return minute
+
+
+START = t("2024-03-01T00:00")
+
+
+def test_a_time_before_the_clock_is_refused_and_an_equal_one_taken() -> None:
+    c = Controller()
+    c.tick(START + 10)
+    c.tick(START + 10)
+    with pytest.raises(CronctlError) as refused:
+        c.tick(START + 9)
+    assert refused.value.code is Code.CLOCK_WENT_BACKWARDS
+    assert c.state.clock == START + 10
+
+
+def test_a_skipped_time_is_an_event_at_every_tick_but_news_and_counted_once() -> None:
+    c = Controller()
+    c.create_job(START, "sync", "*/10 * * * *", "forbid")
+    c.tick(START + 10)
+    first = c.step(START + 20)
+    again = c.step(START + 21)
+    assert [(a.decision, a.news) for a in first] == [(Skip("sync", START + 20), True)]
+    assert [(a.decision, a.news) for a in again] == [(Skip("sync", START + 20), False)]
+    assert c.find_job("sync").state.skipped == 1
+    assert [(a.decision, a.news) for a in c.step(START + 30)] == [(Skip("sync", START + 30), True)]
+    assert c.find_job("sync").state.skipped == 2
+
+
+def test_under_the_seeds_rule_an_overflow_repeats_launches_nothing_and_counts_once() -> None:
+    c = Controller()
+    c.create_job(START, "probe", "* * * * *", "allow")
+    for now in (START + 101, START + 102):
+        assert c.tick(now) == [Overflow("probe", 101)]
+    state = c.find_job("probe").state
+    assert (state.overflowed, state.last_schedule, state.launched) == (1, None, 0)
+
+
+def test_under_cronjobs_rule_an_overflow_launches_the_latest_and_the_next_tick_ends_it() -> None:
+    c = Controller()
+    c.add_job(JobSpec("probe", "* * * * *", Policy.ALLOW, Options(past_limit=PAST_LIMIT_LAUNCH), START, 0))
+    assert c.tick(START + 180) == [Overflow("probe", 101, 100, launches=True),
+                                   Launch("probe", "probe-1", 1, START + 180)]
+    assert c.tick(START + 181) == [Launch("probe", "probe-2", 2, START + 181)]
+    state = c.find_job("probe").state
+    assert (state.overflowed, state.overflowing, state.last_schedule) == (1, False, START + 181)
+
+
+def test_a_replaced_run_is_gone() -> None:
+    c = Controller()
+    c.create_job(START, "job", "*/10 * * * *", "replace")
+    c.tick(START + 10)
+    assert c.tick(START + 20) == [Replace("job", "job-1"), Launch("job", "job-2", 2, START + 20)]
+    with pytest.raises(CronctlError) as gone:
+        c.find_run("job-1")
+    assert gone.value.code is Code.RUN_NOT_FOUND
+
+
+def test_a_trigger_is_a_manual_run_that_deals_with_no_schedule_time() -> None:
+    c = Controller()
+    c.create_job(START, "job", "0 * * * *", "forbid")
+    assert c.trigger(START + 5, "job") == Launch("job", "job-1", 1, START + 5, "manual")
+    assert c.job_status("job").last_schedule is None
+    assert c.tick(START + 60) == [Skip("job", START + 60)]  # the manual run is active: forbid skips
+
+
+def test_a_controller_restored_from_its_state_decides_as_the_one_that_saved_it() -> None:
+    def fleet() -> Controller:
+        c = Controller()
+        c.create_job(START, "a", "*/7 * * * *", "forbid", {"timeout": 20})
+        c.create_job(START, "b", "@every 45m", "replace")
+        return c
+    kept, restored = fleet(), fleet()
+    minutes = range(START + 1, START + 600, 13)
+    for i, now in enumerate(minutes):
+        if i == len(minutes) // 2:
+            restored = Controller(ControllerState.from_json(restored.state.to_json()))
+        assert restored.tick(now) == kept.tick(now)
+    assert restored.state.to_json() == kept.state.to_json()

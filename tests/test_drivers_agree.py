@@ -1,0 +1,155 @@
+"""Every driver of the one core counts the same timeline the same way.
+
+One table of timelines (a schedule, a policy, options, how long each run
+takes, a range of minutes) is driven through the run() harness, the
+operator's plan (against an in-memory cluster), the single-node runner (real
+processes, an injected clock) and ``cronctl fleet preview``, and each reports
+what happened: runs launched, schedule times skipped (each once, however many
+ticks skipped it), runs replaced, overflows (each once per entry into it).
+
+The drivers tick every minute; a run ends at its launch + ``run_minutes``
+(before that minute's tick), unless its timeout ends it first. The harness
+keeps the seed's overflow rule (nothing launched) where the others follow
+CronJob's (the most recent missed time launched), so overflow rows compare the
+harness with the seed's counts instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import pytest
+
+from cronctl import run
+from cronctl.core.times import format_time, parse_time
+from cronctl.fleet import preview, read_values, merge_defaults
+
+
+def t(text: str) -> int:
+    minute = parse_time(text)
+    assert minute is not None
+    return minute
+
+
+class Counts(NamedTuple):
+    launched: int
+    skipped: int
+    replaced: int
+    overflowed: int
+
+
+POLICY_NAMES = {"allow": "Allow", "forbid": "Forbid", "replace": "Replace"}
+
+
+@dataclass(frozen=True)
+class Timeline:
+    name: str
+    schedule: str
+    policy: str  # the harness's name: allow, forbid, replace
+    run_minutes: int
+    start: str = "2024-03-01T00:00"
+    end: str = "2024-03-01T02:00"
+    timeout: int | None = None  # minutes
+    deadline: int | None = None  # minutes
+    expected: Counts | None = None  # what they all report (None: only that they agree)
+    # The seed's rule for the harness where it differs (an overflow launches nothing).
+    harness_expected: Counts | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+TIMELINES = [
+    # 00:10 runs to 00:35, when the skipped 00:30 is launched (to 01:00), then 01:00 (to 01:25),
+    # 01:20 at 01:25 (to 01:50), 01:50 (to 02:15): 00:20 00:30 00:40 00:50 01:10 01:20 01:30 01:40
+    # and 02:00 skipped.
+    Timeline("every 10 minutes, forbid, runs of 25: a skipped time runs when the run ends",
+             "*/10 * * * *", "forbid", 25, expected=Counts(5, 9, 0, 0)),
+    Timeline("every 10 minutes, replace, runs of 25: each run replaced by the next",
+             "*/10 * * * *", "replace", 25, expected=Counts(12, 0, 11, 0)),
+    Timeline("every 10 minutes, allow, runs of 25: overlapping runs",
+             "*/10 * * * *", "allow", 25, expected=Counts(12, 0, 0, 0)),
+    Timeline("every minute, forbid, runs of 3 (the issue's overlap): each skipped time once",
+             "* * * * *", "forbid", 3, end="2024-03-01T00:20", expected=Counts(7, 13, 0, 0)),
+    Timeline("@every 45m, forbid, runs of 100",
+             "@every 45m", "forbid", 100, end="2024-03-01T06:00"),
+    Timeline("forbid with a 4-minute deadline: a skipped time past it is never launched",
+             "*/10 * * * *", "forbid", 25, deadline=4),
+    Timeline("forbid, a 15-minute timeout ends runs of 25",
+             "*/10 * * * *", "forbid", 25, timeout=15),
+    Timeline("every minute, forbid, one run of 200 minutes: an overflow, once",
+             "* * * * *", "forbid", 200, end="2024-03-01T04:00",
+             expected=Counts(2, 238, 0, 1), harness_expected=Counts(1, 100, 0, 1)),
+]
+
+
+# -- the harness ----------------------------------------------------------------------------------
+
+def harness_counts(timeline: Timeline) -> Counts:
+    """run() on the whole timeline, one operation list; runs are finished as they end."""
+    options: dict[str, Any] = {}
+    if timeline.timeout is not None:
+        options["timeout"] = timeline.timeout
+    if timeline.deadline is not None:
+        options["starting_deadline"] = timeline.deadline
+    operations: list[list[Any]] = [["create_job", timeline.start, "job", timeline.schedule, timeline.policy,
+                                    options or None]]
+    ends: dict[int, list[str]] = {}
+    launched = replaced = overflowed = 0
+    skipped: set[str] = set()
+    overflowing = False
+    for now in range(t(timeline.start) + 1, t(timeline.end) + 1):
+        operations += [["finish", format_time(now), run_id, "succeeded"] for run_id in ends.pop(now, [])]
+        operations.append(["tick", format_time(now)])
+        events = run(operations)[-1]
+        assert isinstance(events, list), events
+        for event in events:
+            verb, subject, *rest = event.split()
+            if verb == "launch":
+                launched += 1
+                ends.setdefault(now + timeline.run_minutes, []).append(subject)
+            elif verb == "skip":
+                skipped.add(rest[1])
+            elif verb == "replace":
+                replaced += 1
+        overflows = any(event.startswith("overflow") for event in events)
+        overflowed += overflows and not overflowing
+        overflowing = overflows
+    return Counts(launched, len(skipped), replaced, overflowed)
+
+
+# -- the fleet preview ------------------------------------------------------------------------------
+
+def fleet_counts(timeline: Timeline) -> Counts:
+    values: dict[str, Any] = {"prefix": "job", "count": 1, "schedules": [timeline.schedule],
+                              "concurrencyPolicy": POLICY_NAMES[timeline.policy]}
+    if timeline.timeout is not None:
+        values["timeoutMinutes"] = timeline.timeout
+    if timeline.deadline is not None:
+        values["startingDeadlineSeconds"] = timeline.deadline * 60
+    fleet = read_values(merge_defaults(values))
+    counts = preview(fleet, t(timeline.start), t(timeline.end), timeline.run_minutes).counts[fleet.policy]
+    return Counts(counts.launches, counts.skips, counts.replaces, counts.overflows)
+
+
+DRIVERS = {"fleet preview": fleet_counts}
+
+
+@pytest.mark.parametrize("timeline", TIMELINES, ids=str)
+def test_the_harness_counts_as_the_seed_says(timeline: Timeline) -> None:
+    expected = timeline.harness_expected or timeline.expected
+    counts = harness_counts(timeline)
+    if expected is not None:
+        assert counts == expected
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+@pytest.mark.parametrize("timeline", TIMELINES, ids=str)
+def test_every_driver_counts_the_timeline_as_the_harness_does(timeline: Timeline, driver: str) -> None:
+    counts = DRIVERS[driver](timeline)
+    if timeline.harness_expected is None:
+        assert counts == harness_counts(timeline)
+    if timeline.expected is not None:
+        assert counts == timeline.expected

@@ -12,8 +12,8 @@ import pytest
 
 from cronctl.core.schedule import Timeline, parse_expression
 from cronctl.core.spec import CATCH_UP_ALL, PAST_LIMIT_LAUNCH, JobSpec, Options, Policy
-from cronctl.core.state import JobState, Queued, Run
-from cronctl.core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Skip, Timeout, decide, expired
+from cronctl.core.state import JobState, Queued
+from cronctl.core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Skip, decide, run_end
 from cronctl.core.times import parse_time
 
 
@@ -173,9 +173,17 @@ def test_decide_is_pure() -> None:
     assert state.to_json() == before
 
 
-def test_a_run_times_out_at_exactly_launch_plus_timeout() -> None:
-    runs = [Run("job-1", "job", 1, "running", TOP_OF_THE_HOUR, TOP_OF_THE_HOUR),
-            Run("job-2", "job", 2, "running", TWO_HOURS_LATER, TWO_HOURS_LATER)]
-    assert expired(runs, 45, TOP_OF_THE_HOUR + 44) == []
-    assert expired(runs, 45, TOP_OF_THE_HOUR + 45) == [Timeout("job-1", TOP_OF_THE_HOUR + 45)]
-    assert expired(runs, None, TWO_HOURS_LATER + 10**6) == []
+@pytest.mark.parametrize("reported, timeout, now, ended", [
+    (None, None, TWO_HOURS_LATER, None),  # running, no timeout: not over
+    (("succeeded", TOP_OF_THE_HOUR + 10), None, TOP_OF_THE_HOUR + 10, ("succeeded", TOP_OF_THE_HOUR + 10)),
+    (("failed", TOP_OF_THE_HOUR + 10), None, TOP_OF_THE_HOUR + 9, None),  # reported for a minute still to come
+    (None, 45, TOP_OF_THE_HOUR + 44, None),
+    (None, 45, TOP_OF_THE_HOUR + 45, ("timed_out", TOP_OF_THE_HOUR + 45)),  # at launch + timeout exactly
+    (None, 45, TWO_HOURS_LATER, ("timed_out", TOP_OF_THE_HOUR + 45)),  # noticed later, expired then
+    (("succeeded", TOP_OF_THE_HOUR + 44), 45, TWO_HOURS_LATER, ("succeeded", TOP_OF_THE_HOUR + 44)),
+    (("succeeded", TOP_OF_THE_HOUR + 45), 45, TWO_HOURS_LATER, ("timed_out", TOP_OF_THE_HOUR + 45)),  # too late
+], ids=["running", "reported", "reported for later", "before the expiry", "at the expiry", "noticed late",
+        "reported just in time", "reported at the expiry: too late"])
+def test_run_end(reported: tuple[str, int] | None, timeout: int | None, now: int,
+                 ended: tuple[str, int] | None) -> None:
+    assert run_end(TOP_OF_THE_HOUR, timeout, reported, now) == ended

@@ -11,7 +11,7 @@ its previous one counted (``Missed``), so a job that waits costs no search.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Union
+from typing import NamedTuple, Union
 
 from .every import actual_time, effective_jitter
 from .schedule import Timeline
@@ -85,12 +85,6 @@ class Coalesce:
 
     job: str
     scheduled_for: int
-
-
-@dataclass(frozen=True)
-class Timeout:
-    run_id: str
-    at: int  # launched_at + timeout: when it expired, not when it was noticed
 
 
 Decision = Union[Launch, Skip, Replace, Overflow, Retry, Enqueue, Coalesce]
@@ -423,13 +417,3 @@ def run_end(started: int, timeout: int | None, reported: tuple[str, int] | None,
 
 def expiry(run: Run, timeout: int | None) -> int | None:
     return None if timeout is None else run.launched_at + timeout
-
-
-def expired(active: Iterable[Run], timeout: int | None, now: int) -> list[Timeout]:
-    """Running runs whose timeout has passed by ``now`` (launched_at + timeout <= now)."""
-    timeouts = []
-    for run in active:
-        at = expiry(run, timeout)
-        if at is not None and at <= now:
-            timeouts.append(Timeout(run.id, at))
-    return timeouts

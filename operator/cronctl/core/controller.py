@@ -27,6 +27,7 @@ from .zones import UTC
 MAX_BULK = 5000
 _POPPED = -1  # a wake time no heap entry can carry
 _BY_INDEX = itemgetter(0)  # sorts (index, ...) entries into creation order
+_KEEPS_RUNS = (Launch, Retry, Replace)  # the decisions that change the controller's records of runs
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Controller:
         # (JobTick.holds): they are not in the wake-up heap, and need no decide() until
         # the promise runs out or one of their runs finishes.
         self._waiting: dict[str, tuple[int, Job, JobTick]] = {}  # name -> (index, job, its last decisions)
+        self._repeats: dict[str, tuple[Applied, ...]] = {}  # name -> a waiting job's decisions, replayed
         self._due: list[tuple[int, int, str]] = []
         self._expiries: list[tuple[int, int, str]] = []
         self._rebuild_indexes()
@@ -145,7 +147,7 @@ class Controller:
         applied: list[Applied] = []
         for _, job, held in self._jobs_to_look_at(now):
             if held is not None:  # a waiting job: decide() would repeat itself (JobTick.holds)
-                applied += self._carry_out(job, held.decisions, now)
+                applied += self._repeats[job.spec.name]
                 continue
             name = job.spec.name
             result = decide(job.spec, job.state, self._timelines[name], now, self._known(name))
@@ -181,6 +183,9 @@ class Controller:
             self._previous.pop(spec.name, None)
         if result.waiting:
             self._waiting[spec.name] = (spec.index, job, result)
+            # Replayed, its skips and overflows change nothing: the same time skipped again, the same
+            # overflow going on (transitions' counting rules), so a replay is these, as they are.
+            self._repeats[spec.name] = tuple(Applied(decision, news=False) for decision in result.decisions)
             self._wake[spec.name] = _POPPED
         else:
             self._waiting.pop(spec.name, None)
@@ -189,7 +194,8 @@ class Controller:
     def _carry_out(self, job: Job, decisions: tuple[Decision, ...], now: int) -> list[Applied]:
         applied = apply_tick(job.state, decisions)
         for decision in decisions:
-            self._keep_runs(job, decision, now)
+            if type(decision) in _KEEPS_RUNS:  # skips and overflows, the most frequent, keep none
+                self._keep_runs(job, decision, now)
         return applied
 
     def _keep_runs(self, job: Job, decision: Decision, now: int) -> None:

@@ -18,8 +18,7 @@ carry out the effects; the changes here are the ones they all make alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from .state import JobState, Queued
 from .tick import Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip
@@ -27,8 +26,7 @@ from .tick import Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry,
 MANUAL = "manual"
 
 
-@dataclass(frozen=True)
-class Applied:
+class Applied(NamedTuple):
     decision: Decision
     news: bool = True  # False: a repeat of what an earlier tick decided, not to be reported again
 
@@ -40,9 +38,14 @@ def apply_tick(state: JobState, decisions: Iterable[Decision],
     ``key`` names the run a launch creates where a driver does not name runs
     by ``Launch.run_id`` (the operator names them by their first Job).
     """
-    applied = [apply(state, decision, None if key is None or not isinstance(decision, Launch) else key(decision))
-               for decision in decisions]
-    state.overflowing = any(isinstance(item.decision, Overflow) for item in applied)
+    overflowing = False
+    applied = []
+    for decision in decisions:
+        if type(decision) is Overflow:
+            overflowing = True
+        run_key = key(decision) if key is not None and type(decision) is Launch else None
+        applied.append(apply(state, decision, run_key))
+    state.overflowing = overflowing
     return applied
 
 

@@ -1,11 +1,21 @@
 """The single-node runner: the core's decisions carried out as local processes.
 
 ``Runner.step`` is one turn of the loop: read the manifests, consume manual
-triggers, let the in-memory controller (``cronctl.core``) tick, hand due
+triggers, let the in-memory controller (``cronctl.core``) step, hand due
 firings to free worker slots, stop runs the core timed out or replaced, and
 record how runs ended. Everything it must not forget lives in the book
 (``cronctl.json``): the controller's state, the firings waiting for a slot,
-running, or waiting for their next attempt, and each schedule's last 200 runs.
+running, or waiting for their next attempt, each schedule's last 200 runs, and
+the overflow of a schedule that has not fired on time since.
+
+The core decides and applies its decisions to the schedules' state
+(``Controller.step``); the runner only carries out their effects, and only
+once: a decision that repeats an earlier tick's (``Applied.news`` False: a
+schedule time skipped again a second later, an overflow that goes on) has
+none. So a skipped schedule time is one history row, and an overflow one
+line on the runner's output, kept for ``cronctl status`` until a scheduled
+launch of a later tick; the launches that follow an overflow are carried out
+as any launch. A firing's reason (scheduled, catch-up, manual) is the core's.
 
 Retries (``maxRetries``, ``retryDelayMinutes``) are the core's: a failed
 attempt with retries left puts the run in ``retry_pending`` and the firing
@@ -30,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from itertools import groupby
 from pathlib import Path
 from typing import Any, Callable
 
@@ -37,17 +48,19 @@ from ..core.controller import Controller
 from ..core.errors import CronctlError
 from ..core.spec import JobSpec
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, ControllerState
-from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, firing_reason, start_time
+from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, start_time
+from ..core.transitions import Applied
 from ..manifest import read_spec
 from .book import Book, Status
 from .definitions import Definition, image_notice, load_definitions
 from .executor import Executor, RunKey, RunRequest
-from .firing import TRIGGERS_DIR, Firing
+from .firing import TRIGGERS_DIR, Firing, Overflowed
 from .lock import RunnerLock, describe_holder, runner_identity
 from .slots import SlotPool, order_due
 
 HISTORY_LIMIT = 200
 SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch: while it exists nothing fires
+SCHEDULED = "scheduled"
 
 
 def job_spec(definition: Definition, created_at: int, index: int) -> JobSpec:
@@ -79,6 +92,8 @@ class Runner:
         self.journal: dict[str, list[dict[str, Any]]] = {}
         # What a waiting firing will run: the command as it was when the firing became due.
         self.snapshots: dict[str, dict[str, Any]] = {}
+        # Per schedule, its last overflow (Overflowed.to_json), until it fires on time again.
+        self.overflows: dict[str, dict[str, Any]] = {}
         self.definitions: dict[str, Definition] = {}
         self.may_fire = True
         self._noticed: set[str] = set()
@@ -104,6 +119,7 @@ class Runner:
         self.firings = {f["run_id"]: Firing(**f) for f in data.get("firings", [])}
         self.journal = data.get("journal", {})
         self.snapshots = data.get("snapshots", {})
+        self.overflows = data.get("overflows", {})
         self.executor.adopt()
         for firing in self.firings.values():
             if firing.slot is not None:
@@ -121,10 +137,9 @@ class Runner:
         changed = self._sync_definitions(now)
         changed |= self._hold_suspended(now)
         changed |= self._take_triggers(now)
-        decisions = self.controller.tick(now)
-        for decision in decisions:
-            self._carry_out(decision, now)
-        changed |= bool(decisions)
+        applied = self.controller.step(now)
+        self._carry_out_tick(applied, now)
+        changed |= any(item.news for item in applied)
         changed |= self._stop_expired()
         changed |= self._drop_expired(now)
         changed |= self._record_ends(now)
@@ -138,7 +153,8 @@ class Runner:
     def save(self) -> None:
         self.book.save({"controller": self.controller.state.to_json(),
                         "firings": [firing.to_json() for firing in self.firings.values()],
-                        "journal": self.journal, "snapshots": self.snapshots, "workers": self.slots.size})
+                        "journal": self.journal, "snapshots": self.snapshots, "overflows": self.overflows,
+                        "workers": self.slots.size})
 
     # -- manifests -----------------------------------------------------------------------
 
@@ -209,22 +225,47 @@ class Runner:
 
     # -- decisions ---------------------------------------------------------------------------
 
+    def _carry_out_tick(self, applied: list[Applied], now: int) -> None:
+        """A tick's decisions, schedule by schedule (the controller gives each schedule's
+        together); a repeat of an earlier tick's decision was carried out then."""
+        for schedule, group in groupby(applied, key=lambda item: item.decision.job):
+            items = list(group)
+            for item in items:
+                if item.news:
+                    self._carry_out(item.decision, now)
+            self._keep_overflow(schedule, items, now)
+
+    def _keep_overflow(self, schedule: str, items: list[Applied], now: int) -> None:
+        """Say an overflow once and keep it for status, with what its tick launched instead,
+        until a later tick launches the schedule on time."""
+        decisions = [item.decision for item in items]
+        overflow = next((item for item in items if isinstance(item.decision, Overflow)), None)
+        if overflow is None:
+            if any(isinstance(d, Launch) and d.reason == SCHEDULED for d in decisions):
+                self.overflows.pop(schedule, None)
+            return
+        assert isinstance(overflow.decision, Overflow)
+        note = Overflowed.of(now, overflow.decision, decisions)
+        if overflow.news:
+            self.overflows[schedule] = note.to_json()
+            self.say(f"{schedule}: {note.describe(self.controller.state.jobs[schedule].spec.options.tz)}")
+        elif schedule in self.overflows and (note.launched or note.queued):
+            # The same overflow goes on, and this tick launches (the run that kept it waiting ended).
+            self.overflows[schedule].update(launched=note.launched, queued=note.queued, skipped=None)
+
     def _carry_out(self, decision: object, now: int) -> None:
         if isinstance(decision, Launch):
-            reason = decision.reason if decision.reason == "manual" else firing_reason(decision.scheduled_for, now)
             command = self.snapshots.pop(_snapshot_key(decision.job, decision.scheduled_for), None)
             if command is None:
                 command = self._command_of(decision.job)
-            else:
-                reason = command.pop("reason")
-            firing = Firing(decision.run_id, decision.job, decision.scheduled_for, reason, **command)
+            command.pop("reason", None)  # a book written before launches carried their reason has it here
+            firing = Firing(decision.run_id, decision.job, decision.scheduled_for, decision.reason, **command)
             job = self.controller.state.jobs[decision.job]
-            firing.start_at = start_time(job.spec, dataclasses.replace(decision, reason=reason))
+            firing.start_at = start_time(job.spec, decision)
             self.firings[decision.run_id] = firing
         elif isinstance(decision, Enqueue):
             # The firing keeps the command it had when it became due; an edit changes later ones.
-            self.snapshots[_snapshot_key(decision.job, decision.scheduled_for)] = {
-                **self._command_of(decision.job), "reason": decision.reason}
+            self.snapshots[_snapshot_key(decision.job, decision.scheduled_for)] = self._command_of(decision.job)
         elif isinstance(decision, Coalesce):
             self.snapshots.pop(_snapshot_key(decision.job, decision.scheduled_for), None)
             self._remember(decision.job, {"run": None, "reason": "scheduled", "nominal": decision.scheduled_for,
@@ -232,15 +273,12 @@ class Runner:
         elif isinstance(decision, Retry):
             self._retry(decision)
         elif isinstance(decision, Replace):
-            firing = self.firings.pop(decision.run_id, None)
-            if firing is not None:  # its process, if it has one, is stopped; else it is canceled
-                self._stop_or_drop(firing, "stopped" if firing.slot is not None else "canceled", now)
+            replaced = self.firings.pop(decision.run_id, None)
+            if replaced is not None:  # its process, if it has one, is stopped; else it is canceled
+                self._stop_or_drop(replaced, "stopped" if replaced.slot is not None else "canceled", now)
         elif isinstance(decision, Skip):
             self._remember(decision.job, {"run": None, "reason": "scheduled", "nominal": decision.scheduled_for,
                                           "actual": None, "attempts": 0, "outcome": "skipped", "finished": now})
-        elif isinstance(decision, Overflow):
-            self._notice(f"{decision.job}: more than 100 schedule times were missed; nothing is launched "
-                         "until fewer are (set startingDeadlineSeconds to bound the window)")
 
     def _command_of(self, schedule: str) -> dict[str, Any]:
         definition = self.definitions[schedule]
@@ -254,12 +292,15 @@ class Runner:
 
     def _firing_to_retry(self, decision: Retry) -> Firing | None:
         """A retry whose firing the book lacks (a book written before the runner kept
-        retrying firings): rebuilt from the run and the current manifest."""
+        retrying firings): rebuilt from the run and the current manifest, with the reason
+        its failed attempt ran with (scheduled if that attempt's folder is gone)."""
         run = self.controller.state.runs[decision.run_id]
         if decision.job not in self.definitions:
             self._notice(f"{decision.job}: no manifest to retry run {run.id} with")
             return None
-        firing = Firing(run.id, run.job, run.scheduled_for, firing_reason(run.scheduled_for, run.launched_at),
+        failed = self.executor.result(RunKey(run.job, run.scheduled_for, decision.attempt - 1))
+        reason = failed.request.get("reason") if failed is not None else None
+        firing = Firing(run.id, run.job, run.scheduled_for, reason or SCHEDULED,
                         **self._command_of(run.job), start_at=run.scheduled_for * 60)
         self.firings[run.id] = firing
         return firing

@@ -16,9 +16,9 @@ from typing import Any
 from ..core.schedule import Timeline
 from ..core.state import ControllerState
 from ..core.times import format_time
-from ..core.zones import UTC, AnyZone
+from ..core.zones import AnyZone
 from .book import Book, Status
-from .firing import TRIGGERS_DIR, Firing
+from .firing import TRIGGERS_DIR, Firing, Overflowed, both_times
 from .lock import RunnerLock, describe_holder
 
 
@@ -29,17 +29,6 @@ def _book(folder: Path) -> dict[str, Any]:
     return loaded.data
 
 
-def _both(minute: int | None, zone: AnyZone) -> str:
-    """A time in UTC and in the schedule's zone."""
-    if minute is None:
-        return "-"
-    utc = format_time(minute).replace("T", " ")
-    offset = zone.utc_offset(minute)
-    if zone == UTC:
-        return utc + " UTC"
-    return f"{utc} UTC ({format_time(minute + offset).replace('T', ' ')} {zone.name})"
-
-
 def status_lines(folder: Path) -> list[str]:
     data = _book(folder)
     state = ControllerState.from_json(data["controller"])
@@ -47,6 +36,7 @@ def status_lines(folder: Path) -> list[str]:
     lines = [f"runner: {describe_holder(holder) if holder is not None else 'none running'}"]
     firings = [Firing(**f) for f in data.get("firings", [])]
     busy, size = len({f.slot for f in firings if f.slot is not None}), data.get("workers", 1)
+    overflows = data.get("overflows", {})  # a book written before they were kept has none
     for job in state.jobs.values():
         spec = job.spec
         timeline = Timeline(spec.compiled, spec.created_at, spec.options.tz)
@@ -56,8 +46,10 @@ def status_lines(folder: Path) -> list[str]:
         running = [f"{f.run_id} on {f.slot}{_attempt_of(f, attempts)}" for f in mine if f.slot is not None]
         queued = [f"{f.run_id}{_attempt_of(f, attempts)}" for f in mine if f.startable]
         lines.append(f"{spec.name}: {spec.expression} ({spec.options.tz.name}, {spec.policy.value})")
-        lines.append(f"  last:  {_both(job.state.last_schedule, zone)}")
-        lines.append(f"  next:  {_both(timeline.next_after(state.clock or spec.created_at), zone)}")
+        lines.append(f"  last:  {both_times(job.state.last_schedule, zone)}")
+        lines.append(f"  next:  {both_times(timeline.next_after(state.clock or spec.created_at), zone)}")
+        if spec.name in overflows:
+            lines.append(f"  {Overflowed(**overflows[spec.name]).describe(zone)}")
         if running:
             lines.append(f"  running: {', '.join(running)}")
         if queued:
@@ -78,7 +70,7 @@ def _retry_line(firing: Firing, attempts: int, zone: AnyZone) -> str:
     """A run waiting for its next attempt, e.g. ``tick-1: attempt 1/3 failed, retry 2/3 at ...``."""
     total = max(attempts, firing.attempt + 1)  # the manifest may have been edited since
     return (f"{firing.run_id}: attempt {firing.attempt}/{total} failed, "
-            f"retry {firing.attempt + 1}/{total} at {_both(firing.retry_due, zone)}")
+            f"retry {firing.attempt + 1}/{total} at {both_times(firing.retry_due, zone)}")
 
 
 def history_lines(folder: Path, name: str) -> list[str]:
@@ -104,7 +96,7 @@ def next_lines(folder: Path, name: str, count: int = 5) -> list[str]:
         nxt = timeline.next_after(t)
         if nxt is None:
             break
-        lines.append(_both(nxt, spec.options.tz))
+        lines.append(both_times(nxt, spec.options.tz))
         t = nxt
     return lines
 

@@ -1,16 +1,27 @@
-"""A CronSchedule manifest: what the resource is, and reading its spec into the core's.
+"""A CronSchedule manifest: what the resource is, its schema, and reading its spec into the core's.
 
 The operator, the single-node runner and ``cronctl fleet preview`` read the
-same manifests with this one reader. Reading turns the user's object into the
-core's ``JobSpec``; what only the core can judge comes back as a ``SpecError``
-whose field is the path in the object (``spec.schedule: day-of-week: 8 is out
-of range 0-7``).
+same manifests with this one reader. ``schema_problems`` judges an object as
+the API server does by the CRD's ``openAPIV3Schema`` (types, bounds, enums,
+required and unknown fields, with ``kubectl apply``'s strict field
+validation), with a JSON-schema validator; ``read_spec`` then turns it into
+the core's ``JobSpec``, and what only the core can judge comes back as a
+``SpecError`` whose field is the path in the object (``spec.schedule:
+day-of-week: 8 is out of range 0-7``). ``read_manifest`` is both, for objects
+no API server has seen (the runner's folder, a fleet's values); the operator
+reads what the API server admitted with ``read_spec`` alone.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Any, Mapping
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Iterable, Mapping
+
+import jsonschema
+import yaml
 
 from .core.errors import CronctlError
 from .core.every import check_jitter_allowed
@@ -103,3 +114,127 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
                   created_at=anchor, index=0)
     return ScheduleSpec(job=job, suspend=bool(spec.get("suspend", False)),
                         job_template=spec.get("jobTemplate", {}))
+
+
+def read_manifest(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
+    """A CronSchedule no API server has checked: its schema first, then the core's checks,
+    on the object as the API server would store it (no nulls; 2.0 is the whole number 2)."""
+    problems = schema_problems(body)
+    if problems:
+        raise SpecError(problems[0].field, problems[0].reason, "InvalidManifest")
+    return read_spec(_as_stored(body), anchor)
+
+
+@dataclass(frozen=True)
+class SchemaProblem:
+    field: str  # the path in the object: spec.timeoutMinutes, spec.jobTemplate.spec.template
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.reason}"
+
+
+MAX_NAME_LENGTH = 52  # the CRD's rule on metadata.name, so that the Job names made from it stay valid
+
+
+def schema_problems(body: Mapping[str, Any]) -> list[SchemaProblem]:
+    """What the API server refuses in this object by the CRD's schema, first field first.
+
+    A null value is as good as none (the API server prunes nulls of fields not
+    marked nullable before it validates).
+    """
+    instance = _as_stored(body)
+    problems = [problem for error in _validator().iter_errors(instance) for problem in _problems(error)]
+    name = (instance.get("metadata") or {}).get("name") if isinstance(instance.get("metadata"), dict) else None
+    if isinstance(name, str) and len(name) > MAX_NAME_LENGTH:
+        problems.append(SchemaProblem("metadata.name", f"at most {MAX_NAME_LENGTH} characters, so that Job "
+                                                       "names derived from it stay valid"))
+    return sorted(set(problems), key=lambda problem: problem.field)
+
+
+def crd() -> dict[str, Any]:
+    """The CustomResourceDefinition (``crds/cronschedule.yaml``, shipped in the package)."""
+    text = resources.files(__package__).joinpath("cronschedule-crd.yaml").read_text(encoding="utf-8")
+    loaded: dict[str, Any] = yaml.safe_load(text)
+    return loaded
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.protocols.Validator:
+    schema = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    strict = _as_json_schema(schema)
+    return jsonschema.Draft202012Validator(strict)
+
+
+def _as_json_schema(node: Mapping[str, Any]) -> dict[str, Any]:
+    """An OpenAPI v3 structural schema as JSON schema: unknown fields refused where the
+    CRD does not preserve them (strict field validation), Kubernetes' own extensions left
+    out (its CEL rules are judged here and by the core). Like the API server, it takes an
+    integer's ``format`` (int32, int64) as a name, not a bound."""
+    converted: dict[str, Any] = {key: value for key, value in node.items()
+                                 if not key.startswith("x-kubernetes-") and key not in ("properties", "items")}
+    if "properties" in node:
+        converted["properties"] = {name: _as_json_schema(child) for name, child in node["properties"].items()}
+        if not node.get("x-kubernetes-preserve-unknown-fields"):
+            converted["additionalProperties"] = False
+    if "items" in node:
+        converted["items"] = _as_json_schema(node["items"])
+    return converted
+
+
+def _problems(error: jsonschema.ValidationError) -> Iterable[SchemaProblem]:
+    where = _path(error.absolute_path)
+    instance: Any = error.instance
+    value: Any = error.validator_value
+    kind = error.validator
+    if kind == "required":
+        for name in value:
+            if isinstance(instance, dict) and name not in instance:
+                yield SchemaProblem(_join(where, name), "is required")
+    elif kind == "additionalProperties":
+        known = error.schema.get("properties", {}) if isinstance(error.schema, Mapping) else {}
+        for name in sorted(key for key in instance if key not in known):
+            yield SchemaProblem(_join(where, name), "is not a field of a CronSchedule (unknown field)")
+    elif kind == "type":
+        yield SchemaProblem(where, f"must be {_a(value)}, not {_shown(instance)}")
+    elif kind == "enum":
+        yield SchemaProblem(where, f"{_shown(instance)} must be one of {', '.join(map(str, value))}")
+    elif kind in ("minimum", "maximum"):
+        word = "at least" if kind == "minimum" else "at most"
+        yield SchemaProblem(where, f"{_shown(instance)} must be {word} {value}")
+    elif kind in ("minLength", "maxLength"):
+        word = "at least" if kind == "minLength" else "at most"
+        yield SchemaProblem(where, f"must be {word} {value} characters long")
+    else:
+        yield SchemaProblem(where or "(object)", error.message)
+
+
+def _path(parts: Iterable[Any]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + str(part)
+    return text
+
+
+def _join(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def _a(kind: object) -> str:
+    return {"integer": "a whole number", "string": "a string", "boolean": "true or false",
+            "object": "a mapping", "array": "a list"}.get(str(kind), str(kind))
+
+
+def _shown(value: object) -> str:
+    return json.dumps(value, default=str)
+
+
+def _as_stored(value: Any) -> Any:
+    """What the API server keeps of a value: nulls pruned, whole floats read as integers."""
+    if isinstance(value, Mapping):
+        return {key: _as_stored(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_as_stored(item) for item in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value

@@ -1,0 +1,90 @@
+"""The manifest reader judges a CronSchedule as the API server does.
+
+The same manifests go to the API server (``kubectl apply --dry-run=server``,
+kubectl's strict field validation) and to ``cronctl.manifest.schema_problems``
+(the reader of the runner and the fleet preview): both accept or both refuse,
+and the field the reader names is the one the API server names.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from cronctl.manifest import schema_problems
+
+from .helpers import Cluster, kubectl
+
+GOOD: dict[str, Any] = {
+    "apiVersion": "cronctl.dev/v1", "kind": "CronSchedule", "metadata": {"name": "verdict"},
+    "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+        "restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox", "command": ["true"]}]}}}}},
+}
+
+
+def edited(path: str, value: Any = None, delete: bool = False) -> dict[str, Any]:
+    body = copy.deepcopy(GOOD)
+    *parents, last = path.split(".")
+    node = body
+    for part in parents:
+        node = node[part]
+    if delete:
+        del node[last]
+    else:
+        node[last] = value
+    return body
+
+
+# (what, manifest, the field named, or None when both accept)
+ROWS: list[tuple[str, dict[str, Any], str | None]] = [
+    ("the example as it is", GOOD, None),
+    ("timeoutMinutes a word", edited("spec.timeoutMinutes", "ten"), "spec.timeoutMinutes"),
+    ("timeoutMinutes negative", edited("spec.timeoutMinutes", -5), "spec.timeoutMinutes"),
+    ("timeoutMinutes zero", edited("spec.timeoutMinutes", 0), "spec.timeoutMinutes"),
+    ("timeoutMinutes a fraction", edited("spec.timeoutMinutes", 1.5), "spec.timeoutMinutes"),
+    ("timeoutMinutes true", edited("spec.timeoutMinutes", True), "spec.timeoutMinutes"),
+    ("timeoutMinutes null is none", edited("spec.timeoutMinutes", None), None),
+    ("timeoutMinutes 2.0 is the whole number 2", edited("spec.timeoutMinutes", 2.0), None),
+    ("startingDeadlineSeconds a word", edited("spec.startingDeadlineSeconds", "x"), "spec.startingDeadlineSeconds"),
+    ("maxRetries a word", edited("spec.maxRetries", "x"), "spec.maxRetries"),
+    ("maxRetries past its maximum", edited("spec.maxRetries", 101), "spec.maxRetries"),
+    ("missedSchedulesLimit zero", edited("spec.missedSchedulesLimit", 0), "spec.missedSchedulesLimit"),
+    ("missedSchedulesLimit past its maximum", edited("spec.missedSchedulesLimit", 10001),
+     "spec.missedSchedulesLimit"),
+    ("format: int32 is a name, not a bound", edited("spec.successfulJobsHistoryLimit", 2**31), None),
+    ("suspend yes", edited("spec.suspend", "yes"), "spec.suspend"),
+    ("jitterSeconds past an hour", edited("spec.jitterSeconds", 3601), "spec.jitterSeconds"),
+    ("a misspelt schedule", edited("spec.schedul", "* * * * *"), "spec.schedul"),
+    ("no schedule", edited("spec.schedule", delete=True), "spec.schedule"),
+    ("an empty schedule", edited("spec.schedule", ""), "spec.schedule"),
+    ("a schedule that is a number", edited("spec.schedule", 5), "spec.schedule"),
+    ("an unknown policy", edited("spec.concurrencyPolicy", "Sometimes"), "spec.concurrencyPolicy"),
+    ("an unknown catch-up", edited("spec.catchUp", "Some"), "spec.catchUp"),
+    ("a time zone that is a number", edited("spec.timeZone", 1), "spec.timeZone"),
+    ("no job template", edited("spec.jobTemplate", delete=True), "spec.jobTemplate"),
+    ("a job template without its spec", edited("spec.jobTemplate", {}), "spec.jobTemplate.spec"),
+    ("a job template that is a string", edited("spec.jobTemplate", "x"), "spec.jobTemplate"),
+    ("anything inside the pod template is the Job's business", edited("spec.jobTemplate.spec.template.x", 1), None),
+    ("no spec", edited("spec", delete=True), "spec"),
+    ("a spec that is a list", edited("spec", []), "spec"),
+    ("an unknown top-level field", edited("extra", 1), "extra"),
+    ("a name of 53 characters", edited("metadata.name", "n" * 53), "metadata.name"),
+]
+
+
+@pytest.mark.parametrize("what, body, field", ROWS, ids=[row[0] for row in ROWS])
+def test_the_reader_and_the_api_server_give_the_same_verdict_on_the_same_field(
+        cluster: Cluster, what: str, body: dict[str, Any], field: str | None) -> None:
+    result = kubectl(cluster.cp, "apply", "--dry-run=server", "--validate=strict", "-n", cluster.namespace,
+                     "-f", "-", input=json.dumps(body), check=False)
+    problems = schema_problems(body)
+    if field is None:
+        assert result.returncode == 0, result.stderr
+        assert problems == []
+        return
+    assert result.returncode != 0, f"the API server took it: {result.stdout}"
+    assert field in result.stderr, result.stderr
+    assert problems and problems[0].field == field, problems

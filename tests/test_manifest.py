@@ -1,0 +1,60 @@
+"""cronctl.manifest: one reader of CronSchedules for every driver, with the CRD's own rules."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cronctl.manifest import SpecError, crd, read_manifest, schema_problems
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD: dict[str, Any] = {
+    "apiVersion": "cronctl.dev/v1", "kind": "CronSchedule", "metadata": {"name": "nightly"},
+    "spec": {"schedule": "30 2 * * *", "timeZone": "Europe/Berlin",
+             "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "x"}]}}}}},
+}
+
+
+def with_spec(**fields: Any) -> dict[str, Any]:
+    body = copy.deepcopy(GOOD)
+    body["spec"].update(fields)
+    return body
+
+
+def test_the_reader_judges_by_the_crd_the_repository_ships() -> None:
+    assert crd() == yaml.safe_load((ROOT / "crds" / "cronschedule.yaml").read_text())
+
+
+def test_a_good_manifest_reads_into_the_cores_spec() -> None:
+    spec = read_manifest(GOOD, anchor=0)
+    assert (spec.job.name, spec.job.expression, spec.job.options.tz.name) == ("nightly", "30 2 * * *",
+                                                                            "Europe/Berlin")
+
+
+@pytest.mark.parametrize("fields, field", [
+    ({"timeoutMinutes": "ten"}, "spec.timeoutMinutes"),
+    ({"suspend": "yes"}, "spec.suspend"),
+    ({"schedul": "* * * * *"}, "spec.schedul"),
+    ({"schedule": "0 9 * * 8"}, "spec.schedule"),  # the core's check: day-of-week 8
+    ({"timeZone": "Mars/Olympus"}, "spec.timeZone"),  # the core's check: no such zone
+])
+def test_a_bad_manifest_is_refused_naming_the_field(fields: dict[str, Any], field: str) -> None:
+    with pytest.raises(SpecError) as refused:
+        read_manifest(with_spec(**fields), anchor=0)
+    assert refused.value.field == field
+    assert str(refused.value).startswith(field + ": ")
+
+
+def test_null_is_no_value_and_two_point_zero_is_two_as_the_api_server_stores_them() -> None:
+    spec = read_manifest(with_spec(timeoutMinutes=2.0, startingDeadlineSeconds=None), anchor=0)
+    assert spec.job.options.timeout == 2 and isinstance(spec.job.options.timeout, int)
+    assert spec.job.options.starting_deadline is None
+
+
+def test_every_problem_is_listed_first_field_first() -> None:
+    problems = schema_problems(with_spec(timeoutMinutes=-1, concurrencyPolicy="Often", extra=1))
+    assert [p.field for p in problems] == ["spec.concurrencyPolicy", "spec.extra", "spec.timeoutMinutes"]

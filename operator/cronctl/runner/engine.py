@@ -137,12 +137,16 @@ class Runner:
         changed = self._sync_definitions(now)
         changed |= self._hold_suspended(now)
         changed |= self._take_triggers(now)
+        # Runs end before the tick decides, as in the harness (finish, then tick): a run over by
+        # now frees a Forbid schedule's time, and the core's timeouts come first (advance), so an
+        # end reported at the very expiry is too late.
+        self.controller.advance(now)
+        changed |= self._record_ends(now)
         applied = self.controller.step(now)
         self._carry_out_tick(applied, now)
         changed |= any(item.news for item in applied)
         changed |= self._stop_expired()
         changed |= self._drop_expired(now)
-        changed |= self._record_ends(now)
         changed |= self._start_waiting(now)
         if changed:
             self.save()
@@ -372,6 +376,9 @@ class Runner:
             firing.retry_due = retry_due
             return
         del self.firings[firing.run_id]
+        run = self.controller.state.runs.get(firing.run_id)
+        if run is not None and run.state == TIMED_OUT:  # the core's verdict: its timeout came first
+            outcome = TIMED_OUT
         self._remember(firing.schedule, self._entry(firing, outcome, now, firing.attempt))
 
     def _finish_attempt(self, firing: Firing, outcome: str, now: int) -> int | None:

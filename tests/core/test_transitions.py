@@ -9,7 +9,7 @@ import pytest
 
 from cronctl.core.state import JobState, PendingRetry, Queued
 from cronctl.core.tick import Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip, manual_launch
-from cronctl.core.transitions import apply, apply_tick
+from cronctl.core.transitions import apply, apply_tick, hold
 from cronctl.core.spec import JobSpec, Options, Policy
 from cronctl.core.times import parse_time
 
@@ -105,6 +105,13 @@ def test_a_manual_launch_deals_with_no_schedule_time_and_leaves_the_queue_alone(
     apply(state, launch)
     assert state == JobState(last_schedule=ONE, launched=2, active=["job-1", "job-2"],
                              queue=[Queued(TWO, "scheduled")])
+
+
+def test_a_held_job_counts_no_missed_time_through_the_minute_it_was_held() -> None:
+    state = JobState(last_schedule=ONE)
+    assert hold(state, THREE) is True
+    assert state.not_before == THREE
+    assert hold(state, THREE) is False
 
 
 def test_a_driver_may_name_its_runs() -> None:

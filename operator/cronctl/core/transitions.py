@@ -70,6 +70,15 @@ def apply(state: JobState, decision: Decision, run_key: str | None = None) -> Ap
     return Applied(decision)
 
 
+def hold(state: JobState, now: int) -> bool:
+    """A suspended job (or one on a node whose switch is off) counts no missed run: its window
+    of missed times starts after ``now``. Whether that changed its state."""
+    if state.not_before == now:
+        return False
+    state.not_before = now
+    return True
+
+
 def _skip(state: JobState, skip: Skip) -> Applied:
     if skip.scheduled_for == state.last_skipped:
         return Applied(skip, news=False)

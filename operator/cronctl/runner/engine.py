@@ -49,7 +49,7 @@ from ..core.errors import CronctlError
 from ..core.spec import JobSpec
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, ControllerState
 from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, start_time
-from ..core.transitions import Applied
+from ..core.transitions import Applied, hold
 from ..manifest import read_spec
 from .book import Book, Status
 from .definitions import Definition, image_notice, load_definitions
@@ -198,9 +198,7 @@ class Runner:
         for name, job in self.controller.state.jobs.items():
             definition = self.definitions.get(name)
             if switched_off or (definition is not None and is_suspended(definition)):
-                if job.state.not_before != now:
-                    job.state.not_before = now
-                    held = True
+                held |= hold(job.state, now)
         if held:
             self.controller = Controller(self.controller.state)  # re-derive who is due
         return held

@@ -1,6 +1,6 @@
 """IANA zones with Vixie cron's daylight-saving rules (issue 5, "Time zones").
 
-The rules, as the core implements them (``schedule.py``):
+The rules, as the core implements them (``dst.py``):
 
 * fixed-time job (neither minute nor hour begins with ``*``): a wall time
   skipped by a spring forward of under 3 hours runs once, at the transition
@@ -11,6 +11,9 @@ The rules, as the core implements them (``schedule.py``):
   ones;
 * a jump of 3 hours or more is taken literally, for every job.
 
+An ``every(N).days/weeks.at(HH:MM)`` rule is a fixed-time job (the daily rows
+are checked with ``every(1).day.at()`` too).
+
 All times below are UTC unless marked local. Worked out by hand, each row
 says which wall time each UTC fire is.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 from functools import lru_cache
@@ -31,10 +35,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cronctl import run
-from cronctl.core.errors import ZoneError
 from cronctl.core.schedule import Timeline, is_fixed_time, next_runs, parse_expression
-from cronctl.core.times import format_time, parse_time, to_minute
-from cronctl.core.zones import FixedOffset, IanaZone, Transition, parse_offset, parse_zone
+from cronctl.core.times import format_time, parse_time
+from cronctl.core.zones import FixedOffset, IanaZone, Transition, parse_zone
 
 from .test_properties import reference_set  # the seed's field rules, read literally
 
@@ -265,66 +268,22 @@ class TestDstTransitions:
         if len(expected) > 1:
             assert format_time(timeline.latest_in(start, last - 1)) == expected[-2]
 
+    # The daily fixed-time rows, "M H * * *": an every(1).day.at(HH:MM) rule is a fixed-time job too.
+    DAILY_ROWS = [row for row in ROWS if re.fullmatch(r"\d+ \d+ \* \* \*", row[1])]
 
-# -- parse_zone, IanaZone ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize("text", ["+05:30", "-08:00", "+00:00", "-00:00", "+14:00", "-14:00"])
-def test_parse_zone_takes_offsets_exactly_as_parse_offset(text: str) -> None:
-    assert parse_zone(text) == parse_offset(text)
-
-
-@pytest.mark.parametrize("text", ["+14:15", "+5:30", "-05:3", "+05:20", "+1\u0663:00", "+05:30 "])
-def test_parse_zone_refuses_the_offsets_parse_offset_refuses_with_the_same_message(text: str) -> None:
-    with pytest.raises(ZoneError) as expected:
-        parse_offset(text, "timeZone")
-    with pytest.raises(ZoneError) as got:
-        parse_zone(text, "timeZone")
-    assert got.value.message == expected.value.message
+    @pytest.mark.parametrize("zone, expression, after, expected", DAILY_ROWS,
+                             ids=[f"{z}|{e}|{a}" for z, e, a, _ in DAILY_ROWS])
+    def test_an_at_rule_fires_as_the_same_daily_cron_job(self, zone: str, expression: str, after: str,
+                                                         expected: list[str]) -> None:
+        minute, hour = expression.split()[:2]
+        rule = parse_expression(f"every(1).day.at({int(hour):02d}:{int(minute):02d})")
+        assert [format_time(m) for m in next_runs(rule, t(after), len(expected), IanaZone(zone))] == expected
+        timeline = Timeline(rule, t(after), IanaZone(zone))
+        assert timeline.count_in(t(after), t(expected[-1]), 101) == len(expected)
+        assert format_time(timeline.latest_in(t(after), t(expected[-1]))) == expected[-1]
 
 
-def test_parse_zone_takes_iana_names() -> None:
-    assert parse_zone("Europe/Berlin") == IanaZone("Europe/Berlin")
-    assert parse_zone("Europe/Berlin").name == "Europe/Berlin"
-    assert parse_zone("UTC").utc_offset(t("2024-07-01T00:00")) == 0
-
-
-@pytest.mark.parametrize("text, reason", [
-    ("Mars/Base", "unknown time zone 'Mars/Base'"),
-    ("europe/berlin", "unknown time zone 'europe/berlin'"),
-    ("Europe", "unknown time zone 'Europe'"),
-    ("../etc/passwd", "unknown time zone '../etc/passwd'"),
-    ("", "unknown time zone ''"),
-])
-def test_an_unknown_zone_name_is_refused_naming_the_field_and_the_reason(text: str, reason: str) -> None:
-    with pytest.raises(ZoneError) as error:
-        parse_zone(text, "timeZone")
-    assert error.value.message == f"timeZone: {reason}"
-    assert error.value.code.value == "invalid timezone"
-
-
-def test_the_host_dependent_zone_name_localtime_is_refused() -> None:
-    with pytest.raises(ZoneError, match="unknown time zone 'localtime'"):
-        parse_zone("localtime")
-
-
-def test_a_zone_that_is_not_a_string_is_refused() -> None:
-    with pytest.raises(ZoneError, match="^tz: must be an offset like"):
-        parse_zone(330)
-
-
-def test_an_iana_zone_is_a_hashable_value_and_checks_its_name() -> None:
-    assert IanaZone("Europe/Berlin") == IanaZone("Europe/Berlin")
-    assert len({IanaZone("Europe/Berlin"), IanaZone("Europe/Berlin"), IanaZone("Asia/Tokyo")}) == 2
-    assert IanaZone("Europe/Berlin") != FixedOffset(60)
-    with pytest.raises(ZoneError):
-        IanaZone("Mars/Base")
-
-
-@pytest.mark.parametrize("text", ["+05:30", "-00:00", "Europe/Berlin", "Pacific/Apia", "UTC"])
-def test_a_zone_is_stored_by_its_name_and_read_back_by_parse_zone(text: str) -> None:
-    zone = parse_zone(text)
-    assert parse_zone(zone.name) == zone
+# -- fixed-time jobs ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("expression, fixed", [
@@ -333,23 +292,6 @@ def test_a_zone_is_stored_by_its_name_and_read_back_by_parse_zone(text: str) -> 
 ])
 def test_fixed_time_means_neither_minute_nor_hour_begins_with_a_star(expression: str, fixed: bool) -> None:
     assert is_fixed_time(parse_expression(expression)) is fixed
-
-
-@pytest.mark.parametrize("zone", ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Pacific/Apia",
-                                  "Antarctica/Casey", "Antarctica/Troll", "America/Santiago", "Europe/Dublin",
-                                  "Africa/Casablanca", "Asia/Tehran", "America/Nuuk", "Asia/Tokyo"])
-def test_offsets_and_abbreviations_agree_with_zoneinfo(zone: str) -> None:
-    """The core reads the TZif file itself (no datetime in the core); zoneinfo is the judge,
-    every 53 hours from 2000 to 2060 and on both sides of every transition."""
-    reference, ours = ZoneInfo(zone), IanaZone(zone)
-    start, end = t("2000-01-01T00:00"), to_minute(2060, 1, 1)
-    probes = list(range(start, end, 53 * 60))
-    for change in ours.transitions(start, end):
-        probes += [change.at - 1, change.at]
-    for minute in probes:
-        local = dt.datetime.fromtimestamp(minute * 60, reference)
-        assert ours.utc_offset(minute) == local.utcoffset() // dt.timedelta(minutes=1), format_time(minute)
-        assert ours.abbreviation(minute) == local.tzname()
 
 
 # -- horizon and chain end ----------------------------------------------------------------

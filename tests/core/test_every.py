@@ -1,13 +1,15 @@
 """``every(N).unit`` rules (seed 004 "Every", issue 5): grammar, refusals, arithmetic, jitter.
 
 The arithmetic is checked against references that step: elapsed rules one
-firing at a time from the anchor, ``.at()`` rules one local day at a time;
-zone resolution against zoneinfo, one minute at a time.
+firing at a time from the anchor, ``.at()`` rules one local day at a time,
+each local time resolved from zoneinfo by the README's daylight-saving rule
+for fixed-time jobs (which ``.at()`` rules are).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Callable
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -16,30 +18,27 @@ from hypothesis import strategies as st
 
 from cronctl.core.errors import Code, ExpressionError
 from cronctl.core.every import (
-    Clock,
     EveryRule,
-    FixedClock,
-    ZoneClock,
+    ZonedAtTimes,
     actual_time,
-    as_clock,
     check_jitter_allowed,
-    count_in,
     effective_jitter,
     is_every,
     jitter_offset,
-    latest_in,
-    next_after,
-    next_runs,
     parse_every,
 )
+from cronctl.core.interval import Progression
+from cronctl.core.schedule import Timeline, next_runs
 from cronctl.core.times import format_time, to_minute
-from cronctl.core.zones import FixedOffset
-
-UTC_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+from cronctl.core.zones import UTC, AnyZone, FixedOffset, IanaZone, Transition
 
 
 def m(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> int:
     return to_minute(year, month, day, hour, minute)
+
+
+def times(rule: EveryRule, anchor: int, zone: AnyZone = UTC) -> Progression | ZonedAtTimes:
+    return rule.times(anchor, zone)
 
 
 def refused(text: str) -> str:
@@ -236,15 +235,15 @@ def test_days_without_at_are_elapsed_from_the_anchor() -> None:
     rule = parse_every("every(2).days")
     anchor = m(2024, 3, 1, 8, 17)
     assert next_runs(rule, anchor, 2, FixedOffset(330)) == [m(2024, 3, 3, 8, 17), m(2024, 3, 5, 8, 17)]
-    assert next_after(parse_every("every(1).week"), anchor, anchor) == m(2024, 3, 8, 8, 17)
+    assert times(parse_every("every(1).week"), anchor).next_after(anchor) == m(2024, 3, 8, 8, 17)
 
 
 def test_an_elapsed_rule_never_fires_at_its_anchor() -> None:
-    rule = parse_every("every(90).minutes")
     anchor = m(2024, 3, 1, 10, 7)
-    assert next_after(rule, anchor, anchor - 500) == m(2024, 3, 1, 11, 37)
-    assert latest_in(rule, anchor, anchor - 500, anchor) is None
-    assert count_in(rule, anchor, anchor - 500, anchor + 270, 100) == 3
+    rule = times(parse_every("every(90).minutes"), anchor)
+    assert rule.next_after(anchor - 500) == m(2024, 3, 1, 11, 37)
+    assert rule.latest_in(anchor - 500, anchor) is None
+    assert rule.count_in(anchor - 500, anchor + 270, 100) == 3
 
 
 # -- the arithmetic against stepping references ---------------------------------------------------
@@ -252,36 +251,41 @@ def test_an_elapsed_rule_never_fires_at_its_anchor() -> None:
 
 def reference_elapsed(rule: EveryRule, anchor: int, until: int) -> list[int]:
     """Firings from the anchor, one step at a time, up to the first one past ``until``."""
-    times, t = [], anchor
+    found, t = [], anchor
     while True:
         t += rule.step_minutes
-        times.append(t)
+        found.append(t)
         if t > until:
-            return times
+            return found
 
 
-def reference_at(rule: EveryRule, anchor: int, until: int, clock) -> list[int]:
+# Which UTC minutes fire for one local wall time, given the local wall time of the anchor.
+Resolve = Callable[[int], list[int]]
+
+
+def reference_at(rule: EveryRule, anchor: int, local_anchor: int, until: int, resolve: Resolve) -> list[int]:
     """Firings of an ``.at()`` rule, one local day at a time, up to the first one past ``until``."""
     assert rule.at is not None and rule.step_days is not None
-    first_day = clock.to_local(anchor) // 1440
-    times, day = [], first_day
+    first_day = local_anchor // 1440
+    found, day = [], first_day
     while True:
         if (day - first_day) % rule.step_days == 0:
-            t = clock.to_utc(day * 1440 + rule.at)
-            if t > anchor:
-                times.append(t)
-                if t > until:
-                    return times
+            for t in resolve(day * 1440 + rule.at):
+                if t > anchor:
+                    found.append(t)
+            if found and found[-1] > until:
+                return found
         day += 1
 
 
-def check_against(times: list[int], rule: EveryRule, anchor: int, t: int, low: int, high: int,
-                  limit: int, zone) -> None:
-    assert times == sorted(set(times))
-    assert next_after(rule, anchor, t, zone) == next(x for x in times if x > t)
-    inside = [x for x in times if low < x <= high]
-    assert latest_in(rule, anchor, low, high, zone) == (inside[-1] if inside else None)
-    assert count_in(rule, anchor, low, high, limit, zone) == min(limit, len(inside))
+def check_against(expected: list[int], rule: EveryRule, anchor: int, t: int, low: int, high: int,
+                  limit: int, zone: AnyZone) -> None:
+    assert expected == sorted(set(expected))
+    inside = [x for x in expected if low < x <= high]
+    for source in (rule.times(anchor, zone), Timeline(rule, anchor, zone)):
+        assert source.next_after(t) == next(x for x in expected if x > t)
+        assert source.latest_in(low, high) == (inside[-1] if inside else None)
+        assert source.count_in(low, high, limit) == min(limit, len(inside))
 
 
 ANCHORS = st.integers(m(2000, 1, 1), m(2150, 1, 1))
@@ -300,8 +304,8 @@ def test_elapsed_rules_match_stepping(unit: str, data: st.DataObject, anchor: in
     low = anchor + data.draw(st.integers(-3 * step, 50 * step))
     high = low + data.draw(st.integers(-step, 60 * step))
     t = anchor + data.draw(st.integers(-3 * step, 60 * step))
-    times = reference_elapsed(rule, anchor, max(t, high))
-    check_against(times, rule, anchor, t, low, high, limit, FixedOffset(offset))
+    expected = reference_elapsed(rule, anchor, max(t, high))
+    check_against(expected, rule, anchor, t, low, high, limit, FixedOffset(offset))
 
 
 @settings(max_examples=400, deadline=None)
@@ -316,32 +320,53 @@ def test_at_rules_in_fixed_offsets_match_stepping(unit: str, data: st.DataObject
     low = anchor + data.draw(st.integers(-3 * span, 40 * span))
     high = low + data.draw(st.integers(-span, 40 * span))
     t = anchor + data.draw(st.integers(-3 * span, 40 * span))
-    zone = FixedOffset(offset)
-    times = reference_at(rule, anchor, max(t, high), as_clock(zone))
-    check_against(times, rule, anchor, t, low, high, limit, zone)
-    assert next_runs(rule, anchor, 3, zone) == reference_at(rule, anchor, anchor + 3 * span + 2880,
-                                                            as_clock(zone))[:3]
+
+    def resolve(local: int) -> list[int]:
+        return [local - offset]
+
+    expected = reference_at(rule, anchor, anchor + offset, max(t, high), resolve)
+    check_against(expected, rule, anchor, t, low, high, limit, FixedOffset(offset))
+    first_three = reference_at(rule, anchor, anchor + offset, anchor + 3 * span + 2880, resolve)[:3]
+    assert next_runs(rule, anchor, 3, FixedOffset(offset)) == first_three
 
 
-class TzZone:
-    """A ``zones.Zone`` (utc_offset) over zoneinfo, as a daylight-saving zone will be."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.tz = ZoneInfo(name)
-
-    def utc_offset(self, utc_minute: int) -> int:
-        offset = (UTC_EPOCH + dt.timedelta(minutes=utc_minute)).astimezone(self.tz).utcoffset()
-        assert offset is not None
-        return int(offset.total_seconds()) // 60
+UTC_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
-ZONES = {name: TzZone(name) for name in
-         ("Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Pacific/Apia", "America/Santiago")}
+def offset_at(tz: ZoneInfo, utc_minute: int) -> int:
+    offset = (UTC_EPOCH + dt.timedelta(minutes=utc_minute)).astimezone(tz).utcoffset()
+    assert offset is not None
+    return int(offset.total_seconds()) // 60
+
+
+def readme_resolution(tz: ZoneInfo) -> Resolve:
+    """The README's rule for a fixed-time job, read literally from zoneinfo: a wall time read
+    once fires then; skipped by a jump under 3 hours, at the first minute after the jump;
+    repeated by one under 3 hours, in the first copy; a longer jump is taken literally
+    (skipped: never; repeated: both copies). Assumes one change at most within a day."""
+
+    def resolve(local: int) -> list[int]:
+        before, after = offset_at(tz, local - 1500), offset_at(tz, local + 1500)
+        readings = sorted(u for u in {local - before, local - after} if u + offset_at(tz, u) == local)
+        jump = abs(after - before)
+        if len(readings) == 2 and jump < 180:
+            return readings[:1]
+        if readings or jump >= 180:
+            return readings
+        u = local - after  # skipped by a short jump: step to the change
+        while u + offset_at(tz, u) < local:
+            u += 1
+        return [u]
+
+    return resolve
+
+
+ZONES = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Pacific/Apia", "America/Santiago",
+         "Antarctica/Casey", "Antarctica/Troll"]
 
 
 @settings(max_examples=300, deadline=None)
-@given(zone=st.sampled_from(sorted(ZONES)), unit=st.sampled_from(["days", "weeks"]),
+@given(zone=st.sampled_from(ZONES), unit=st.sampled_from(["days", "weeks"]),
        count=st.integers(1, 9), data=st.data(), anchor=st.integers(m(2005, 1, 1), m(2030, 1, 1)),
        at=st.one_of(st.sampled_from([0, 30, 60, 90, 120, 135, 150, 180, 210, 1410]), st.integers(0, 1439)),
        limit=st.integers(0, 120))
@@ -353,110 +378,106 @@ def test_at_rules_in_daylight_saving_zones_match_stepping(zone: str, unit: str, 
     low = anchor + data.draw(st.integers(-3 * span, 30 * span))
     high = low + data.draw(st.integers(-span, 30 * span))
     t = anchor + data.draw(st.integers(-3 * span, 30 * span))
-    times = reference_at(rule, anchor, max(t, high), as_clock(ZONES[zone]))
-    check_against(times, rule, anchor, t, low, high, limit, ZONES[zone])
+    tz = ZoneInfo(zone)
+    expected = reference_at(rule, anchor, anchor + offset_at(tz, anchor), max(t, high), readme_resolution(tz))
+    check_against(expected, rule, anchor, t, low, high, limit, IanaZone(zone))
 
 
-def test_the_arithmetic_does_not_step_through_firings() -> None:
-    calls = 0
-    fixed = FixedClock(60)
-
-    def to_utc(local: int) -> int:
-        nonlocal calls
-        calls += 1
-        return fixed.to_utc(local)
-
-    clock = Clock(to_local=fixed.to_local, to_utc=to_utc)
-    rule = parse_every("every(1).day.at(03:00)")
-    anchor = m(2000, 1, 1)
-    assert count_in(rule, anchor, anchor, m(2199, 12, 31, 12), 10**9, clock) == 73049
-    assert latest_in(rule, anchor, anchor, m(2199, 12, 31, 12), clock) == m(2199, 12, 31, 2)
-    assert next_after(rule, anchor, m(2199, 6, 1, 12), clock) == m(2199, 6, 2, 2)
-    assert calls <= 20
-
-
-# -- zones ----------------------------------------------------------------------------------------
-
-
-def reference_to_utc(zone: TzZone, local: int) -> int:
-    """The first UTC minute whose local wall time reads ``local`` or later, one minute at a time."""
-    u = local - 1440
-    while u + zone.utc_offset(u) < local:
-        u += 1
-    return u
-
-
-# local wall times of changes (the skipped or repeated hour starts there)
+# local wall times of changes (the skipped or repeated wall times start there)
 CHANGES = [
     ("Europe/Berlin", m(2024, 3, 31, 2)), ("Europe/Berlin", m(2024, 10, 27, 2)),
     ("America/New_York", m(2024, 3, 10, 2)), ("America/New_York", m(2024, 11, 3, 1)),
     ("Australia/Lord_Howe", m(2024, 10, 6, 2)), ("Australia/Lord_Howe", m(2024, 4, 7, 1, 30)),
     ("Pacific/Apia", m(2011, 12, 30)), ("America/Santiago", m(2024, 9, 8)),
+    ("Antarctica/Casey", m(2009, 10, 18, 2)), ("Antarctica/Casey", m(2010, 3, 4, 23)),
+    ("Antarctica/Troll", m(2024, 3, 31, 1)), ("Antarctica/Troll", m(2024, 10, 27, 1)),
 ]
 
 
-@settings(max_examples=200, deadline=None)
-@given(change=st.sampled_from(CHANGES), delta=st.integers(-200, 1500))
-def test_a_zone_clock_fires_at_the_first_minute_that_reads_the_time(change: tuple[str, int],
-                                                                    delta: int) -> None:
-    zone = ZONES[change[0]]
-    local = change[1] + delta
-    assert ZoneClock(zone).to_utc(local) == reference_to_utc(zone, local)
+@settings(max_examples=300, deadline=None)
+@given(change=st.sampled_from(CHANGES), delta=st.integers(-200, 1500), weeks=st.booleans())
+def test_near_a_change_an_at_rule_fires_as_the_readme_says(change: tuple[str, int], delta: int,
+                                                           weeks: bool) -> None:
+    zone, local = change[0], change[1] + delta
+    tz = ZoneInfo(zone)
+    rule = parse_every(f"every(1).{'week' if weeks else 'day'}.at({local // 60 % 24:02d}:{local % 60:02d})")
+    anchor = local - local % 1440 - 2 * 1440 - offset_at(tz, local - 2 * 1440)  # local midnight, 2 days before
+    expected = reference_at(rule, anchor, anchor + offset_at(tz, anchor), local + 3 * 10080, readme_resolution(tz))
+    assert next_runs(rule, anchor, 3, IanaZone(zone)) == expected[:3]
+
+
+def test_the_arithmetic_does_not_step_through_firings(monkeypatch: pytest.MonkeyPatch) -> None:
+    rule = parse_every("every(1).day.at(03:00)")
+    anchor, end = m(2000, 1, 1), m(2199, 12, 31, 12)
+    fixed = rule.times(anchor, FixedOffset(60))
+    assert fixed.count_in(anchor, end, 10**9) == 73049
+    assert fixed.latest_in(anchor, end) == m(2199, 12, 31, 2)
+    assert fixed.next_after(m(2199, 6, 1, 12)) == m(2199, 6, 2, 2)
+    # In a zone, a count looks at each stretch between two transitions once, not at each firing.
+    berlin = IanaZone("Europe/Berlin")
+    stretches = len(berlin.transitions(anchor, end)) + 1
+    calls = 0
+    next_transition = IanaZone.next_transition
+
+    def counted(zone: IanaZone, after: int, through: int) -> Transition | None:
+        nonlocal calls
+        calls += 1
+        return next_transition(zone, after, through)
+
+    monkeypatch.setattr(IanaZone, "next_transition", counted)
+    assert rule.times(anchor, berlin).count_in(anchor, end, 10**9) == 73049
+    assert calls == stretches
+
+
+# -- zones ----------------------------------------------------------------------------------------
 
 
 def test_berlin_skipped_and_repeated_times() -> None:
-    clock = as_clock(ZONES["Europe/Berlin"])
-    assert clock.to_utc(m(2024, 3, 31, 2, 30)) == m(2024, 3, 31, 1)  # skipped: at the change (03:00 CEST)
-    assert clock.to_utc(m(2024, 10, 27, 2, 30)) == m(2024, 10, 27, 0, 30)  # repeated: the first, CEST
     rule = parse_every("every(1).day.at(02:30)")
-    assert next_runs(rule, m(2024, 3, 29, 12), 3, ZONES["Europe/Berlin"]) == [
+    berlin = IanaZone("Europe/Berlin")
+    # 31 March 02:30 does not exist: once, at the change (03:00 CEST = 01:00 UTC)
+    assert next_runs(rule, m(2024, 3, 29, 12), 3, berlin) == [
         m(2024, 3, 30, 1, 30), m(2024, 3, 31, 1), m(2024, 4, 1, 0, 30)]
-    assert next_runs(rule, m(2024, 10, 26, 12), 2, ZONES["Europe/Berlin"]) == [
-        m(2024, 10, 27, 0, 30), m(2024, 10, 28, 1, 30)]
+    # 27 October 02:30 happens twice: once, in the first copy (CEST)
+    assert next_runs(rule, m(2024, 10, 26, 12), 2, berlin) == [m(2024, 10, 27, 0, 30), m(2024, 10, 28, 1, 30)]
 
 
-def test_apia_fires_its_missing_day_once_at_the_change() -> None:
+def test_apia_s_missing_day_does_not_fire_a_jump_of_a_day_is_literal() -> None:
     rule = parse_every("every(1).day.at(09:00)")
-    apia = ZONES["Pacific/Apia"]
+    apia = IanaZone("Pacific/Apia")
     anchor = m(2011, 12, 28, 10)  # 2011-12-28T00:00 at -10:00
-    assert next_runs(rule, anchor, 4, apia) == [
-        m(2011, 12, 28, 19), m(2011, 12, 29, 19), m(2011, 12, 30, 10), m(2011, 12, 30, 19)]
-    assert count_in(rule, anchor, anchor, m(2011, 12, 31), 100, apia) == 4
+    # 28 and 29 December at -10:00; the 30th never happened; 31 December at +14:00
+    assert next_runs(rule, anchor, 3, apia) == [m(2011, 12, 28, 19), m(2011, 12, 29, 19), m(2011, 12, 30, 19)]
+    assert rule.times(anchor, apia).count_in(anchor, m(2011, 12, 31), 100) == 3
+    # the firing days are counted in local days, the one that did not happen included
+    every_other = parse_every("every(2).days.at(09:00)")
+    assert next_runs(every_other, anchor, 2, apia) == [m(2011, 12, 28, 19), m(2011, 12, 31, 19)]
 
 
-def test_a_resolver_decides_skipped_and_repeated_times() -> None:
-    seen = []
-
-    def second_occurrence(local: int, change: int, before: int, after: int) -> int:
-        seen.append((local, change, before, after))
-        return local - after if after < before else local - before
-
-    clock = ZoneClock(ZONES["Europe/Berlin"], second_occurrence)
-    assert clock.to_utc(m(2024, 10, 27, 2, 30)) == m(2024, 10, 27, 1, 30)
-    assert clock.to_utc(m(2024, 3, 31, 2, 30)) == m(2024, 3, 31, 1, 30)
-    assert clock.to_utc(m(2024, 7, 1, 12)) == m(2024, 7, 1, 10)
-    assert seen == [(m(2024, 10, 27, 2, 30), m(2024, 10, 27, 1), 120, 60),
-                    (m(2024, 3, 31, 2, 30), m(2024, 3, 31, 1), 60, 120)]
-
-
-def test_as_clock_takes_offsets_clocks_and_zones() -> None:
-    assert as_clock(None) == FixedClock(0)
-    assert as_clock(330) == FixedClock(330)
-    assert as_clock(FixedOffset(-300)) == FixedClock(-300)
-    clock = Clock(to_local=lambda u: u + 1, to_utc=lambda local: local - 1)
-    assert as_clock(clock) is clock
-    assert isinstance(as_clock(ZONES["Europe/Berlin"]), ZoneClock)
-    with pytest.raises(TypeError):
-        as_clock("Europe/Berlin")
+def test_casey_jumps_of_three_hours_are_literal() -> None:
+    casey = IanaZone("Antarctica/Casey")
+    # 18 October 2009, 02:00 +08:00 -> 05:00 +11:00: 02:30 is skipped and does not fire
+    spring = parse_every("every(1).day.at(02:30)")
+    assert next_runs(spring, m(2009, 10, 16), 2, casey) == [m(2009, 10, 16, 18, 30), m(2009, 10, 18, 15, 30)]
+    # 5 March 2010, 02:00 +11:00 -> 4 March 23:00 +08:00: 23:30 fires in both copies
+    autumn = parse_every("every(1).day.at(23:30)")
+    assert next_runs(autumn, m(2010, 3, 3), 4, casey) == [
+        m(2010, 3, 3, 12, 30), m(2010, 3, 4, 12, 30), m(2010, 3, 4, 15, 30), m(2010, 3, 5, 15, 30)]
 
 
 def test_an_at_rule_counts_in_the_zone_and_an_elapsed_rule_in_utc() -> None:
-    berlin = ZONES["Europe/Berlin"]
+    berlin = IanaZone("Europe/Berlin")
     anchor = m(2024, 3, 30, 10)  # 11:00 in Berlin
     daily = parse_every("every(1).day.at(12:00)")
     assert next_runs(daily, anchor, 2, berlin) == [m(2024, 3, 30, 11), m(2024, 3, 31, 10)]
     elapsed = parse_every("every(1).day")
     assert next_runs(elapsed, anchor, 2, berlin) == [m(2024, 3, 31, 10), m(2024, 4, 1, 10)]
+
+
+def test_an_at_rule_reads_an_iana_zone_as_its_fixed_offset_between_transitions() -> None:
+    rule = parse_every("every(3).days.at(18:45)")
+    anchor = m(2024, 11, 1, 12)  # Berlin is at +01:00 until 30 March 2025
+    assert next_runs(rule, anchor, 20, IanaZone("Europe/Berlin")) == next_runs(rule, anchor, 20, FixedOffset(60))
 
 
 # -- jitter ---------------------------------------------------------------------------------------
@@ -476,8 +497,8 @@ def test_jitter_never_moves_the_nominal_time() -> None:
     plain, jittered = parse_every("every(1).day.at(02:00)"), parse_every("every(1).day.at(02:00).jitter(3600)")
     anchor = m(2024, 3, 1)
     assert next_runs(plain, anchor, 5) == next_runs(jittered, anchor, 5)
-    assert count_in(plain, anchor, anchor, anchor + 10**6, 500) == count_in(jittered, anchor, anchor,
-                                                                            anchor + 10**6, 500)
+    assert times(plain, anchor).count_in(anchor, anchor + 10**6, 500) == \
+        times(jittered, anchor).count_in(anchor, anchor + 10**6, 500)
 
 
 def test_jitter_spreads_over_its_range_and_depends_on_name_and_time() -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
+from cronctl.core.cron import CronExpression, FixedCronTimes, ZonedCronTimes
 from cronctl.core.errors import ExpressionError
-from cronctl.core.schedule import Timeline, next_runs, parse_expression
+from cronctl.core.every import EveryRule, ZonedAtTimes
+from cronctl.core.interval import IntervalExpression, Progression
+from cronctl.core.schedule import Expression, ScheduleTimes, Timeline, next_runs, parse_expression
 from cronctl.core.times import format_time, parse_time
-from cronctl.core.zones import FixedOffset, parse_offset
+from cronctl.core.zones import FixedOffset, parse_offset, parse_zone
 
 
 def t(text: str) -> int:
@@ -71,20 +76,6 @@ def test_offsets_read_the_expression_in_local_time() -> None:
     assert times("0 0 1 * *", "2024-03-01T00:00", 2, "-08:00") == ["2024-03-01T08:00", "2024-04-01T08:00"]
 
 
-@pytest.mark.parametrize("text, minutes", [("+14:00", 840), ("-14:00", -840), ("-00:00", 0),
-                                           ("+05:45", 345)])
-def test_valid_offsets(text: str, minutes: int) -> None:
-    assert parse_offset(text) == FixedOffset(minutes)
-
-
-@pytest.mark.parametrize("text", ["+14:15", "+5:30", "UTC", "05:30", "+05:20", "+15:00", None, 330,
-                                  "+٠٥:30"])
-def test_invalid_offsets(text: object) -> None:
-    from cronctl.core.errors import ZoneError
-    with pytest.raises(ZoneError):
-        parse_offset(text)
-
-
 def test_every_rules_are_timelines_of_their_own_anchor() -> None:
     from cronctl.core.zones import parse_zone
     berlin = parse_zone("Europe/Berlin")
@@ -101,3 +92,63 @@ def test_every_rules_are_timelines_of_their_own_anchor() -> None:
 def test_the_harness_knows_no_every_rules() -> None:
     from cronctl import run
     assert run([["next_runs", "every(2).hours", "2024-03-01T00:00", 1]]) == ["error: invalid expression"]
+
+
+# -- one interface, one implementation per kind -------------------------------------------------
+
+# (kind, expression, zone, anchor, its class of ScheduleTimes, its first three schedule times).
+# Around Berlin's spring forward of 31 March 2024 (02:00 CET -> 03:00 CEST, 01:00 UTC).
+KINDS = [
+    ("cron, fixed offset: 02:30 at +01:00 every day", "30 2 * * *", "+01:00", "2024-03-29T12:00",
+     FixedCronTimes, ["2024-03-30T01:30", "2024-03-31T01:30", "2024-04-01T01:30"]),
+    ("cron, IANA zone: the skipped 02:30 runs at the change", "30 2 * * *", "Europe/Berlin",
+     "2024-03-29T12:00", ZonedCronTimes, ["2024-03-30T01:30", "2024-03-31T01:00", "2024-04-01T00:30"]),
+    ("@every: real minutes from the anchor, whatever the zone", "@every 90m", "Europe/Berlin",
+     "2024-03-30T23:07", Progression, ["2024-03-31T00:37", "2024-03-31T02:07", "2024-03-31T03:37"]),
+    ("every(N).unit, elapsed: real minutes from the anchor", "every(2).hours", "Europe/Berlin",
+     "2024-03-30T23:07", Progression, ["2024-03-31T01:07", "2024-03-31T03:07", "2024-03-31T05:07"]),
+    ("every(N).unit .at(), fixed offset", "every(1).day.at(02:30)", "+01:00", "2024-03-29T12:00",
+     Progression, ["2024-03-30T01:30", "2024-03-31T01:30", "2024-04-01T01:30"]),
+    ("every(N).unit .at(), IANA zone: a fixed-time job, as cron", "every(1).day.at(02:30)", "Europe/Berlin",
+     "2024-03-29T12:00", ZonedAtTimes, ["2024-03-30T01:30", "2024-03-31T01:00", "2024-04-01T00:30"]),
+]
+
+
+@pytest.mark.parametrize("kind, text, zone, anchor, implementation, expected", KINDS, ids=[row[0] for row in KINDS])
+def test_each_kind_answers_the_timeline_questions_through_the_interface(
+        kind: str, text: str, zone: str, anchor: str, implementation: type, expected: list[str]) -> None:
+    expression, start, fires = parse_expression(text), t(anchor), [t(x) for x in expected]
+    times = expression.times(start, parse_zone(zone))
+    assert isinstance(times, implementation) and isinstance(times, ScheduleTimes)
+    timeline = Timeline(expression, start, parse_zone(zone))
+    assert (timeline.first, timeline.end, timeline.fires) == (fires[0], None, True)
+    assert [timeline.next_after(start - 5000), timeline.next_after(fires[0]), timeline.next_after(fires[1])] \
+        == fires
+    assert timeline.next_after(fires[0] - 1) == fires[0]
+    assert timeline.latest_in(start - 5000, fires[2]) == fires[2]
+    assert timeline.latest_in(start, fires[2] - 1) == fires[1]
+    assert timeline.latest_in(fires[0], fires[1] - 1) is None
+    assert timeline.count_in(start - 5000, fires[2], 101) == 3
+    assert timeline.count_in(fires[0], fires[2], 101) == 2
+    assert timeline.count_in(start, fires[2], 2) == 2
+    assert timeline.count_in(fires[2], fires[2], 101) == 0
+    assert next_runs(expression, start, 3, parse_zone(zone)) == fires
+    assert times.next_runs(start, 3) == fires
+
+
+def test_every_kind_of_expression_has_exactly_one_implementation_of_the_interface() -> None:
+    kinds = get_args(Expression)
+    assert set(kinds) == {CronExpression, IntervalExpression, EveryRule}
+    for kind in kinds:
+        assert "times" in vars(kind), f"{kind.__name__} makes its own ScheduleTimes"
+    # the table above asks every kind (and shows its implementation, per zone kind where the zone matters)
+    assert {type(parse_expression(text)) for _, text, *_ in KINDS} == set(kinds)
+
+
+def test_a_chain_that_ends_ends_through_the_interface_too() -> None:
+    expression = parse_expression("0 0 */31 12 FRI")  # 1 December on a Friday: 2028, 2034, then 2045
+    for zone in (FixedOffset(0), parse_zone("Europe/London")):
+        times = expression.times(t("2024-03-01T00:00"), zone)
+        assert times.next_after(t("2024-03-01T00:00")) == t("2028-12-01T00:00")
+        assert times.chain_end(t("2028-12-01T00:00")) == t("2034-12-01T00:00")
+        assert times.next_after(t("2034-12-01T00:00")) is None

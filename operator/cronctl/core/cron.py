@@ -3,8 +3,18 @@
 An expression is compiled once into sets, bit masks and lookup tables;
 searches then pick days out of 31-bit month masks, step only through the
 months of the month set and skip whole years that have no matching day, so
-no search ever steps through minutes or days one by one. All searches here
-are in *local* minutes; ``schedule.py`` binds a zone.
+no search ever steps through minutes or days one by one. The searches of
+``CronExpression`` are in *local* minutes; ``CronExpression.times`` binds a
+zone: ``FixedCronTimes`` for a fixed offset (local = UTC + offset), or
+``ZonedCronTimes`` for an IANA zone (``dst.py``: Vixie cron's daylight-saving
+rules, under which a job is *fixed-time* when neither its minute nor its hour
+field begins with ``*``).
+
+A search for the next fire looks at most ``HORIZON_YEARS`` local calendar
+years ahead (8 always reaches the next 29 February). A chain of next fires
+therefore ends at the first search that finds nothing, even if the
+expression would match again later; ``chain_end`` finds that end from the
+400-year period of the calendar, without walking the chain.
 
 The day fields are compiled into a ``DaySet`` shared by every expression
 with the same three day fields: its tables (month masks per year type, which
@@ -25,10 +35,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
 
+from .dst import ZonedSearch
 from .errors import ExpressionError
 from .times import (CYCLE_YEARS, MINUTES_PER_DAY, MONTH_LENGTHS, MONTH_STARTS, YEAR_TYPES,
-                    civil_from_days, is_leap, type_is_leap, year_start, year_type)
+                    civil_from_days, is_leap, type_is_leap, year_of, year_start, year_type)
+from .zones import AnyZone, FixedOffset, IanaZone
 
+HORIZON_YEARS = 8
 _BIG = 10**9  # any number with more digits than this is only ever "too big"
 
 
@@ -154,9 +167,10 @@ class DaySet:
         self.days_or = days_or
         columns = self._masks_by_month(_mask(days_of_month), self.month_list, days_of_week, days_or)
         # by_type[kind][month]: bits 1..31, the matching days of that month in a year of that type.
-        self.by_type = tuple(zip(*columns))
+        self.by_type: tuple[tuple[int, ...], ...] = tuple(zip(*columns))
         # counts[kind]: matching days in a year of that type.
-        self.counts = tuple(map(sum, zip(*(map(int.bit_count, columns[month]) for month in self.month_list))))
+        self.counts: tuple[int, ...] = tuple(map(sum, zip(*(map(int.bit_count, columns[month])
+                                                             for month in self.month_list))))
         self.fires = any(self.counts)  # False: no year of any type has a matching day
         # The months of the last two days looked up: (first day, the day after the last, mask with
         # bit i for day first + i, year, month). Searches from neighbouring minutes hit them and
@@ -268,9 +282,12 @@ def day_set(days_of_month: frozenset[int], months: frozenset[int], days_of_week:
     return DaySet(days_of_month, months, days_of_week, days_or)
 
 
+# at_or_after[v] (smallest value >= v), before[v] (largest value < v), count_below[v]
+_Neighbours = tuple[tuple[int | None, ...], tuple[int | None, ...], tuple[int, ...]]
+
+
 @lru_cache(maxsize=256)
-def _neighbours(values: tuple[int, ...], size: int) -> tuple[tuple[int | None, ...], tuple[int | None, ...],
-                                                              tuple[int, ...]]:
+def _neighbours(values: tuple[int, ...], size: int) -> _Neighbours:
     """Lookup tables over 0..size for a sorted set of values, replacing bisects in hot paths:
     at_or_after[v] (smallest value >= v), before[v] (largest value < v), count_below[v]."""
     count_below = tuple(map(bisect_left, repeat(values), range(size + 1)))  # also: where v would go
@@ -297,8 +314,8 @@ class CronExpression:
     _first_time: int = field(init=False, repr=False, compare=False)
     _last_time: int = field(init=False, repr=False, compare=False)
     _hour_mask: int = field(init=False, repr=False, compare=False)
-    _minute_tables: tuple = field(init=False, repr=False, compare=False)
-    _hour_tables: tuple = field(init=False, repr=False, compare=False)
+    _minute_tables: _Neighbours = field(init=False, repr=False, compare=False)
+    _hour_tables: _Neighbours = field(init=False, repr=False, compare=False)
     _times: tuple[int, ...] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -317,6 +334,12 @@ class CronExpression:
     @property
     def days_or(self) -> bool:
         return self.day_of_month_restricted and self.day_of_week_restricted
+
+    def times(self, anchor: int, zone: AnyZone) -> FixedCronTimes | ZonedCronTimes:
+        """The schedule times in a zone (cron times do not depend on the anchor)."""
+        if isinstance(zone, FixedOffset):
+            return FixedCronTimes(self, zone.minutes)
+        return ZonedCronTimes(self, zone)
 
     # -- days ---------------------------------------------------------------
 
@@ -546,6 +569,111 @@ class CronExpression:
         return self.previous_local(end, start)
 
 
+def is_fixed_time(expression: CronExpression) -> bool:
+    """Vixie cron's fixed-time job: neither the minute nor the hour field begins with ``*``."""
+    minute, hour = expression.text.split(None, 2)[:2]
+    return not minute.startswith("*") and not hour.startswith("*")
+
+
+class FixedCronTimes:
+    """The schedule times of a cron expression at a fixed offset: local = UTC + offset,
+    and every question is one local-minute search."""
+
+    __slots__ = ("expression", "offset")
+
+    def __init__(self, expression: CronExpression, offset: int) -> None:
+        self.expression = expression
+        self.offset = offset
+
+    def next_after(self, t: int) -> int | None:
+        offset = self.offset
+        found = self.expression.next_local(t + offset, HORIZON_YEARS)
+        return None if found is None else found - offset
+
+    def latest_in(self, low: int, high: int) -> int | None:
+        offset = self.offset
+        found = self.expression.previous_local(high + offset, low + offset)
+        return None if found is None else found - offset
+
+    def count_in(self, low: int, high: int, limit: int) -> int:
+        offset = self.offset
+        return self.expression.count_local(low + offset, high + offset, limit)
+
+    def next_runs(self, after: int, count: int) -> list[int]:
+        """Up to ``count`` next fires, each after the one before. After a fire, the next
+        fires of the same local day are the expression's remaining times of day, so a
+        search is needed only once per firing day."""
+        expression, offset = self.expression, self.offset
+        times: list[int] = []
+        local = after + offset
+        while len(times) < count:
+            found = expression.next_local(local, HORIZON_YEARS)
+            if found is None:
+                break
+            if expression.per_day == 1:  # one firing a day: nothing more on that day
+                times.append(found - offset)
+                local = found
+                continue
+            base = found - found % MINUTES_PER_DAY - offset  # the UTC minute of that local midnight
+            times += [base + time for time in expression.day_run(found, count - len(times))]
+            local = times[-1] + offset
+        return times
+
+    def chain_end(self, first: int) -> int | None:
+        """The last time of the chain of next fires from ``first``: the last firing of the
+        first firing year (from first's on) that more than HORIZON_YEARS years without a
+        firing follow; None if there is no such year.
+
+        The DaySet knows, from the 400-year cycle, whether such a gap exists at
+        all (most expressions: no, and nothing is walked) and keeps the walk to
+        it per start year, so this is cheap.
+        """
+        offset = self.offset
+        end_year = self.expression.days.chain_end_year(year_of(first + offset), HORIZON_YEARS)
+        if end_year is None:
+            return None
+        last = self.expression.last_match_in_year(end_year)
+        assert last is not None  # chain_end_year names a year that fires
+        return last - offset
+
+
+class ZonedCronTimes:
+    """The schedule times of a cron expression in an IANA zone (``dst.ZonedSearch``)."""
+
+    __slots__ = ("expression", "search")
+
+    def __init__(self, expression: CronExpression, zone: IanaZone) -> None:
+        self.expression = expression
+        self.search = ZonedSearch(expression, zone, is_fixed_time(expression), HORIZON_YEARS)
+
+    def next_after(self, t: int) -> int | None:
+        return self.search.next_fire(t)
+
+    def latest_in(self, low: int, high: int) -> int | None:
+        return self.search.latest_in(low, high)
+
+    def count_in(self, low: int, high: int, limit: int) -> int:
+        return self.search.count_in(low, high, limit)
+
+    def next_runs(self, after: int, count: int) -> list[int]:
+        return self.search.next_runs(after, count)
+
+    def chain_end(self, first: int) -> int | None:
+        """As at a fixed offset, the calendar decides in which local year the chain runs
+        out; it ends at the last fire of that year under the daylight-saving rules. This
+        assumes that daylight saving never takes every fire of a local year away (only a
+        wildcard job whose every time in the year lies in spring-forward gaps could lose
+        them all)."""
+        search = self.search
+        end_year = self.expression.days.chain_end_year(search.local_year(first), HORIZON_YEARS)
+        if end_year is None:
+            return None
+        boundary = year_start(end_year + 1) * MINUTES_PER_DAY  # local midnight of 1 January
+        zone = search.zone
+        last_utc = boundary - zone.utc_offset(boundary - zone.utc_offset(boundary)) - 1
+        return search.latest_in(first - 1, last_utc)
+
+
 @lru_cache(maxsize=4096)
 def parse_cron(text: str) -> CronExpression:
     """Compile a five-field expression; raises ExpressionError naming the field."""
@@ -566,4 +694,5 @@ def parse_cron(text: str) -> CronExpression:
     )
 
 
-__all__ = ["CronExpression", "DaySet", "Field", "day_set", "parse_cron", "parse_field", "is_leap"]
+__all__ = ["CronExpression", "DaySet", "Field", "FixedCronTimes", "HORIZON_YEARS", "ZonedCronTimes", "day_set",
+           "is_fixed_time", "parse_cron", "parse_field", "is_leap"]

@@ -38,8 +38,9 @@ for ``cronctl next``, ``--after``). All times are minutes since 1970-01-01 UTC.
 * *``.at()`` rules* (days or weeks with ``.at()``) are counted in the schedule's
   zone. The firing days are ``D0 + k * step_days`` for k = 0, 1, 2, ..., where
   D0 is the local date of the anchor (weeks therefore fire on the anchor's
-  weekday). Each firing day fires once, at local HH:MM, and a firing is any
-  such time *strictly after* the anchor. So the k = 0 day -- the anchor's own
+  weekday). Each firing day fires at local HH:MM (once, but for a
+  daylight-saving change: see Zones), and a firing is any such time
+  *strictly after* the anchor. So the k = 0 day -- the anchor's own
   local date -- fires when its HH:MM is still ahead of the anchor: a schedule
   made at 08:00 with ``every(2).days.at(09:00)`` fires at 09:00 the same day,
   then two days later; made at 09:00 or later, it first fires two days later.
@@ -47,36 +48,28 @@ for ``cronctl next``, ``--after``). All times are minutes since 1970-01-01 UTC.
 Zones
 -----
 
-An ``.at()`` rule needs a ``LocalClock``: ``to_local(utc_minute)`` (the local
-wall minute at that instant) and ``to_utc(local_minute)`` (the one UTC minute
-at which that local wall time fires). ``to_utc`` is where a zone resolves a
-local time that does not exist or exists twice; it must be strictly
-increasing over times of one time of day at least a day apart (true of every
-real zone with the default resolution below). ``as_clock`` accepts:
-
-* ``None`` (UTC), an int offset in minutes, or any object with an int
-  ``minutes`` (``zones.FixedOffset``): fixed-offset arithmetic;
-* any object with ``to_local`` and ``to_utc`` (a ``LocalClock``; ``Clock``
-  wraps two plain callables): used as it is;
-* any object with ``utc_offset(utc_minute)`` (the ``zones.Zone`` protocol, e.g.
-  a daylight-saving zone): wrapped in a ``ZoneClock``, which calls a
-  ``Resolver`` for a skipped or repeated local time. The default resolver
-  fires at the first minute whose local wall time is HH:MM or later: a
-  repeated time fires once, at its first occurrence; a skipped time fires once,
-  right at the change (Vixie cron's rule for a fixed-time job). It does so for
-  any size of jump, so every firing day fires exactly once: in Pacific/Apia,
-  whose 2011-12-30 never happened, ``every(1).day.at(09:00)`` fires at the
-  change (local 12-31 00:00) and again at 12-31 09:00. (Plain fixed-offset
-  arithmetic with the offset before the change would put the 12-30 firing on
-  the minute of the 12-31 one.)
+Elapsed rules take no zone. An ``.at()`` rule reads its zone (a
+``zones.FixedOffset`` or ``zones.IanaZone``) for the anchor's local date and
+for when each local HH:MM happens. It is a *fixed-time* schedule, so across
+a daylight-saving change it follows the rule of the cron jobs whose minute
+and hour fields do not begin with ``*`` (``dst.py``, Vixie cron's): a
+local time skipped by a spring forward of under three hours fires once,
+right at the change; a repeated one fires once, in its first copy; a jump
+of three hours or more is taken literally, so a skipped time does not fire
+and a repeated one fires in both copies. Firing days are counted in local
+calendar days whether or not a day happened: in Pacific/Apia, whose
+2011-12-30 was skipped, ``every(2).days.at(09:00)`` from 12-28 has the
+firing days 12-28, 12-30 (which does not fire) and 01-01.
 
 Cost
 ----
 
-``next_after``, ``latest_in`` and ``count_in`` never step through firings.
-Elapsed rules are plain arithmetic. ``.at()`` rules estimate the firing index
-from the local time and correct it with a galloping search on ``to_utc``:
-one to three zone calls for any real zone, O(log error) in general.
+``EveryRule.times`` answers ``next_after``, ``latest_in`` and ``count_in``
+(``schedule.ScheduleTimes``) without stepping through firings.
+Elapsed rules, and ``.at()`` rules at a fixed offset, are arithmetic
+progressions of UTC minutes (``interval.Progression``). In an IANA zone an
+``.at()`` rule's wall times are such a progression in local minutes, searched
+between the zone's transitions like a cron job.
 
 Jitter
 ------
@@ -95,13 +88,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Callable, Protocol, runtime_checkable
 
+from .cron import HORIZON_YEARS
+from .dst import ZonedSearch
 from .errors import ExpressionError
+from .interval import Progression
+from .times import MINUTES_PER_DAY
+from .zones import AnyZone, FixedOffset, IanaZone
 
 MAX_TOTAL_MINUTES = 525_600  # one year of minutes, as for @every
 MAX_JITTER_SECONDS = 3600
-MINUTES_PER_DAY = 1440
 
 # name as written -> (canonical plural, minutes in one unit)
 _UNITS: dict[str, tuple[str, int]] = {
@@ -134,6 +130,17 @@ class EveryRule:
     def elapsed(self) -> bool:
         """Counted in UTC from the anchor (no ``.at()``); else counted in the schedule's zone."""
         return self.at is None
+
+    def times(self, anchor: int, zone: AnyZone) -> Progression | ZonedAtTimes:
+        """The firings after ``anchor`` (see the module notes)."""
+        if self.at is None or self.step_days is None:
+            return Progression(anchor + self.step_minutes, self.step_minutes)
+        local_anchor = anchor + zone.utc_offset(anchor)
+        day_start = local_anchor - local_anchor % MINUTES_PER_DAY
+        wall_times = Progression(day_start + self.at, self.step_days * MINUTES_PER_DAY)
+        if isinstance(zone, FixedOffset):
+            return Progression(wall_times.next_after(local_anchor) - zone.minutes, wall_times.step)
+        return ZonedAtTimes(wall_times, zone, anchor)
 
 
 def is_every(text: object) -> bool:
@@ -304,216 +311,59 @@ def actual_time(jitter: EveryRule | int, schedule_name: str, nominal_minute: int
     return nominal_minute * 60 + jitter_offset(jitter, schedule_name, nominal_minute)
 
 
-# -- zones ------------------------------------------------------------------------------------------
+# -- schedule times in an IANA zone ----------------------------------------------------------------
 
 
-@runtime_checkable
-class LocalClock(Protocol):
-    def to_local(self, utc_minute: int) -> int:
-        """The local wall minute at a UTC instant."""
-        ...
+class _WallTimes:
+    """An ``.at()`` rule's firing wall times (a Progression of local minutes) as ``dst.LocalTimes``."""
 
-    def to_utc(self, local_minute: int) -> int:
-        """The one UTC minute at which a local wall time fires (skips and repeats resolved)."""
-        ...
+    __slots__ = ("days",)
 
+    def __init__(self, days: Progression) -> None:
+        self.days = days
 
-@dataclass(frozen=True)
-class FixedClock:
-    """A constant offset: local = UTC + offset minutes."""
+    def next_local(self, after: int, years_ahead: int) -> int:
+        return self.days.next_after(after)  # the next firing day is at most a year away: within the horizon
 
-    offset: int
+    def previous_local(self, at_or_before: int, floor: int) -> int | None:
+        return self.days.latest_in(floor, at_or_before)
 
-    def to_local(self, utc_minute: int) -> int:
-        return utc_minute + self.offset
+    def count_local(self, low: int, high: int, limit: int) -> int:
+        return self.days.count_in(low, high, limit)
 
-    def to_utc(self, local_minute: int) -> int:
-        return local_minute - self.offset
+    def matches(self, local_minute: int) -> bool:
+        return self.days.includes(local_minute)
 
 
-UTC_CLOCK = FixedClock(0)
+class ZonedAtTimes:
+    """The firings of an ``.at()`` rule in an IANA zone: its wall times from the anchor's
+    local date on, searched as a fixed-time schedule, and only those after the anchor."""
 
+    __slots__ = ("search", "anchor")
 
-@dataclass(frozen=True)
-class Clock:
-    """A ``LocalClock`` from two plain callables."""
+    def __init__(self, wall_times: Progression, zone: IanaZone, anchor: int) -> None:
+        self.search = ZonedSearch(_WallTimes(wall_times), zone, fixed_time=True, horizon_years=HORIZON_YEARS)
+        self.anchor = anchor
 
-    to_local: Callable[[int], int]
-    to_utc: Callable[[int], int]
+    def next_after(self, t: int) -> int | None:
+        return self.search.next_fire(max(t, self.anchor))
 
+    def latest_in(self, low: int, high: int) -> int | None:
+        low = max(low, self.anchor)
+        return self.search.latest_in(low, high) if high > low else None
 
-# resolve(local_minute, change_utc, offset_before, offset_after) -> the UTC minute that fires.
-# Called only for a local time that a change skips (after > before) or repeats (after < before);
-# change_utc is the first UTC minute with the new offset.
-Resolver = Callable[[int, int, int, int], int]
+    def count_in(self, low: int, high: int, limit: int) -> int:
+        low = max(low, self.anchor)
+        return self.search.count_in(low, high, limit) if high > low else 0
 
+    def next_runs(self, after: int, count: int) -> list[int]:
+        return self.search.next_runs(max(after, self.anchor), count)
 
-def first_at_or_after(local_minute: int, change_utc: int, offset_before: int, offset_after: int) -> int:
-    """The default resolver: the first minute whose local wall time reads ``local_minute`` or later.
-
-    A repeated time: its first occurrence (with the offset before the change).
-    A skipped time: the change itself, the first minute after the jump.
-    """
-    if offset_after < offset_before:
-        return local_minute - offset_before
-    return change_utc
-
-
-@dataclass(frozen=True)
-class ZoneClock:
-    """A ``LocalClock`` over any zone with ``utc_offset(utc_minute)`` (``zones.Zone``).
-
-    Assumes at most one offset change within a day either side of a local
-    time (true of every zone in the tz database).
-    """
-
-    zone: object
-    resolve: Resolver = first_at_or_after
-
-    def _offset(self, utc_minute: int) -> int:
-        return self.zone.utc_offset(utc_minute)  # type: ignore[attr-defined]
-
-    def to_local(self, utc_minute: int) -> int:
-        return utc_minute + self._offset(utc_minute)
-
-    def to_utc(self, local_minute: int) -> int:
-        # Every instant that reads local_minute lies within 24 hours of it.
-        early, late = local_minute - MINUTES_PER_DAY, local_minute + MINUTES_PER_DAY
-        before, after = self._offset(early), self._offset(late)
-        if before == after:
-            return local_minute - before
-        readings = [u for u in sorted({local_minute - before, local_minute - after})
-                    if u + self._offset(u) == local_minute]
-        if len(readings) == 1:
-            return readings[0]
-        # skipped (no reading) or repeated (two): find the change, the first minute off `before`
-        while late - early > 1:
-            middle = (early + late) // 2
-            if self._offset(middle) == before:
-                early = middle
-            else:
-                late = middle
-        return self.resolve(local_minute, late, before, after)
-
-
-def as_clock(zone: object = None) -> LocalClock:
-    """The ``LocalClock`` of a zone argument (see the module notes)."""
-    if zone is None:
-        return UTC_CLOCK
-    if isinstance(zone, int) and not isinstance(zone, bool):
-        return FixedClock(zone)
-    if hasattr(zone, "to_local") and hasattr(zone, "to_utc"):
-        return zone  # type: ignore[return-value]
-    minutes = getattr(zone, "minutes", None)
-    if isinstance(minutes, int) and not isinstance(minutes, bool):
-        return FixedClock(minutes)
-    if hasattr(zone, "utc_offset"):
-        return ZoneClock(zone)
-    raise TypeError(f"not a zone: {zone!r}")
-
-
-# -- schedule times ---------------------------------------------------------------------------------
-
-
-class _AtDays:
-    """The firings of an ``.at()`` rule: f(k) = to_utc(local HH:MM of day D0 + k * step_days)."""
-
-    __slots__ = ("base", "span", "to_utc", "to_local", "first")
-
-    def __init__(self, rule: EveryRule, anchor: int, clock: LocalClock) -> None:
-        assert rule.at is not None and rule.step_days is not None
-        self.to_utc = clock.to_utc
-        self.to_local = clock.to_local
-        self.base = self.to_local(anchor) // MINUTES_PER_DAY * MINUTES_PER_DAY + rule.at
-        self.span = rule.step_days * MINUTES_PER_DAY
-        self.first = 0
-        self.first = self.first_index_after(anchor)  # k = 0 when the anchor's day still fires
-
-    def fire(self, k: int) -> int:
-        return self.to_utc(self.base + k * self.span)
-
-    def first_index_after(self, t: int) -> int:
-        """The smallest k >= self.first with f(k) > t (f strictly increasing)."""
-        fire = self.fire
-        k = max(self.first, (self.to_local(t) - self.base) // self.span + 1)  # the local estimate
-        if fire(k) > t:  # gallop down to the first index above t
-            high, step = k, 1
-            low = high - step
-            while low >= self.first and fire(low) > t:
-                high, step = low, step * 2
-                low = high - step
-            low = max(low, self.first - 1)  # fire(low) <= t, or low is below the first index
-        else:  # gallop up
-            low, step = k, 1
-            high = low + step
-            while fire(high) <= t:
-                low, step = high, step * 2
-                high = low + step
-        while high - low > 1:  # fire(low) <= t < fire(high)
-            middle = (low + high) // 2
-            if fire(middle) > t:
-                high = middle
-            else:
-                low = middle
-        return high
-
-
-def next_after(rule: EveryRule, anchor: int, t: int, zone: object = None) -> int:
-    """The first firing strictly after ``t`` (the first firing at all when t is before it)."""
-    if rule.at is None:
-        step = rule.step_minutes
-        return anchor + max(1, (t - anchor) // step + 1) * step
-    days = _AtDays(rule, anchor, as_clock(zone))
-    return days.fire(days.first_index_after(t))
-
-
-def latest_in(rule: EveryRule, anchor: int, low: int, high: int, zone: object = None) -> int | None:
-    """The last firing in (low, high], or None."""
-    low = max(low, anchor)
-    if high <= low:
+    def chain_end(self, first: int) -> None:
         return None
-    if rule.at is None:
-        step = rule.step_minutes
-        k = (high - anchor) // step
-        latest = anchor + k * step
-        return latest if k >= 1 and latest > low else None
-    days = _AtDays(rule, anchor, as_clock(zone))
-    k = days.first_index_after(high) - 1
-    if k < days.first:
-        return None
-    latest = days.fire(k)
-    return latest if latest > low else None
-
-
-def count_in(rule: EveryRule, anchor: int, low: int, high: int, limit: int, zone: object = None) -> int:
-    """How many firings lie in (low, high], counting no further than ``limit``."""
-    low = max(low, anchor)
-    if high <= low or limit <= 0:
-        return 0
-    if rule.at is None:
-        step = rule.step_minutes
-        first_k = max(1, (low - anchor) // step + 1)
-        last_k = (high - anchor) // step
-        return max(0, min(limit, last_k - first_k + 1))
-    days = _AtDays(rule, anchor, as_clock(zone))
-    first_k = days.first_index_after(low)
-    last_k = days.first_index_after(high) - 1
-    return max(0, min(limit, last_k - first_k + 1))
-
-
-def next_runs(rule: EveryRule, anchor: int, count: int, zone: object = None) -> list[int]:
-    """The first ``count`` firings after the anchor (``cronctl next``: anchor = --after)."""
-    if count <= 0:
-        return []
-    if rule.at is None:
-        return [anchor + k * rule.step_minutes for k in range(1, count + 1)]
-    days = _AtDays(rule, anchor, as_clock(zone))
-    return [days.fire(days.first + i) for i in range(count)]
 
 
 __all__ = [
-    "EveryRule", "is_every", "parse_every", "check_jitter_allowed", "effective_jitter", "rule_jitter",
-    "jitter_offset", "actual_time", "LocalClock", "FixedClock", "Clock", "ZoneClock", "Resolver",
-    "first_at_or_after", "as_clock", "UTC_CLOCK", "next_after", "latest_in", "count_in", "next_runs",
-    "MAX_TOTAL_MINUTES", "MAX_JITTER_SECONDS",
+    "EveryRule", "ZonedAtTimes", "is_every", "parse_every", "check_jitter_allowed", "effective_jitter",
+    "rule_jitter", "jitter_offset", "actual_time", "MAX_TOTAL_MINUTES", "MAX_JITTER_SECONDS",
 ]

@@ -2,7 +2,9 @@
 
 The schedule times are ``anchor + k * interval`` for k = 1, 2, ... (never the
 anchor itself), so next fire, latest missed time and the number of missed
-times are all plain arithmetic. Intervals never run out.
+times are all plain arithmetic (``Progression``, which the ``every(N).unit``
+rules use too). Intervals never run out and take no zone: they count real
+minutes.
 """
 
 from __future__ import annotations
@@ -10,9 +12,43 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import ExpressionError
+from .zones import AnyZone
 
 MAX_INTERVAL_MINUTES = 525_600  # one year of minutes
 _UNITS = {"m": 1, "h": 60}
+
+
+@dataclass(slots=True)  # not frozen: every Timeline of an interval makes one, and a frozen __init__ is slower
+class Progression:
+    """The times ``first + k * step`` for k = 0, 1, 2, ...: a schedule's times, never ending."""
+
+    first: int
+    step: int
+
+    def next_after(self, t: int) -> int:
+        if t < self.first:
+            return self.first
+        return self.first + ((t - self.first) // self.step + 1) * self.step
+
+    def latest_in(self, low: int, high: int) -> int | None:
+        k = (high - self.first) // self.step
+        latest = self.first + k * self.step
+        return latest if k >= 0 and latest > low else None
+
+    def count_in(self, low: int, high: int, limit: int) -> int:
+        first_k = max(0, (low - self.first) // self.step + 1)
+        last_k = (high - self.first) // self.step
+        return max(0, min(limit, last_k - first_k + 1))
+
+    def next_runs(self, after: int, count: int) -> list[int]:
+        start = self.next_after(after)
+        return [start + k * self.step for k in range(count)]
+
+    def chain_end(self, first: int) -> None:
+        return None
+
+    def includes(self, t: int) -> bool:
+        return t >= self.first and (t - self.first) % self.step == 0
 
 
 @dataclass(frozen=True)
@@ -20,9 +56,9 @@ class IntervalExpression:
     text: str
     minutes: int
 
-    def first_index_after(self, anchor: int, t: int) -> int:
-        """The smallest k >= 1 with anchor + k * minutes > t."""
-        return max(1, (t - anchor) // self.minutes + 1)
+    def times(self, anchor: int, zone: AnyZone) -> Progression:
+        """The schedule times from ``anchor`` on; the zone does not matter."""
+        return Progression(anchor + self.minutes, self.minutes)
 
 
 def parse_interval(text: str) -> IntervalExpression:

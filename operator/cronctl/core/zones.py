@@ -26,6 +26,7 @@ from __future__ import annotations
 import struct
 import zoneinfo
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -73,7 +74,9 @@ def parse_offset(text: object, field: str = "tz") -> FixedOffset:
     if len(text) != 6 or text[0] not in "+-" or text[3] != ":":
         raise ZoneError(field, f"{text!r} is not an offset of the form +HH:MM or -HH:MM")
     hours, mins = text[1:3], text[4:6]
-    if not (hours.isascii() and hours.isdigit()) or mins not in _QUARTERS:
+    if not (hours.isascii() and hours.isdigit()):
+        raise ZoneError(field, f"{text!r}: hours must be two digits")
+    if mins not in _QUARTERS:
         raise ZoneError(field, f"{text!r}: minutes must be 00, 15, 30 or 45")
     magnitude = int(hours) * 60 + int(mins)
     if magnitude > MAX_OFFSET_MINUTES:
@@ -213,22 +216,27 @@ class _ZoneData:
         self.listed = changes
         self.listed_at = [change.at for change in changes]
 
-    def _uses_rule(self, utc_minute: int) -> bool:
-        return self.rule is not None and (self.rule_from is None or utc_minute > self.rule_from)
+    def _rule_at(self, utc_minute: int) -> _Rule | None:
+        """The footer's rule, when it is what holds at that instant."""
+        if self.rule is not None and (self.rule_from is None or utc_minute > self.rule_from):
+            return self.rule
+        return None
 
     def offset(self, utc_minute: int) -> int:
-        if self._uses_rule(utc_minute):
-            return self.rule.offset(utc_minute)  # type: ignore[union-attr]
+        rule = self._rule_at(utc_minute)
+        if rule is not None:
+            return rule.offset(utc_minute)
         i = bisect_right(self.times, utc_minute)
         return self.offsets[i - 1] if i else self.initial[0]
 
     def abbreviation(self, utc_minute: int) -> str:
-        if self._uses_rule(utc_minute):
-            return self.rule.abbreviation(utc_minute)  # type: ignore[union-attr]
+        rule = self._rule_at(utc_minute)
+        if rule is not None:
+            return rule.abbreviation(utc_minute)
         i = bisect_right(self.times, utc_minute)
         return self.abbrs[i - 1] if i else self.initial[1]
 
-    def _rule_transitions(self, after: int, through: int, reverse: bool = False):
+    def _rule_transitions(self, after: int, through: int, reverse: bool = False) -> Iterator[Transition]:
         """The rule's changes with after < at <= through (only after the listed ones), year by year."""
         rule = self.rule
         if rule is None or not rule.has_dst:
@@ -307,6 +315,11 @@ def _parse_tzif(data: bytes) -> _ZoneData:
 
 # -- the POSIX TZ rule of a TZif footer (e.g. "CET-1CEST,M3.5.0,M10.5.0/3") -------------
 
+# A rule date: ("J", n, 0, 0), ("n", n, 0, 0) or ("M", month, week, weekday); with the
+# seconds after local midnight at which the change happens.
+_RuleDate = tuple[str, int, int, int]
+_RuleWhen = tuple[_RuleDate, int]
+
 
 class _Rule:
     """Standard time, and optionally daylight time between two yearly dates.
@@ -317,7 +330,7 @@ class _Rule:
     """
 
     def __init__(self, std: tuple[str, int], dst: tuple[str, int] | None,
-                 start: tuple[tuple, int] | None, end: tuple[tuple, int] | None) -> None:
+                 start: _RuleWhen | None, end: _RuleWhen | None) -> None:
         self.std_abbr, self.std_offset = std
         self.dst_abbr, self.dst_offset = dst if dst is not None else (self.std_abbr, self.std_offset)
         self.has_dst = dst is not None and start is not None and end is not None
@@ -327,12 +340,13 @@ class _Rule:
 
     def _events(self, year: int) -> list[tuple[int, int]]:
         """(UTC minute, 1 = daylight starts / 0 = it ends) of the rule's year."""
-        (start_date, start_time), (end_date, end_time) = self.start, self.end  # type: ignore[misc]
+        assert self.start is not None and self.end is not None  # called only when has_dst
+        (start_date, start_time), (end_date, end_time) = self.start, self.end
         start = _minute_at(_rule_day(start_date, year) * 86400 + start_time - self.std_offset * 60)
         end = _minute_at(_rule_day(end_date, year) * 86400 + end_time - self.dst_offset * 60)
         return [(start, 1), (end, 0)]
 
-    def _walk(self, year: int):
+    def _walk(self, year: int) -> Iterator[tuple[int, bool]]:
         """(instant, daylight after it) for the rule's changes of years year-2 .. year+2, in order;
         simultaneous events (a daylight time that lasts all year) are merged."""
         events = sorted(event for y in range(year - 2, year + 3) for event in self._events(y))
@@ -387,8 +401,8 @@ class _Rule:
         return self.dst_abbr if self._daylight(utc_minute) else self.std_abbr
 
 
-def _rule_day(date: tuple, year: int) -> int:
-    """Days since 1970-01-01 of a rule date in a year: ("J", n), ("n", n) or ("M", m, w, d)."""
+def _rule_day(date: _RuleDate, year: int) -> int:
+    """Days since 1970-01-01 of a rule date in a year."""
     kind = date[0]
     if kind == "J":  # 1..365, 29 February never counted
         n = date[1]
@@ -449,11 +463,11 @@ def _parse_tz_string(text: str) -> _Rule:
             raise ValueError(f"bad rule date in TZ string {text!r}")
         return int(text[start:pos])
 
-    def when() -> tuple[tuple, int]:
+    def when() -> _RuleWhen:
         nonlocal pos
         if text[pos] == "J":
             pos += 1
-            date: tuple = ("J", number())
+            date: _RuleDate = ("J", number(), 0, 0)
         elif text[pos] == "M":
             pos += 1
             month = number()
@@ -462,7 +476,7 @@ def _parse_tz_string(text: str) -> _Rule:
             pos += 1  # "."
             date = ("M", month, week, number())
         else:
-            date = ("n", number())
+            date = ("n", number(), 0, 0)
         seconds = 7200
         if text[pos:pos + 1] == "/":
             pos += 1

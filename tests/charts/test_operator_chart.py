@@ -234,7 +234,7 @@ def _operator_api_use() -> tuple[set[tuple[str, str, str, None]], bool, bool]:
     """What the operator's code asks of the API server: the kubernetes-client calls in
     cronctl/operator/*.py, the kopf watches (list + watch), whether it elects a leader with
     a LeaseLock, and whether it leaves kopf's CRD scanning on."""
-    from cronctl.operator import resource
+    from cronctl import manifest as resource  # GROUP, VERSION, PLURAL: what the resource is
 
     used: set[tuple[str, str, str, None]] = set()
     lease_lock = scanning_off = False

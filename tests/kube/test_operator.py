@@ -108,17 +108,6 @@ def test_starting_deadline_drops_times_that_are_too_old(operator: Operator, clus
     wait_for("launch", lambda: cluster.job_names("late") == [job_of("late", "2024-03-01T02:00")])
 
 
-def test_overflow_is_a_warning_event_and_a_false_ready_condition(operator: Operator, cluster: Cluster) -> None:
-    cluster.apply(schedule_manifest("storm", "* * * * *"))
-    wait_for("seen", ready(cluster, "storm"))
-    operator.set_clock("2024-03-01T01:41")  # 101 missed minutes
-    condition = wait_for("overflow", lambda: next((c for c in cluster.status("storm").get("conditions", [])
-                                                   if c["status"] == "False"), None))
-    assert condition["reason"] == "TooManyMissedSchedules"
-    wait_for("a warning event", lambda: "TooManyMissedSchedules" in [reason for reason, _ in cluster.events("storm")])
-    assert cluster.job_names("storm") == []
-
-
 def test_a_failed_job_finishes_its_run_as_failed(operator: Operator, cluster: Cluster) -> None:
     cluster.apply(schedule_manifest("flaky", "0 * * * *"))
     wait_for("seen", ready(cluster, "flaky"))

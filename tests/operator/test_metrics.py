@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from cronctl.operator.manifests import EventSpec, job_manifest
 from cronctl.operator.metrics import COUNTERS, DELAY_BUCKETS, Metrics, counts, launch_delays, parse_address, serve
-from cronctl.operator.plan import Plan
+from cronctl.operator.plan import CreateJob, Plan, PostEvent
 
 from . import scenarios
 from .scenarios import NAME, NAMESPACE, t
@@ -32,7 +32,7 @@ OURS = (("namespace", NAMESPACE), ("schedule", NAME))
 
 
 def events(*reasons: str) -> Plan:
-    return Plan(events=[EventSpec("Normal", reason, "...") for reason in reasons])
+    return Plan(effects=[PostEvent(EventSpec("Normal", reason, "...")) for reason in reasons])
 
 
 # -- the pure mapping -------------------------------------------------------------------
@@ -57,7 +57,7 @@ def test_counts_map_event_reasons_to_counters(reasons: tuple[str, ...], expected
 @pytest.mark.parametrize("scenario, expected", [
     (scenarios.launch, {"launches": 1}),
     (scenarios.replace, {"replaces": 1, "launches": 1}),
-    (scenarios.overflow, {"overflows": 1}),
+    (scenarios.overflow, {"overflows": 1, "launches": 1}),  # the most recent time still runs
     (scenarios.timeout, {"timeouts": 1}),
     (scenarios.failure, {"failures": 1}),
     (lambda: scenarios.skip_then_success_and_launch()[0], {"skips": 1}),
@@ -88,7 +88,7 @@ def manifest(nominal: str, attempt: int = 1, reason: str = "scheduled") -> dict[
 ])
 def test_launch_delays_from_the_nominal_time_to_job_creation(created: list[dict[str, Any]], now: float,
                                                              expected: list[float]) -> None:
-    assert launch_delays(Plan(create=created), now) == expected
+    assert launch_delays(Plan(effects=[CreateJob(manifest) for manifest in created]), now) == expected
 
 
 # -- the registry and its exposition -------------------------------------------------------
@@ -129,9 +129,9 @@ def test_a_story_of_plans_adds_up() -> None:
     for before, result in story:
         metrics.record(NAMESPACE, NAME, result, now_seconds=t("2024-03-01T02:00") * 60, status=before.get("status"))
     totals = {name: samples(metrics, f"cronctl_{name}_total").get(OURS, 0) for name in COUNTERS}
-    assert totals == {"launches": 3, "skips": 1, "replaces": 1, "overflows": 1, "timeouts": 1, "retries": 1,
+    assert totals == {"launches": 4, "skips": 1, "replaces": 1, "overflows": 1, "timeouts": 1, "retries": 1,
                       "successes": 1, "failures": 1, "queued": 0, "coalesced": 0}
-    assert samples(metrics, "cronctl_launch_delay_seconds_count") == {(("namespace", NAMESPACE),): 3.0}
+    assert samples(metrics, "cronctl_launch_delay_seconds_count") == {(("namespace", NAMESPACE),): 4.0}
 
 
 def test_active_runs_follow_the_status_the_plan_wrote_or_else_the_old_one() -> None:

@@ -106,12 +106,18 @@ def test_forbid_skips_once_per_missed_time_while_a_run_is_active() -> None:
     assert relaunch.create[0]["metadata"]["name"] == job_name("sync", t("2024-03-01T01:00"))
 
 
-def test_replace_deletes_the_active_job_before_launching() -> None:
+def test_replace_launches_a_job_naming_the_run_it_replaces_then_deletes_the_old_job() -> None:
+    from cronctl.operator.resource import REPLACES_ANNOTATION
+    from cronctl.operator.plan import CreateJob, DeleteJob, PatchStatus
+
     body = after(schedule(concurrencyPolicy="Replace"),
                  plan(schedule(concurrencyPolicy="Replace"), [], CREATED).status)
     first = plan(body, [], t("2024-03-01T00:10"))
     second = plan(after(body, first.status), first.create, t("2024-03-01T00:20"))
-    assert second.delete_first == [first.create[0]["metadata"]["name"]]
+    old = first.create[0]["metadata"]["name"]
+    assert second.deletes("replaced") == [old]
+    assert second.create[0]["metadata"]["annotations"][REPLACES_ANNOTATION] == old
+    assert [type(e) for e in second.effects[:3]] == [CreateJob, PatchStatus, DeleteJob]
     assert [e.reason for e in second.events] == ["Replaced", "Launched"]
 
 
@@ -139,7 +145,7 @@ def test_retention_deletes_the_jobs_of_dropped_runs() -> None:
         body = after(body, result.status)
         jobs = [finished(job, "Complete", t(f"2024-03-01T{minute}") + 1) for job in jobs + result.create]
     result = plan(body, jobs, t("2024-03-01T00:25"))
-    assert result.delete_after == [job_name("sync", t("2024-03-01T00:10"))]
+    assert result.deletes() == result.deletes("dropped") == [job_name("sync", t("2024-03-01T00:10"))]
 
 
 def test_a_bad_expression_is_a_false_ready_condition_naming_the_field_and_reason() -> None:
@@ -156,14 +162,6 @@ def test_a_bad_expression_is_a_false_ready_condition_naming_the_field_and_reason
 def test_an_expression_that_never_fires_is_refused() -> None:
     result = plan(schedule("0 0 30 2 *"), [], CREATED)
     assert result.status is not None and result.status["conditions"][0]["reason"] == "NeverFires"
-
-
-def test_overflow_is_a_warning_and_a_condition_once() -> None:
-    body = after(schedule("* * * * *"), plan(schedule("* * * * *"), [], CREATED).status)
-    result = plan(body, [], CREATED + 101)
-    assert result.create == [] and [e.reason for e in result.events] == ["TooManyMissedSchedules"]
-    assert result.status is not None and result.status["conditions"][0]["status"] == "False"
-    assert plan(after(body, result.status), [], CREATED + 102).events == []
 
 
 def test_suspended_fires_nothing_and_counts_no_missed_time() -> None:

@@ -1,8 +1,10 @@
 """Carrying out a Plan against the API server, and reading what a plan needs.
 
-The only module of the operator that talks to Kubernetes for writes. Every
-call is namespaced to the CronSchedule's own namespace, so a schedule can
-never touch another namespace's objects.
+The only module of the operator that talks to Kubernetes for writes. It
+carries out a plan's effects one by one in the plan's order (which the plan
+chose so that a crash between any two is safe: ``plan.ordered``) and decides
+nothing. Every call is namespaced to the CronSchedule's own namespace, so a
+schedule can never touch another namespace's objects.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from kubernetes.client.exceptions import ApiException
 from .cache import Cache
 from .events import EventRecorder
 from .manifests import EventSpec
-from .plan import Plan
+from .plan import CreateJob, DeleteJob, PatchStatus, Plan, PostEvent, ResumeJob
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from .resource import SCHEDULE_LABEL
 
@@ -104,28 +106,34 @@ class Cluster:
     # -- writes ---------------------------------------------------------------
 
     def apply(self, schedule: Mapping[str, Any], plan: Plan) -> None:
+        """Carry out the plan's effects in its order; an error stops at the effect that failed."""
         namespace, owner = schedule["metadata"]["namespace"], schedule["metadata"]["name"]
-        for name in plan.delete_first:
-            self.delete_job(namespace, owner, name)
-        events = list(plan.events)
-        for manifest in plan.create:
-            problem = self.create_job(schedule, manifest)
-            if problem is not None:
-                events.append(problem)
-        for name in plan.release:
-            self.resume_job(namespace, name)
-        if plan.status is not None:
-            response = self.custom.patch_namespaced_custom_object_status(
-                GROUP, VERSION, namespace, PLURAL, owner, {"status": plan.status}, _preload_content=False)
-            if self.cache is not None:
-                self.cache.put_schedule(json.loads(response.data))
-        for name in plan.delete_after:
-            self.delete_job(namespace, owner, name)
-        for event in events:
-            if self.events is not None:
-                self.events.record(schedule, event)
-            else:
-                self.post_event(schedule, event)
+        for effect in plan.effects:
+            if isinstance(effect, CreateJob):
+                problem = self.create_job(schedule, effect.manifest)
+                if problem is not None:
+                    self.record_event(schedule, problem)
+            elif isinstance(effect, DeleteJob):
+                self.delete_job(namespace, owner, effect.name)
+            elif isinstance(effect, ResumeJob):
+                self.resume_job(namespace, effect.name)
+            elif isinstance(effect, PatchStatus):
+                self.patch_status(namespace, owner, effect.status)
+            elif isinstance(effect, PostEvent):
+                self.record_event(schedule, effect.event)
+
+    def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
+        response = self.custom.patch_namespaced_custom_object_status(
+            GROUP, VERSION, namespace, PLURAL, name, {"status": status}, _preload_content=False)
+        if self.cache is not None:
+            self.cache.put_schedule(json.loads(response.data))
+
+    def record_event(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
+        """Queue the Event for the background posters, or post it now without them."""
+        if self.events is not None:
+            self.events.record(schedule, event)
+        else:
+            self.post_event(schedule, event)
 
     def create_job(self, schedule: Mapping[str, Any], manifest: dict[str, Any]) -> EventSpec | None:
         """Create the Job of a launch; if it exists already and is ours, adopt it."""

@@ -1,14 +1,48 @@
-"""Pure builders of the API objects the operator writes: Jobs, conditions, Events."""
+"""Pure builders of the API objects the operator writes: Jobs, conditions, Events.
+
+A Job also records what its reconcile decided beyond the run it starts, so
+that a crash before the status write loses nothing (see ``plan.ordered``):
+the runs it replaces, the overflow it was launched past, the trigger it
+answers. ``observe`` reads them back.
+"""
 
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from ..manifest import API_VERSION, KIND
-from .resource import (ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
-                       START_AT_ANNOTATION, STARTED_ANNOTATION, rfc3339, rfc3339_seconds)
+from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, REPLACES_ANNOTATION, RUN_LABEL,
+                       SCHEDULE_LABEL, SCHEDULED_ANNOTATION, START_AT_ANNOTATION, STARTED_ANNOTATION,
+                       TRIGGER_ANNOTATION, rfc3339, rfc3339_seconds)
+
+
+class OverflowNote(NamedTuple):
+    """What a Job launched past the missed-schedules limit says of that overflow."""
+
+    missed: int
+    limit: int
+    dropped: int
+
+    def to_annotation(self) -> str:
+        return json.dumps({"missed": self.missed, "limit": self.limit, "dropped": self.dropped},
+                          separators=(",", ":"))
+
+    @classmethod
+    def from_annotation(cls, text: object) -> OverflowNote | None:
+        if not isinstance(text, str):
+            return None
+        try:
+            data = json.loads(text)
+            return cls(int(data["missed"]), int(data["limit"]), int(data.get("dropped", 0)))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+
+def replaced_runs(annotations: Mapping[str, Any]) -> list[str]:
+    return [name for name in str(annotations.get(REPLACES_ANNOTATION) or "").split(",") if name]
 
 
 def job_name(schedule: str, scheduled: int, attempt: int = 1, manual: bool = False) -> str:
@@ -25,13 +59,16 @@ def job_name(schedule: str, scheduled: int, attempt: int = 1, manual: bool = Fal
 
 def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], number: int, scheduled: int,
                  started: int, timeout_minutes: int | None, attempt: int = 1, now: int | None = None,
-                 retries: int = 0, reason: str = "scheduled", start_at: int | None = None) -> dict[str, Any]:
+                 retries: int = 0, reason: str = "scheduled", start_at: int | None = None,
+                 replaces: Sequence[str] = (), overflow: OverflowNote | None = None,
+                 trigger: str | None = None) -> dict[str, Any]:
     """The Job of one attempt. ``started`` is the run's first launch: the timeout counts
     from it, so a later attempt gets only the time that is left.
 
     ``start_at`` (seconds since 1970), when given, is a start the jitter put off:
     the Job is created suspended, so its name holds the firing across a crash,
-    and the operator resumes it at that second."""
+    and the operator resumes it at that second. ``replaces``, ``overflow`` and
+    ``trigger`` are what the reconcile that launches it decided besides it."""
     metadata = schedule["metadata"]
     template_metadata = template.get("metadata") or {}
     spec = copy.deepcopy(dict(template.get("spec") or {}))
@@ -41,9 +78,17 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         spec["activeDeadlineSeconds"] = min(deadline, spec.get("activeDeadlineSeconds", deadline))
     if retries:
         spec["backoffLimit"] = 0  # each attempt is its own Job: cronctl retries, not the Job
-    held = {} if start_at is None else {START_AT_ANNOTATION: rfc3339_seconds(start_at)}
+    recorded = {} if start_at is None else {START_AT_ANNOTATION: rfc3339_seconds(start_at)}
+    if replaces:
+        recorded[REPLACES_ANNOTATION] = ",".join(replaces)
+    if overflow is not None:
+        recorded[OVERFLOW_ANNOTATION] = overflow.to_annotation()
+    if trigger is not None:
+        recorded[TRIGGER_ANNOTATION] = trigger
     if start_at is not None:
         spec["suspend"] = True
+    _add_run_env(spec, {"CRONCTL_SCHEDULE": metadata["name"], "CRONCTL_NOMINAL_TIME": rfc3339(scheduled),
+                        "CRONCTL_REASON": reason, "CRONCTL_ATTEMPT": str(attempt)})
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -54,7 +99,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
                        SCHEDULE_LABEL: metadata["name"], RUN_LABEL: str(number), ATTEMPT_LABEL: str(attempt)},
             "annotations": {**(template_metadata.get("annotations") or {}),
                             SCHEDULED_ANNOTATION: rfc3339(scheduled), STARTED_ANNOTATION: rfc3339(started),
-                            REASON_ANNOTATION: reason, **held},
+                            REASON_ANNOTATION: reason, **recorded},
             "ownerReferences": [{
                 "apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"], "uid": metadata["uid"],
                 "controller": True, "blockOwnerDeletion": True,
@@ -62,6 +107,16 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         },
         "spec": spec,
     }
+
+
+def _add_run_env(spec: dict[str, Any], facts: Mapping[str, str]) -> None:
+    """Each container learns its run as a local runner's process does (a catch-up run can do the
+    work of its own nominal time); a variable the template sets itself is left as it is."""
+    pod = (spec.get("template") or {}).get("spec") or {}
+    for container in pod.get("containers") or []:
+        env = list(container.get("env") or [])
+        given = {item.get("name") for item in env}
+        container["env"] = env + [{"name": name, "value": value} for name, value in facts.items() if name not in given]
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ COUNTERS: dict[str, tuple[tuple[str, ...], str]] = {
     "skips": (("Skipped",), "Schedule times skipped because a run was still active (Forbid)."),
     "replaces": (("Replaced",), "Active runs deleted to make room for a newer one (Replace)."),
     "overflows": (("TooManyMissedSchedules",),
-                  "Times a schedule went into overflow: more than 100 missed times, nothing launched."),
+                  "Times a schedule went into overflow: more missed times than its missedSchedulesLimit "
+                  "(the most recent still launched through the policy)."),
     "timeouts": (("TimedOut",), "Runs that reached timeoutMinutes."),
     "retries": (("Retried",), "Later attempts started after a failed attempt (maxRetries)."),
     "successes": (("Succeeded",), "Runs that succeeded."),

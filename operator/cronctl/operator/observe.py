@@ -1,10 +1,21 @@
 """From what the API shows to the core's state: level-based, no diffs.
 
 The state of one schedule is rebuilt on every reconcile from its status
-(history, counters, last schedule time) and its owned Jobs (active runs and
-how they ended). A Job created just before a crash, before the status could
-record it, still counts: its run number and scheduled time come from its
-labels and annotations, so it is adopted rather than launched again.
+(history, counters, last schedule and skip times, whether it is overflowing)
+and its owned Jobs (active runs and how they ended). The status is written
+after a reconcile's Jobs are created and before the Jobs it forgets are
+deleted (``plan.ordered``), so whatever point a crash hit, the Jobs tell a
+restart what the lost status write would have said:
+
+- a Job whose run the status does not know yet (its run number is above
+  ``launched``) is adopted, not launched again: its number, nominal time and
+  reason are on it; an overflow it was launched past is on it too;
+- a run named by a live Job's ``cronctl.dev/replaces`` was replaced, never
+  lost, whether its own Job is still there or already deleted;
+- a Job whose run the status counted (number at most ``launched``) but no
+  longer holds (retention dropped it, or it was replaced) is left over, and
+  deleted, never adopted;
+- a manual run's Job carries the trigger value it answers.
 """
 
 from __future__ import annotations
@@ -14,9 +25,10 @@ from typing import Any, Iterable, Mapping
 
 from ..core.retention import Finished, retention_class
 from ..core.state import FAILED, RUNNING, SUCCEEDED, JobState, Queued
-from .manifests import job_name
-from .resource import (ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
-                       START_AT_ANNOTATION, STARTED_ANNOTATION, parse_rfc3339, parse_rfc3339_seconds, rfc3339)
+from .manifests import OverflowNote, job_name, replaced_runs
+from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
+                       START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, parse_rfc3339,
+                       parse_rfc3339_seconds, rfc3339)
 
 
 @dataclass
@@ -66,6 +78,14 @@ class Observed:
     lost: list[str]  # active in status, but their Job is gone
     # What the status last said of each active run: (state, attempt), so a plan tells news from repeats.
     reported: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # Runs a live Job was launched to replace that the status or a Job still shows: their Jobs go.
+    replaced: list[RunView] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)  # Jobs of runs the status counted and forgot
+    answered: set[str] = field(default_factory=set)  # trigger values a manual run's Job answers
+    # An overflow that the Jobs of launches the status does not know yet were launched past,
+    # with those launches' nominal times: the status write that would have recorded it was lost.
+    overflow: OverflowNote | None = None
+    overflow_launches: list[int] = field(default_factory=list)
 
 
 def job_outcome(job: Mapping[str, Any]) -> tuple[str, int] | None:
@@ -110,9 +130,11 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
     runs: dict[str, RunView] = {}
     state = JobState(last_schedule=parse_rfc3339(status.get("lastScheduleTime")),
                      launched=int(status.get("launched", 0)), skipped=int(status.get("skipped", 0)),
-                     overflowed=int(status.get("overflowed", 0)),
+                     last_skipped=parse_rfc3339(status.get("lastSkippedTime")),
+                     overflowed=int(status.get("overflowed", 0)), overflowing=status.get("overflowing") is True,
                      not_before=parse_rfc3339(status.get("suspendedThrough")),
                      queue=_queue(status.get("queue")))
+    observed = Observed(state, runs, [])
     for entry in status.get("history") or []:
         run = _finished_run(entry)
         if run is not None:
@@ -121,27 +143,60 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
             kept.append(Finished(run.finished, run.number, run.name))  # type: ignore[arg-type]
     state.kept_succeeded.sort()
     state.kept_failed.sort()
-    for job in jobs:
-        run = run_of_job(job, owner_uid)
-        if run is None or (run.name in runs and (runs[run.name].state != RUNNING
-                                                 or runs[run.name].attempt > run.attempt)):
-            continue  # a finished run, or an older attempt: a late change of it changes nothing
-        runs[run.name] = run
-    lost, reported = [], {}
+    listed: dict[str, RunView] = {}
     for entry in status.get("active") or []:
         run = _active_run(entry)
         if run is not None:
-            reported[run.name] = (str(entry.get("state", RUNNING)), run.attempt)
-        if run is not None and run.name not in runs:
-            runs[run.name] = run
-            lost.append(run.name)
+            listed[run.name] = run
+            observed.reported[run.name] = (str(entry.get("state", RUNNING)), run.attempt)
+    counted = int(status.get("launched", 0))
+    owned = [(job, run) for job in jobs if (run := run_of_job(job, owner_uid)) is not None]
+    replaced = {name for job, _ in owned for name in replaced_runs(_annotations(job))}
+    replacing: dict[str, RunView] = {}
+    for job, run in owned:
+        annotations = _annotations(job)
+        if run.reason == "manual" and annotations.get(TRIGGER_ANNOTATION) is not None:
+            observed.answered.add(str(annotations[TRIGGER_ANNOTATION]))
+        if run.name in runs and runs[run.name].state != RUNNING:
+            continue  # a finished run: a late change of its Jobs changes nothing
+        if run.name in replaced:
+            _keep_newest_attempt(replacing, run)
+        elif run.name not in listed and run.number <= counted:
+            observed.leftovers.append(str(job["metadata"]["name"]))
+        elif run.name not in runs or runs[run.name].attempt < run.attempt:
+            runs[run.name] = run  # an older attempt's Job, seen after a newer one, changes nothing
+            if run.name not in listed and run.attempt == 1:
+                _note_overflow(observed, run, annotations)
+    for name, run in listed.items():
+        if name in replaced:
+            _keep_newest_attempt(replacing, run)
+        elif name not in runs:
+            runs[name] = run
+            observed.lost.append(name)
+    observed.replaced = sorted(replacing.values(), key=lambda r: r.number)
     active = sorted((run for run in runs.values() if run.state == RUNNING), key=lambda r: r.number)
     state.active = [run.name for run in active]
-    for run in runs.values():
+    for run in [*runs.values(), *observed.replaced]:
         state.launched = max(state.launched, run.number)
         if run.reason != "manual" and (state.last_schedule is None or run.scheduled > state.last_schedule):
             state.last_schedule = run.scheduled
-    return Observed(state, runs, lost, reported)
+    return observed
+
+
+def _annotations(job: Mapping[str, Any]) -> Mapping[str, Any]:
+    return (job.get("metadata") or {}).get("annotations") or {}
+
+
+def _keep_newest_attempt(views: dict[str, RunView], run: RunView) -> None:
+    if run.name not in views or views[run.name].attempt < run.attempt:
+        views[run.name] = run
+
+
+def _note_overflow(observed: Observed, run: RunView, annotations: Mapping[str, Any]) -> None:
+    note = OverflowNote.from_annotation(annotations.get(OVERFLOW_ANNOTATION))
+    if note is not None:
+        observed.overflow = note
+        observed.overflow_launches = sorted([*observed.overflow_launches, run.scheduled])
 
 
 def _queue(entries: object) -> list[Queued]:

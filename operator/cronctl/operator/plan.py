@@ -1,38 +1,95 @@
-"""One reconcile of one CronSchedule, as data: what to create, delete, post and patch.
+"""One reconcile of one CronSchedule, as data: the effects to carry out, in their order.
 
 ``plan`` is pure: the CronSchedule, its owned Jobs and the minute in, a
 ``Plan`` out. It rebuilds the core's state (``observe``), ends the runs whose
-Jobs ended or whose timeout passed, asks ``core.tick.decide`` what to do, and
-maps each decision to API actions. ``apply`` carries the plan out.
+Jobs ended or whose timeout passed, asks ``core.tick.decide`` what to do and
+has ``core.transitions`` apply the decisions to the state; then it adds the
+effects of each applied decision: a Job to create or delete, an Event when
+the decision is news. It decides and counts nothing itself. The order of the
+effects is part of the plan (``ordered``): a crash after any prefix of them
+leaves a world that the next reconcile finishes exactly as the whole plan
+would have. ``apply`` carries them out, in that order, and does nothing else.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence, Union
 
 from ..core.schedule import Timeline
-from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, Queued
-from ..core.tick import (Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, decide, firing_reason,
-                         manual_launch, run_end, start_time)
-from .manifests import EventSpec, condition, job_manifest, job_name
-from .observe import Observed, RunView, observe
+from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
+from ..core.tick import (MAX_COUNTED_DROPPED, Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip,
+                         decide, manual_launch, run_end, start_time)
+from ..core.transitions import MANUAL, Applied, apply, apply_tick
 from ..manifest import ScheduleSpec, SpecError, read_spec
+from .manifests import EventSpec, OverflowNote, condition, job_manifest, job_name
+from .observe import Observed, RunView, observe
 from .resource import STATUS_VERSION, TRIGGER_ANNOTATION, parse_rfc3339, rfc3339, rfc3339_seconds
+
+MISSED_SCHEDULES = "MissedSchedules"  # the condition an overflow sets
+
+# -- effects -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CreateJob:
+    manifest: dict[str, Any]  # AlreadyExists and ours: adopted
+
+
+@dataclass(frozen=True)
+class ResumeJob:
+    name: str  # a Job held (suspended) for its jitter, whose second has come
+
+
+@dataclass(frozen=True)
+class PatchStatus:
+    status: dict[str, Any]  # the whole new status
+
+
+REPLACED, DROPPED, LEFT_OVER = "replaced", "dropped", "left-over"
+
+
+@dataclass(frozen=True)
+class DeleteJob:
+    name: str  # NotFound: already done
+    why: str  # REPLACED (Replace), DROPPED (retention) or LEFT_OVER (by a crash after the status write)
+
+
+@dataclass(frozen=True)
+class PostEvent:
+    event: EventSpec
+
+
+Effect = Union[CreateJob, ResumeJob, PatchStatus, DeleteJob, PostEvent]
 
 
 @dataclass
 class Plan:
-    delete_first: list[str] = field(default_factory=list)  # replaced runs' Jobs
-    create: list[dict[str, Any]] = field(default_factory=list)
-    delete_after: list[str] = field(default_factory=list)  # Jobs of runs retention dropped
-    events: list[EventSpec] = field(default_factory=list)
-    status: dict[str, Any] | None = None  # the new status, when it differs from the old
+    effects: list[Effect] = field(default_factory=list)  # carried out in this order (see ``ordered``)
     wake_at: int | None = None  # the minute to look again (besides watch events)
-    release: list[str] = field(default_factory=list)  # held Jobs whose jittered start has come
     release_at: int | None = None  # the second the next held Job may start
     lost: list[str] = field(default_factory=list)  # runs active in status whose Job is not among the Jobs
+
+    @property
+    def create(self) -> list[dict[str, Any]]:
+        return [e.manifest for e in self.effects if isinstance(e, CreateJob)]
+
+    @property
+    def release(self) -> list[str]:
+        return [e.name for e in self.effects if isinstance(e, ResumeJob)]
+
+    @property
+    def status(self) -> dict[str, Any] | None:
+        """The new status, when it differs from the old."""
+        return next((e.status for e in self.effects if isinstance(e, PatchStatus)), None)
+
+    @property
+    def events(self) -> list[EventSpec]:
+        return [e.event for e in self.effects if isinstance(e, PostEvent)]
+
+    def deletes(self, why: str | None = None) -> list[str]:
+        """The Jobs deleted (for ``why`` only, if given)."""
+        return [e.name for e in self.effects if isinstance(e, DeleteJob) and why in (None, e.why)]
 
     @property
     def wake_second(self) -> float | None:
@@ -40,6 +97,59 @@ class Plan:
         candidates = [t for t in (None if self.wake_at is None else self.wake_at * 60, self.release_at)
                       if t is not None]
         return min(candidates) if candidates else None
+
+
+@dataclass
+class _Effects:
+    """The effects of one reconcile, by kind, as the plan finds them."""
+
+    creates: list[CreateJob] = field(default_factory=list)
+    resumes: list[ResumeJob] = field(default_factory=list)
+    deletes: list[DeleteJob] = field(default_factory=list)
+    events: list[PostEvent] = field(default_factory=list)
+
+    def event(self, kind: str, reason: str, message: str) -> None:
+        self.events.append(PostEvent(EventSpec(kind, reason, message)))
+
+
+def ordered(effects: _Effects, status: dict[str, Any] | None) -> list[Effect]:
+    """The effects of one reconcile in the order that makes every crash point restart-safe.
+
+    1. Create Jobs. A Job records its launch where no crash can lose it:
+       ``observe`` adopts a Job whose run the status does not know yet (its
+       number and nominal time are on it), so a crash before the status write
+       neither doubles a launch nor a retry's attempt. It also records what
+       the same reconcile decided besides it: the runs it replaces
+       (``cronctl.dev/replaces``), the overflow it was launched past, the
+       trigger a manual run answers.
+    2. Resume held Jobs (idempotent; they change no status).
+    3. Write the status, once: it records what the creates made and forgets
+       what the deletes will remove.
+    4. Delete Jobs. The status no longer names their runs and has counted
+       them (their numbers are at most ``launched``), so a Job a crash left
+       behind here is deleted by the next reconcile, never adopted; and the
+       status never calls a run active whose Job is deleted, so a Job gone
+       under an active run (JobGone, failed) always means someone else.
+    5. Post Events: they report what the status recorded. A crash before the
+       status write posts none (the next reconcile decides them again); after
+       it, some may be lost, none is posted twice.
+
+    Replace deletes the old Jobs in step 4, after the new Job exists, not
+    first as CronJob does: deleted first, a crash before the status write left
+    a run the status calls active with its Job gone, which a restart can only
+    count as failed (JobGone), pushing a real failure out of a short history
+    and deleting its Job. Created first, the new Job names the runs it
+    replaces, so a restart at any point knows them replaced, and it costs no
+    write more (marking the runs in the status before deleting them would
+    cost one status write more per Replace). The old pods run one status write
+    longer; with background propagation old and new pods overlap briefly in
+    either order, as CronJob's do.
+    """
+    patch: list[Effect] = [] if status is None else [PatchStatus(status)]
+    return [*effects.creates, *effects.resumes, *patch, *effects.deletes, *effects.events]
+
+
+# -- the plan --------------------------------------------------------------------------------
 
 
 def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: int,
@@ -60,53 +170,27 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     except SpecError as error:
         return _refused(schedule, status, anchor, error, now)
     observed = observe(status, jobs, metadata["uid"])
-    result = Plan(lost=list(observed.lost))
-    _end_runs(spec, observed, now, result)
+    result, out = Plan(lost=list(observed.lost)), _Effects()
+    _end_runs(spec, observed, now, out)
+    _finish_replaced(observed, out)
+    out.deletes.extend(DeleteJob(name, LEFT_OVER) for name in observed.leftovers)
     state = observed.state
     suspended_through = now if spec.suspend else parse_rfc3339(status.get("suspendedThrough"))
     state.not_before = suspended_through
-    last_skipped = parse_rfc3339(status.get("lastSkippedTime"))
-    overflowing = False
+    missed = _MissedCondition()
     if not spec.suspend:
         tick = decide(spec.job, state, timeline, now)
-        for decision in tick.decisions:
-            if isinstance(decision, Replace):
-                state.active.remove(decision.run_id)
-                state.forget_retry(decision.run_id)
-                result.delete_first.extend(observed.runs[decision.run_id].jobs())
-                result.events.append(EventSpec("Normal", "Replaced", f"deleted the active run {decision.run_id}"))
-            elif isinstance(decision, Retry):
-                _retry(schedule, spec, observed, decision, now, result)
-            elif isinstance(decision, Launch):
-                _launch(schedule, spec, observed, decision, now, result, second)
-            elif isinstance(decision, Skip) and decision.scheduled_for != last_skipped:
-                last_skipped = decision.scheduled_for
-                state.skipped += 1
-                result.events.append(EventSpec("Normal", "Skipped", f"skipped {rfc3339(decision.scheduled_for)}: "
-                                               f"{state.active[0]} is still active (Forbid)"))
-            elif isinstance(decision, Enqueue):
-                state.queue.append(Queued(decision.scheduled_for, decision.reason))
-                state.last_schedule = max(decision.scheduled_for, state.last_schedule or decision.scheduled_for)
-                result.events.append(EventSpec("Normal", "Queued", f"{rfc3339(decision.scheduled_for)} "
-                                               f"({decision.reason}) waits for the active run (WaitForLast)"))
-            elif isinstance(decision, Coalesce):
-                state.queue = [q for q in state.queue if q.nominal != decision.scheduled_for]
-                result.events.append(EventSpec("Normal", "Coalesced", f"{rfc3339(decision.scheduled_for)} gave its "
-                                               "place to a newer scheduled time (WaitForLast)"))
-            elif isinstance(decision, Overflow):
-                overflowing = True
-                if not _was_overflowing(status):
-                    state.overflowed += 1
-                    result.events.append(EventSpec("Warning", "TooManyMissedSchedules", _overflow_message()))
+        decisions = _with_recorded_overflow(spec, observed, tick.decisions)
+        applied = apply_tick(state, decisions, key=lambda launch: job_name(spec.job.name, launch.scheduled_for))
+        missed = _carry_out(schedule, spec, observed, applied, now, second, out)
         result.wake_at = _wake_at(spec, observed, tick.wake_at, now)
     trigger = pending_trigger(schedule)
-    if trigger is not None:  # consumed once: the status remembers the value it answered
-        _launch(schedule, spec, observed, manual_launch(spec.job, state, now), now, result)
-    _release_held(observed, second, result)
-    new_status = _status(schedule, spec, observed, timeline, anchor, now, last_skipped, suspended_through,
-                         overflowing)
+    if trigger is not None and trigger not in observed.answered:  # else its Job exists: the status write was lost
+        _trigger(schedule, spec, observed, trigger, now, second, out)
+    result.release_at = _release_held(observed, second, out)
+    new_status = _status(schedule, spec, observed, timeline, anchor, now, suspended_through, missed)
     new_status["lastTrigger"] = trigger if trigger is not None else status.get("lastTrigger")
-    result.status = _changed(status, new_status)
+    result.effects = ordered(out, _changed(status, new_status))
     return result
 
 
@@ -119,7 +203,95 @@ def pending_trigger(schedule: Mapping[str, Any]) -> str | None:
     return str(value)
 
 
-def _end_runs(spec: ScheduleSpec, observed: Observed, now: int, result: Plan) -> None:
+@dataclass
+class _MissedCondition:
+    """What this reconcile says of the MissedSchedules condition."""
+
+    overflow: str | None = None  # the message of an overflow the job went into
+    on_time: bool = False  # a firing launched for its own minute, past no overflow
+
+
+def _with_recorded_overflow(spec: ScheduleSpec, observed: Observed,
+                            decisions: Sequence[Decision]) -> tuple[Decision, ...]:
+    """The tick's decisions, after the overflow that adopted Jobs were launched past.
+
+    Those Jobs were created by a reconcile whose status write was lost; once
+    they are adopted, the missed times they dealt with are no longer missed,
+    so this tick cannot see the overflow again. It is carried out here as
+    that reconcile decided it, and the launches after it carry it on.
+    """
+    note = observed.overflow
+    if note is None or any(isinstance(d, Overflow) for d in decisions):
+        return tuple(decisions)
+    return (Overflow(spec.job.name, note.missed, note.limit, launches=True, dropped=note.dropped), *decisions)
+
+
+def _carry_out(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, applied: list[Applied],
+               now: int, second: float, out: _Effects) -> _MissedCondition:
+    """The effects of one tick's applied decisions."""
+    replaced: list[str] = []  # the runs replaced for the next launch
+    overflow: Overflow | None = None
+    report: tuple[int, Overflow] | None = None  # an overflow to report, and where its Event goes
+    launched: list[int] = []  # the nominal times launched past the overflow
+    on_time = False
+    for decision, news in applied:
+        if isinstance(decision, Launch):
+            note = None if overflow is None else OverflowNote(overflow.missed, overflow.limit, overflow.dropped)
+            _launch(schedule, spec, observed, decision, now, second, out, replaced, note)
+            replaced = []
+            launched.append(decision.scheduled_for)
+            on_time = on_time or (overflow is None and decision.reason == "scheduled")
+        elif isinstance(decision, Retry):
+            _retry(schedule, spec, observed, decision, now, out)
+        elif isinstance(decision, Replace):
+            replaced.append(decision.run_id)
+            out.deletes.extend(DeleteJob(job, REPLACED) for job in observed.runs[decision.run_id].jobs())
+            out.event("Normal", "Replaced", f"deleted the active run {decision.run_id}")
+        elif isinstance(decision, Skip):
+            if news:
+                out.event("Normal", "Skipped", f"skipped {rfc3339(decision.scheduled_for)}: "
+                          f"{observed.state.active[0]} is still active (Forbid)")
+        elif isinstance(decision, Enqueue):
+            out.event("Normal", "Queued", f"{rfc3339(decision.scheduled_for)} ({decision.reason}) waits for "
+                      "the active run (WaitForLast)")
+        elif isinstance(decision, Coalesce):
+            out.event("Normal", "Coalesced", f"{rfc3339(decision.scheduled_for)} gave its place to a newer "
+                      "scheduled time (WaitForLast)")
+        elif isinstance(decision, Overflow):
+            overflow = decision
+            if news:
+                report = (len(out.events), decision)
+    if report is None:
+        return _MissedCondition(on_time=on_time)
+    at, decision = report
+    message = _overflow_message(decision, sorted(observed.overflow_launches + launched))
+    out.events.insert(at, PostEvent(EventSpec("Warning", "TooManyMissedSchedules", message)))
+    return _MissedCondition(overflow=message)
+
+
+def _overflow_message(overflow: Overflow, launched: list[int]) -> str:
+    """How many times were missed, the limit, what was launched, how many were dropped."""
+    limit = overflow.limit
+    least = "at least " if overflow.dropped >= MAX_COUNTED_DROPPED else ""
+    if overflow.dropped:
+        missed = f"{least}{limit + overflow.dropped} schedule times were missed, more than missedSchedulesLimit {limit}"
+    else:
+        missed = f"more than {limit} schedule times were missed (missedSchedulesLimit)"
+    what = ("launched " + ", ".join(rfc3339(t) for t in launched) if launched
+            else "nothing launched yet: a run is still active")
+    dropped = f"; dropped the {least}{overflow.dropped} older ones (catchUp All)" if overflow.dropped else ""
+    return f"{missed}; {what}{dropped}"
+
+
+def _finish_replaced(observed: Observed, out: _Effects) -> None:
+    """Runs a live Job replaces that a crash left shown: the rest of their Replace."""
+    for run in observed.replaced:
+        out.deletes.extend(DeleteJob(job, REPLACED) for job in run.jobs())
+        if run.name in observed.reported:  # the status still calls it active: the Replace was not recorded
+            out.event("Normal", "Replaced", f"deleted the active run {run.name}")
+
+
+def _end_runs(spec: ScheduleSpec, observed: Observed, now: int, out: _Effects) -> None:
     """Runs whose Job ended, whose Job is gone, or whose timeout passed, in the order they ended.
 
     A failed attempt with retries left does not end its run: the run waits
@@ -146,14 +318,14 @@ def _end_runs(spec: ScheduleSpec, observed: Observed, now: int, result: Plan) ->
             run.state = RETRY_PENDING
             if observed.reported.get(name) == (RETRY_PENDING, run.attempt):
                 continue  # said when the attempt failed; the run still waits for its next one
-            result.events.append(EventSpec("Warning", "AttemptFailed", f"attempt {run.attempt} of run {number} "
-                                           f"({run.job}) failed; attempt {pending.attempt} at {rfc3339(pending.due)}"))
+            out.event("Warning", "AttemptFailed", f"attempt {run.attempt} of run {number} ({run.job}) failed; "
+                      f"attempt {pending.attempt} at {rfc3339(pending.due)}")
             continue
         run.state, run.finished = outcome, at
         dropped = observed.state.record_finish(name, number, outcome, at, options.keep_succeeded,
                                                options.keep_failed)
-        result.delete_after.extend(job for item in dropped for job in observed.runs[item.run_id].jobs())
-        result.events.append(_end_event(run, name in observed.lost))
+        out.deletes.extend(DeleteJob(job, DROPPED) for item in dropped for job in observed.runs[item.run_id].jobs())
+        out.events.append(PostEvent(_end_event(run, name in observed.lost)))
 
 
 def _end_event(run: RunView, lost: bool) -> EventSpec:
@@ -164,57 +336,64 @@ def _end_event(run: RunView, lost: bool) -> EventSpec:
                      f"run {run.number} ({run.name}) {run.state.replace('_', ' ')} at {rfc3339(run.finished or 0)}")
 
 
+def _trigger(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, trigger: str, now: int,
+             second: float, out: _Effects) -> None:
+    """A manual run for the trigger annotation's new value (a second one within the same
+    minute finds its Job name taken, and is answered by the first)."""
+    launch = manual_launch(spec.job, observed.state, now)
+    name = job_name(spec.job.name, now, manual=True)
+    if name in observed.runs:
+        return
+    apply(observed.state, launch, run_key=name)
+    _launch(schedule, spec, observed, launch, now, second, out, trigger=trigger)
+
+
 def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, decision: Launch, now: int,
-            result: Plan, second: float | None = None) -> None:
+            second: float, out: _Effects, replaces: Sequence[str] = (), overflow: OverflowNote | None = None,
+            trigger: str | None = None) -> None:
     """Create the run's first Job. A scheduled firing whose jitter puts its start after
     ``second`` gets a Job created suspended until then; catch-up and manual ones start now."""
-    manual = decision.reason == "manual"
-    reason = decision.reason if manual else firing_reason(decision.scheduled_for, now)
-    start = start_time(spec.job, dataclasses.replace(decision, reason=reason))
-    hold = start if second is not None and start > second else None
-    name = job_name(spec.job.name, decision.scheduled_for, manual=manual)
-    state = observed.state
-    state.active.append(name)
-    state.launched = decision.number
-    if state.queue and state.queue[0].nominal == decision.scheduled_for and not manual:
-        state.queue.pop(0)
-    if not manual:
-        state.last_schedule = max(decision.scheduled_for, state.last_schedule or decision.scheduled_for)
-    observed.runs[name] = RunView(name, decision.number, decision.scheduled_for, now, reason=reason,
+    start = start_time(spec.job, decision)
+    hold = start if start > second else None
+    name = job_name(spec.job.name, decision.scheduled_for, manual=decision.reason == MANUAL)
+    observed.runs[name] = RunView(name, decision.number, decision.scheduled_for, now, reason=decision.reason,
                                   held_until=hold)
-    result.create.append(job_manifest(schedule, spec.job_template, decision.number, decision.scheduled_for, now,
-                                      spec.job.options.timeout, retries=spec.job.options.retries,
-                                      reason=reason, start_at=hold))
-    note = {"manual": " (manual)", "catch-up": " (catch-up)"}.get(reason, "")
+    options = spec.job.options
+    out.creates.append(CreateJob(job_manifest(
+        schedule, spec.job_template, decision.number, decision.scheduled_for, now, options.timeout,
+        retries=options.retries, reason=decision.reason, start_at=hold, replaces=replaces, overflow=overflow,
+        trigger=trigger)))
+    note = {"manual": " (manual)", "catch-up": " (catch-up)"}.get(decision.reason, "")
     if hold is not None:
         note += f"; it starts at {rfc3339_seconds(hold)} (jitter)"
-    result.events.append(EventSpec("Normal", "Launched", f"launched run {decision.number} ({name}) for "
-                                   f"{rfc3339(decision.scheduled_for)}{note}"))
+    out.event("Normal", "Launched", f"launched run {decision.number} ({name}) for "
+              f"{rfc3339(decision.scheduled_for)}{note}")
 
 
-def _release_held(observed: Observed, second: float, result: Plan) -> None:
-    """Resume the held Jobs whose jittered start has come; remember the next one's."""
+def _release_held(observed: Observed, second: float, out: _Effects) -> int | None:
+    """Resume the held Jobs whose jittered start has come; the second the next one's comes."""
+    release_at = None
     for name in observed.state.active:
         run = observed.runs[name]
         if run.held_until is None or run.state != RUNNING:
             continue
         if run.held_until <= second:
-            result.release.append(run.job)
+            out.resumes.append(ResumeJob(run.job))
             run.held_until = None
-        elif result.release_at is None or run.held_until < result.release_at:
-            result.release_at = run.held_until
+        elif release_at is None or run.held_until < release_at:
+            release_at = run.held_until
+    return release_at
 
 
 def _retry(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, decision: Retry, now: int,
-           result: Plan) -> None:
+           out: _Effects) -> None:
     run = observed.runs[decision.run_id]
     run.state, run.attempt, run.ended = RUNNING, decision.attempt, None
-    observed.state.forget_retry(run.name)
     options = spec.job.options
-    result.create.append(job_manifest(schedule, spec.job_template, run.number, run.scheduled, run.started,
-                                      options.timeout, run.attempt, now, options.retries, run.reason))
-    result.events.append(EventSpec("Normal", "Retried", f"started attempt {run.attempt} of run {run.number} "
-                                   f"({run.job}) for {rfc3339(run.scheduled)}"))
+    out.creates.append(CreateJob(job_manifest(schedule, spec.job_template, run.number, run.scheduled, run.started,
+                                              options.timeout, run.attempt, now, options.retries, run.reason)))
+    out.event("Normal", "Retried", f"started attempt {run.attempt} of run {run.number} ({run.job}) for "
+              f"{rfc3339(run.scheduled)}")
 
 
 def _wake_at(spec: ScheduleSpec, observed: Observed, decided: int | None, now: int) -> int | None:
@@ -234,25 +413,27 @@ def _wake_at(spec: ScheduleSpec, observed: Observed, decided: int | None, now: i
     return max(min(candidates), now + 1)
 
 
-def _was_overflowing(status: Mapping[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("reason") == "TooManyMissedSchedules"
-               for c in status.get("conditions") or [])
-
-
-def _overflow_message() -> str:
-    return ("more than 100 schedule times were missed; nothing is launched until fewer are "
-            "(set startingDeadlineSeconds to bound the window)")
+def _missed_schedules(spec: ScheduleSpec, missed: _MissedCondition, generation: int, now: int,
+                      previous: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """True from the reconcile an overflow began in, with its message; False again once a
+    firing is on time. Ready stays True meanwhile: the schedule works."""
+    if missed.overflow is not None:
+        return condition(MISSED_SCHEDULES, True, "TooManyMissedSchedules", missed.overflow, generation, now,
+                         previous)
+    old = next((c for c in previous if c.get("type") == MISSED_SCHEDULES), None)
+    if old is not None and old.get("status") == "True" and not missed.on_time:
+        return condition(MISSED_SCHEDULES, True, str(old.get("reason")), str(old.get("message")), generation, now,
+                         previous)
+    return condition(MISSED_SCHEDULES, False, "OnTime", f"no more than {spec.job.options.missed_limit} "
+                     "schedule times were missed (missedSchedulesLimit)", generation, now, previous)
 
 
 def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, timeline: Timeline, anchor: int,
-            now: int, last_skipped: int | None, suspended_through: int | None,
-            overflowing: bool) -> dict[str, Any]:
+            now: int, suspended_through: int | None, missed: _MissedCondition) -> dict[str, Any]:
     state = observed.state
     generation = schedule["metadata"].get("generation", 0)
     previous = (schedule.get("status") or {}).get("conditions") or []
-    if overflowing:
-        ready = condition("Ready", False, "TooManyMissedSchedules", _overflow_message(), generation, now, previous)
-    elif spec.suspend:
+    if spec.suspend:
         ready = condition("Ready", True, "Suspended", "suspended: nothing fires", generation, now, previous)
     else:
         ready = condition("Ready", True, "Scheduled", "the schedule is valid", generation, now, previous)
@@ -268,13 +449,14 @@ def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
         "launched": state.launched,
         "skipped": state.skipped,
         "overflowed": state.overflowed,
-        "lastSkippedTime": None if last_skipped is None else rfc3339(last_skipped),
+        "overflowing": True if state.overflowing else None,
+        "lastSkippedTime": None if state.last_skipped is None else rfc3339(state.last_skipped),
         "suspendedThrough": None if suspended_through is None else rfc3339(suspended_through),
         "activeCount": len(state.active),
         "queue": [{"scheduledTime": rfc3339(q.nominal), "reason": q.reason} for q in state.queue],
         "active": [observed.runs[name].active_entry() for name in state.active],
         "history": [run.history_entry() for run in history],
-        "conditions": [ready],
+        "conditions": [ready, _missed_schedules(spec, missed, generation, now, previous)],
     }
     return status
 
@@ -287,8 +469,10 @@ def _refused(schedule: Mapping[str, Any], status: Mapping[str, Any], anchor: int
     new = {**status, "version": STATUS_VERSION, "observedGeneration": generation, "anchorTime": rfc3339(anchor),
            "nextFireTime": None, "conditions": [ready]}
     already_said = any(c.get("type") == "Ready" and c.get("message") == error.message for c in previous)
-    events = [] if already_said else [EventSpec("Warning", error.reason, error.message)]
-    return Plan(events=events, status=_changed(status, new))
+    out = _Effects()
+    if not already_said:
+        out.event("Warning", error.reason, error.message)
+    return Plan(effects=ordered(out, _changed(status, new)))
 
 
 def _changed(old: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:

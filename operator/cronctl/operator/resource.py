@@ -16,6 +16,11 @@ TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # on a CronSchedule: any new value a
 REASON_ANNOTATION = "cronctl.dev/reason"  # on a Job: scheduled, catch-up or manual
 # On a Job created suspended: the second its jitter lets it start (the operator then resumes it).
 START_AT_ANNOTATION = "cronctl.dev/start-at"
+# On a Job: the runs (their names, comma-separated) it was launched to replace (Replace).
+REPLACES_ANNOTATION = "cronctl.dev/replaces"
+# On a Job: the overflow it was launched past, as JSON {"missed": M, "limit": L, "dropped": D}.
+OVERFLOW_ANNOTATION = "cronctl.dev/overflow"
+# On a manual run's Job, TRIGGER_ANNOTATION holds the trigger value it answers.
 
 STATUS_VERSION = 1
 

@@ -2,10 +2,12 @@
 
 One table of timelines (a schedule, a policy, options, how long each run
 takes, a range of minutes) is driven through the run() harness, the
-operator's plan (against an in-memory cluster), the single-node runner (real
-processes, an injected clock) and ``cronctl fleet preview``, and each reports
-what happened: runs launched, schedule times skipped (each once, however many
-ticks skipped it), runs replaced, overflows (each once per entry into it).
+operator's plan (against an in-memory cluster, tests/operator/world.py), the
+single-node runner (real processes, an injected clock) and ``cronctl fleet
+preview``, and each reports what a user sees of it (the harness's events, the
+operator's Events and status counters, the runner's history and output, the
+preview's counts): runs launched, schedule times skipped (each once, however
+many ticks skipped it), runs replaced, overflows (each once per entry into it).
 
 The drivers tick every minute; a run ends at its launch + ``run_minutes``
 (before that minute's tick), unless its timeout ends it first. The harness
@@ -27,8 +29,11 @@ import pytest
 from cronctl import run
 from cronctl.core.times import format_time, parse_time
 from cronctl.fleet import merge_defaults, preview, read_values
+from cronctl.operator.plan import CreateJob, PostEvent
 from cronctl.runner.engine import Runner
-from cronctl.runner.executor import nominal_iso, run_folder_name, RunKey
+from cronctl.runner.executor import RunKey, nominal_iso, run_folder_name
+
+from .operator.world import World
 
 
 def t(text: str) -> int:
@@ -143,6 +148,44 @@ def fleet_counts(timeline: Timeline) -> Counts:
     return Counts(counts.launches, counts.skips, counts.replaces, counts.overflows)
 
 
+# -- the operator --------------------------------------------------------------------------------------
+
+def cronschedule_spec(timeline: Timeline) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedule": timeline.schedule, "concurrencyPolicy": POLICY_NAMES[timeline.policy]}
+    if timeline.timeout is not None:
+        spec["timeoutMinutes"] = timeline.timeout
+    if timeline.deadline is not None:
+        spec["startingDeadlineSeconds"] = timeline.deadline * 60
+    return spec
+
+
+def operator_counts(timeline: Timeline) -> Counts:
+    """The operator's plan, reconciled every minute against an in-memory cluster: its Events."""
+    template = {"spec": {"template": {"spec": {"restartPolicy": "Never",
+                                               "containers": [{"name": "main", "image": "busybox"}]}}}}
+    world = World({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+                   "metadata": {"name": "job", "namespace": "team-a", "uid": "uid-1", "generation": 1},
+                   "spec": {**cronschedule_spec(timeline), "jobTemplate": template}})
+    world.reconcile(t(timeline.start))  # first seen: the schedule's anchor, as the harness's create_job
+    ends: dict[int, list[str]] = {}
+    reasons: list[str] = []
+    for now in range(t(timeline.start) + 1, t(timeline.end) + 1):
+        for name in ends.pop(now, []):  # the Job completes just before the minute's reconcile
+            if name in world.jobs and not world.jobs[name].get("status"):
+                world.finish(name, "Complete", now)
+        result = world.reconcile(now)
+        for effect in result.effects:
+            if isinstance(effect, CreateJob):
+                ends.setdefault(now + timeline.run_minutes, []).append(effect.manifest["metadata"]["name"])
+            elif isinstance(effect, PostEvent):
+                reasons.append(effect.event.reason)
+    status = world.schedule["status"]
+    assert (status["skipped"], status["overflowed"]) == (reasons.count("Skipped"),
+                                                         reasons.count("TooManyMissedSchedules"))
+    return Counts(reasons.count("Launched"), reasons.count("Skipped"), reasons.count("Replaced"),
+                  reasons.count("TooManyMissedSchedules"))
+
+
 # -- the single-node runner --------------------------------------------------------------------------
 
 # A run's process waits for its mark, which the test lays at the minute the run ends.
@@ -153,11 +196,7 @@ def runner_counts(timeline: Timeline, folder: Path) -> Counts:
     """``cronctl local`` on the timeline: what its history and its output say."""
     marks = folder / "marks"
     marks.mkdir()
-    spec: dict[str, Any] = {"schedule": timeline.schedule, "concurrencyPolicy": POLICY_NAMES[timeline.policy]}
-    if timeline.timeout is not None:
-        spec["timeoutMinutes"] = timeline.timeout
-    if timeline.deadline is not None:
-        spec["startingDeadlineSeconds"] = timeline.deadline * 60
+    spec = cronschedule_spec(timeline)
     container = {"name": "main", "image": "busybox", "command": ["sh", "-c", WAIT_FOR_MARK],
                  "env": [{"name": "MARKS", "value": str(marks)}]}
     spec["jobTemplate"] = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [container]}}}}
@@ -202,7 +241,8 @@ def wait_for(condition: Callable[[], object], timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
-DRIVERS: dict[str, Callable[..., Counts]] = {"fleet preview": fleet_counts, "runner": runner_counts}
+DRIVERS: dict[str, Callable[..., Counts]] = {"operator": operator_counts, "fleet preview": fleet_counts,
+                                             "runner": runner_counts}
 
 
 @pytest.mark.parametrize("timeline", TIMELINES, ids=str)

@@ -1,0 +1,80 @@
+"""An in-memory cluster for one CronSchedule: what the API server does with a plan's effects.
+
+A create adds the Job as written (an existing one is adopted), a delete
+removes it (a missing one is already deleted), a resume clears
+``spec.suspend``, a status patch is a JSON merge patch of ``status``. Events
+are kept apart: they are not the record. Tests drive the operator's pure
+``plan`` against it minute by minute.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from cronctl.operator.manifests import EventSpec
+from cronctl.operator.plan import CreateJob, DeleteJob, Effect, PatchStatus, Plan, PostEvent, ResumeJob, plan
+from cronctl.operator.resource import rfc3339
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386, as the API server applies a merge patch."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+@dataclass
+class World:
+    schedule: dict[str, Any]
+    jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # by name, in creation order
+    events: list[EventSpec] = field(default_factory=list)
+
+    def plan(self, now: int, second: float | None = None) -> Plan:
+        return plan(copy.deepcopy(self.schedule), [copy.deepcopy(job) for job in self.jobs.values()], now, second)
+
+    def carry_out(self, effects: Iterable[Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, CreateJob):
+                self.jobs.setdefault(effect.manifest["metadata"]["name"], copy.deepcopy(effect.manifest))
+            elif isinstance(effect, DeleteJob):
+                self.jobs.pop(effect.name, None)
+            elif isinstance(effect, ResumeJob):
+                if effect.name in self.jobs:
+                    self.jobs[effect.name]["spec"]["suspend"] = False
+            elif isinstance(effect, PatchStatus):
+                self.schedule["status"] = merge_patch(self.schedule.get("status") or {}, effect.status)
+            elif isinstance(effect, PostEvent):
+                self.events.append(effect.event)
+            else:
+                raise AssertionError(f"not an effect: {effect!r}")
+
+    def reconcile(self, now: int, second: float | None = None) -> Plan:
+        result = self.plan(now, second)
+        self.carry_out(result.effects)
+        return result
+
+    def finish(self, name: str, kind: str, at: int) -> None:
+        self.jobs[name]["status"] = {"conditions": [{"type": kind, "status": "True",
+                                                      "lastTransitionTime": rfc3339(at)}]}
+
+    def annotate(self, key: str, value: str) -> None:
+        self.schedule["metadata"].setdefault("annotations", {})[key] = value
+
+    def job_named(self, minute: int, attempt: int = 1) -> str:
+        name = f"sync-{minute}"
+        return name if attempt == 1 else f"{name}-{attempt}"
+
+    def snapshot(self, leaving_out: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        status = {key: value for key, value in self.schedule["status"].items() if key not in leaving_out}
+        return copy.deepcopy(status), copy.deepcopy(self.jobs)
+
+    def copy(self) -> World:
+        return copy.deepcopy(self)

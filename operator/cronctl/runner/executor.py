@@ -14,13 +14,15 @@ first attempt (the folder every run had before retries), and
 
 =============  =========================================================
 request.json   what to run (command, args, env, cwd, reason, nominal
-               time, attempt, submitted_at); written by :meth:`start`;
-               :meth:`adopt` rebuilds the key from it (attempt 1 if absent)
+               time, attempt, submitted_at, max_log_bytes); written by
+               :meth:`start`; :meth:`adopt` rebuilds the key from it
+               (attempt 1 if absent)
 wrapper.log    the wrapper's own output (tracebacks, if any)
 wrapper.lock   flock'ed by the live wrapper: its liveness, across restarts
 launching      written by the wrapper just before starting the command
 pid            {pid, pgid, wrapper_pid, started_at} of the command
-stdout.log     the command's output, and stderr.log its errors
+stdout.log     the command's output, and stderr.log its errors: each the
+               tail of at most ``max_log_bytes`` (see "Output cap")
 stop.json      {reason, requested_at, grace_seconds, kill_at}: a stop was asked
 exit.json      {exit_code, signal, started_at, finished_at[, note, lost]}
 acknowledged   the caller recorded the outcome (see :meth:`acknowledge`)
@@ -65,6 +67,23 @@ after a restart, :meth:`adopt` reports again every run not acknowledged. The
 caller records an outcome in the book, saves the book, then calls
 :meth:`acknowledge`.
 
+Output cap: each run's ``stdout.log`` and ``stderr.log`` keep at most the
+Executor's ``max_log_bytes`` (default :data:`DEFAULT_MAX_LOG_BYTES`, 10 MiB,
+each), the last bytes, the ones that say why a job failed. The wrapper reads
+the command's pipes and, once a log is past the cap by a slack (a quarter of
+the cap), rewrites it atomically as the marker line ``[cronctl: N earlier
+bytes cut; the last M are kept]`` and the last cap bytes; when the run has
+ended (``exit.json`` exists) a log holds at most that marker and the cap,
+and while it runs at most the marker, 1.25 x the cap and one read (64 KiB),
+also if the wrapper is killed midway. The cap is stored in request.json, so
+a run keeps the cap it started with.
+
+Pruning: :meth:`prune` deletes the folders of a schedule's finished runs
+(ended and acknowledged) that the caller's history retention no longer
+keeps. A folder is renamed to a hidden ``.deleting-*`` name first, so a crash
+midway leaves it whole or hidden; :meth:`adopt` and :meth:`prune` skip
+hidden names, and the next :meth:`prune` of the schedule finishes it.
+
 One Executor per base folder at a time (the holder of :mod:`.lock`), used
 from one thread. ``now`` (epoch seconds) is injected: it stamps requests and
 stops and decides when a stop's grace period is over.
@@ -72,10 +91,10 @@ stops and decides when a stop's grace period is over.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -83,16 +102,17 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
-from .files import atomic_write_json, fsync_dir, read_json, utc_iso
-from .wrapper import NOT_MINE
+from .files import atomic_write_json, finish_removals, fsync_dir, read_json, remove_tree, utc_iso
+from .wrapper import DEFAULT_MAX_LOG_BYTES, NOT_MINE
 
 RUNS_DIR = "runs"
 STOP_REASONS = ("timed_out", "stopped", "canceled")
 OUTCOMES = ("succeeded", "failed") + STOP_REASONS
 WRAPPER = Path(__file__).with_name("wrapper.py")
 MAX_RESUMES = 3
+WRAPPER_EXIT_SECONDS = 0.5  # how long one prune waits for wrappers that wrote exit.json to exit
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 
 
@@ -189,9 +209,14 @@ def _check_request(request: RunRequest) -> None:
 
 class Executor:
     def __init__(self, base_dir: str | os.PathLike[str], now: Callable[[], float] = time.time,
-                 python: str = sys.executable, checkpoint: Callable[[str], None] | None = None) -> None:
+                 python: str = sys.executable, checkpoint: Callable[[str], None] | None = None,
+                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> None:
         """``checkpoint(name)`` is called at each step of :meth:`start` (``after_mkdir``,
-        ``after_request``, ``after_spawn``); tests use it to kill the runner right there."""
+        ``after_request``, ``after_spawn``); tests use it to kill the runner right there.
+        ``max_log_bytes`` caps each stream of each run this Executor starts (see "Output cap")."""
+        if not isinstance(max_log_bytes, int) or isinstance(max_log_bytes, bool) or max_log_bytes < 1:
+            raise ValueError(f"max_log_bytes {max_log_bytes!r}: must be a whole number of bytes >= 1")
+        self.max_log_bytes = max_log_bytes
         self.base_dir = Path(base_dir).resolve()
         self.runs_dir = self.base_dir / RUNS_DIR
         self._now = now
@@ -233,6 +258,7 @@ class Executor:
             "command": list(request.command), "args": list(request.args), "env": dict(request.env),
             "cwd": str(request.cwd) if request.cwd is not None else str(self.base_dir),
             "reason": request.reason, "attempt": request.attempt, "submitted_at": utc_iso(self._now()),
+            "max_log_bytes": self.max_log_bytes,
         }
         atomic_write_json(run_dir / "request.json", body)
         self._checkpoint("after_request")
@@ -263,8 +289,9 @@ class Executor:
             if not schedule_dir.is_dir() or schedule_dir.name.startswith("."):
                 continue
             for run_dir in sorted(schedule_dir.iterdir()):
-                if not run_dir.is_dir() or (run_dir / "acknowledged").exists():
-                    continue
+                if run_dir.name.startswith(".") or not run_dir.is_dir() \
+                        or (run_dir / "acknowledged").exists():
+                    continue  # hidden: a folder being removed (see prune)
                 request = read_json(run_dir / "request.json")
                 if not isinstance(request, dict):
                     continue  # a start that crashed before its request: the next start() finishes it
@@ -320,12 +347,75 @@ class Executor:
         fsync_dir(run_dir)
 
     def forget(self, key: RunKey) -> None:
-        """Delete the folder of an ended run (history retention is the caller's)."""
+        """Delete the folder of an ended run (history retention is the caller's; see :meth:`prune`)."""
         run_dir = self.run_dir(key)
         if not (run_dir / "exit.json").exists():
             raise ValueError(f"{key}: has not ended, its folder is kept")
         self._watched.pop(key, None)
-        shutil.rmtree(run_dir)
+        self._reported.discard(key)
+        remove_tree(run_dir)
+
+    def prune(self, schedule: str, keep: Collection[RunKey]) -> list[RunKey]:
+        """Delete the folders of ``schedule``'s finished runs but those ``keep`` names; the keys
+        of the folders removed, in order. Meant right after :meth:`acknowledge`, with the runs
+        the history retention keeps plus every run in flight (one waiting for a retry too).
+
+        ``keep`` names runs: a key keeps the folders of all attempts of its (schedule, nominal
+        minute), whatever attempt it gives. Finished is ended (``exit.json``) and acknowledged.
+        Never removed: a run not acknowledged or without ``exit.json`` (its process may run, or
+        its end is not recorded yet), one whose wrapper still holds its lock (it exits right
+        after writing ``exit.json``: one call waits ``WRAPPER_EXIT_SECONDS`` in all for that),
+        a lost run whose process group still exists (the command may run on; a reused group
+        id only delays the removal), a folder without a readable request or not named after
+        it (not this executor's), and anything outside ``runs/<schedule>/``. Removals a
+        crash interrupted are finished first. An ``OSError`` of the file system propagates;
+        a later call carries on where it stopped.
+        """
+        if not isinstance(schedule, str) or _SAFE_NAME.fullmatch(schedule) is None:
+            raise ValueError(f"schedule {schedule!r}: not usable as a folder name")
+        schedule_dir = self.runs_dir / schedule
+        finish_removals(schedule_dir)
+        if not schedule_dir.is_dir():
+            return []
+        kept = {_run_of(key) for key in keep}
+        removed = []
+        exit_deadline = time.monotonic() + WRAPPER_EXIT_SECONDS
+        for run_dir in sorted(schedule_dir.iterdir()):
+            key = self._finished_key(schedule, run_dir, exit_deadline)
+            if key is None or _run_of(key) in kept:
+                continue
+            remove_tree(run_dir)
+            self._watched.pop(key, None)
+            self._reported.discard(key)
+            removed.append(key)
+        if removed:
+            try:
+                schedule_dir.rmdir()  # only when that left it empty (a retired schedule)
+            except OSError:
+                pass
+        return sorted(removed)
+
+    def _finished_key(self, schedule: str, run_dir: Path, exit_deadline: float) -> RunKey | None:
+        """The key of the run in ``run_dir`` if :meth:`prune` may remove it, else None."""
+        if run_dir.name.startswith(".") or run_dir.is_symlink() or not run_dir.is_dir() \
+                or not (run_dir / "acknowledged").exists():
+            return None
+        try:
+            request, outcome = read_json(run_dir / "request.json"), read_json(run_dir / "exit.json")
+            if not isinstance(request, dict) or not isinstance(outcome, dict):
+                return None
+            key = RunKey(request["schedule"], request["nominal_minute"], request.get("attempt", 1))
+            if key.schedule != schedule or self.run_dir(key) != run_dir:
+                return None
+            pid = read_json(run_dir / "pid") if outcome.get("lost") else None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if key in self._watched or not _lock_released(run_dir / "wrapper.lock", exit_deadline):
+            return None
+        if isinstance(pid, dict) and isinstance(pid.get("pgid"), int) and pid["pgid"] > 1 \
+                and _group_exists(pid["pgid"]):
+            return None
+        return key
 
     def _exit_of(self, watch: _Watch) -> dict[str, Any] | None:
         outcome: dict[str, Any] | None = read_json(watch.run_dir / "exit.json")
@@ -361,6 +451,8 @@ class Executor:
                 note += f"; it exited with code {watch.wrapper_failed}, see wrapper.log"
             if pid.get("pgid"):
                 note += f"; process group {pid['pgid']} is not signalled, its id may have been reused"
+            for stray in run_dir.glob(".*.tmp-*"):  # a log cut the wrapper did not finish
+                stray.unlink(missing_ok=True)
             return self._write_exit(run_dir, note, lost=True)
         if (run_dir / "stop.json").exists():
             return self._write_exit(run_dir, "stopped before the process started", lost=False)
@@ -443,6 +535,30 @@ def _killpg(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
     except ProcessLookupError:
         pass
+
+
+def _run_of(key: RunKey) -> RunKey:
+    """The run a key belongs to, whatever its attempt."""
+    return dataclasses.replace(key, attempt=1)
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _lock_released(path: Path, deadline: float) -> bool:
+    """Whether no wrapper holds ``path``, waiting until ``deadline`` (monotonic) for it to let go."""
+    while _lock_held(path):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def _lock_held(path: Path) -> bool:

@@ -20,12 +20,31 @@ Protocol, in RUN_DIR (all JSON files written atomically):
    ``exit.json`` with ``not_started`` and exit.
 3. Write ``launching`` (from here on the command may have started; nobody
    may start it again), start the command in its own process group with
-   stdout/stderr appended to ``stdout.log``/``stderr.log``, and write
-   ``pid`` = {pid, pgid, wrapper_pid, started_at}. The runner signals the
-   command's process group, never the wrapper.
+   its stdout/stderr on pipes the wrapper copies to ``stdout.log`` /
+   ``stderr.log`` (see "Output cap" below), and write ``pid`` = {pid, pgid,
+   wrapper_pid, started_at}. The runner signals the command's process
+   group, never the wrapper.
 4. When the command's main process ends, kill what is left of its process
-   group (as a container's end does), reap it and write ``exit.json`` =
-   {exit_code, signal, started_at, finished_at}.
+   group (as a container's end does), copy what is left in the pipes (for
+   at most ``DRAIN_SECONDS``, against a process that left the group and
+   keeps them open), cut each log to its cap, reap the command and write
+   ``exit.json`` = {exit_code, signal, started_at, finished_at}: when
+   ``exit.json`` exists, the logs are complete.
+
+Output cap: each stream keeps at most ``max_log_bytes`` of request.json
+(default ``DEFAULT_MAX_LOG_BYTES``, 10 MiB), its *tail*. Bytes are appended
+to the log as they come; once a log holds more than the cap plus a slack
+(``cut_slack``, so that cuts are rare), it is rewritten as a marker line,
+``[cronctl: N earlier bytes cut; the last M are kept]``, and the last cap
+bytes, in a temporary file renamed over the log. A wrapper killed at any
+moment leaves the old log or the new one, each at most marker + cap +
+slack + one read of ``READ_CHUNK`` bytes, and at most one temporary file
+beside it; memory stays at one read. At the end one more cut leaves at most
+the marker and the cap. A cut never splits a UTF-8 character. Logs are not
+fsync'ed (they are output, not state). If writing a log fails (a full
+disk), its further output is counted and dropped, a last line says so, and
+the command runs on: its outcome is recorded all the same. A command whose
+wrapper died gets EPIPE (SIGPIPE) on its next write.
 
 SIGTERM, SIGINT and SIGHUP sent to the wrapper are ignored (the command's
 own signals are untouched), so a shutdown that signals everything still
@@ -38,16 +57,21 @@ import errno
 import fcntl
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 NOT_MINE = 75  # EX_TEMPFAIL: another wrapper owns this run directory
 PASSED_THROUGH = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR")
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+DEFAULT_MAX_LOG_BYTES = 10 * 1024 * 1024  # per stream, per run; request.json's max_log_bytes overrides it
+READ_CHUNK = 64 * 1024  # one read of a pipe, and the least slack of a log
+DRAIN_SECONDS = 2.0  # after the command's end, how long its pipes are still read
 
 
 def _now() -> str:
@@ -55,6 +79,8 @@ def _now() -> str:
 
 
 def _write_json(path: Path, value: object) -> None:
+    # cronctl.runner.files.atomic_write_json, repeated: this file runs by path and imports
+    # nothing of cronctl. Keep the two alike (the same temporary names, the same fsyncs).
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -96,6 +122,179 @@ def _ignore(signum: int, frame: object) -> None:
     pass
 
 
+def cut_slack(cap: int) -> int:
+    """How far a log may grow past its cap before its front is cut: a quarter of the cap, at
+    least one read. Each cut copies the cap, so a chatty command costs about four bytes copied
+    per byte written (200 MiB through a 10 MiB cap: under a second)."""
+    return max(READ_CHUNK, cap // 4)
+
+
+def cut_marker(cut: int, kept: int) -> bytes:
+    """The first line of a log that was cut: how many bytes went, how many follow."""
+    return f"[cronctl: {cut} earlier bytes cut; the last {kept} are kept]\n".encode("ascii")
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _copy(source: int, offset: int, count: int, target: int) -> None:
+    """``count`` bytes of ``source`` from ``offset`` on, appended at ``target``'s position."""
+    while count > 0:
+        if hasattr(os, "copy_file_range"):
+            try:
+                done = os.copy_file_range(source, target, count, offset)
+            except OSError:  # not across these files (an old kernel, some file systems): by hand
+                done = 0
+            if done > 0:
+                offset, count = offset + done, count - done
+                continue
+        data = os.pread(source, min(count, 1024 * 1024), offset)
+        if not data:
+            raise OSError(errno.EIO, f"the log shrank under the wrapper at byte {offset}")
+        _write_all(target, data)
+        offset, count = offset + len(data), count - len(data)
+
+
+class CappedLog:
+    """One stream of the command: appended to ``path`` as it comes, its front cut past the cap."""
+
+    def __init__(self, path: Path, cap: int) -> None:
+        self.path, self.cap, self.slack = path, cap, cut_slack(cap)
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        self.size = os.fstat(self.fd).st_size
+        self.header = 0  # bytes of the marker line at the top, 0 until a first cut
+        self.cut = 0  # bytes cut so far
+        self.error: OSError | None = None
+        self.dropped = 0  # bytes not written since an error
+
+    def write(self, data: bytes) -> None:
+        if self.error is not None:
+            self.dropped += len(data)
+            return
+        try:
+            _write_all(self.fd, data)
+        except OSError as error:
+            written = os.fstat(self.fd).st_size - self.size  # a part may have been written
+            self.error, self.size, self.dropped = error, self.size + written, len(data) - written
+            return
+        self.size += len(data)
+        if self.size - self.header > self.cap + self.slack:
+            try:
+                self._cut()
+            except OSError as error:  # the log keeps its bytes so far and takes no more
+                self.error = error
+
+    def close(self) -> None:
+        """The last cut, when one is due, then a line about an error, if any."""
+        try:
+            if self.error is None and self.size - self.header > self.cap:
+                self._cut()
+        except OSError as error:
+            self.error = error
+        if self.error is not None:
+            note = f"\n[cronctl: this log stopped at an error: {self.error}; {self.dropped} bytes dropped]\n"
+            try:
+                _write_all(self.fd, note.encode("utf-8", "replace"))
+            except OSError:
+                pass
+        os.close(self.fd)
+
+    def _cut(self) -> None:
+        """Rewrite the log as a marker line and its last ``cap`` bytes, atomically."""
+        start = self.size - self.cap
+        head = os.pread(self.fd, 3, start)
+        while head and head[0] & 0xC0 == 0x80:  # a UTF-8 continuation byte: start after it
+            head, start = head[1:], start + 1
+        self.cut += start - self.header
+        kept = self.size - start
+        marker = cut_marker(self.cut, kept)
+        fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent)
+        try:
+            os.fchmod(fd, os.fstat(self.fd).st_mode & 0o777)
+            _write_all(fd, marker)
+            _copy(self.fd, start, kept, fd)
+            os.replace(temp, self.path)
+        except BaseException:
+            os.close(fd)
+            try:
+                os.unlink(temp)
+            except FileNotFoundError:
+                pass
+            raise
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+        os.close(self.fd)
+        self.fd, self.header, self.size = fd, len(marker), len(marker) + kept
+
+
+def _max_log_bytes(request: dict[str, object]) -> int:
+    cap = request.get("max_log_bytes", DEFAULT_MAX_LOG_BYTES)
+    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1 else DEFAULT_MAX_LOG_BYTES
+
+
+def _leader_ended(process: subprocess.Popen[bytes], block: bool) -> bool:
+    """Whether the command's main process ended. With ``waitid`` it is not reaped: while it is
+    a zombie its group id cannot be reused, so killing the rest of the group hits no one else."""
+    if hasattr(os, "waitid"):
+        flags = os.WEXITED | os.WNOWAIT | (0 if block else os.WNOHANG)
+        return os.waitid(os.P_PID, process.pid, flags) is not None
+    return (process.wait() if block else process.poll()) is not None
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    if hasattr(os, "waitid"):  # the leader is an unreaped zombie (see _leader_ended)
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _pump(process: subprocess.Popen[bytes], logs: dict[int, CappedLog]) -> None:
+    """Copy the command's pipes to their logs until its main process ends, kill what is left
+    of its group, and copy what remains (until the pipes close, for ``DRAIN_SECONDS`` at most)."""
+    selector = selectors.DefaultSelector()
+    for fd in logs:
+        selector.register(fd, selectors.EVENT_READ)
+    leader: int | None = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            leader = os.pidfd_open(process.pid)
+            selector.register(leader, selectors.EVENT_READ)
+        except OSError:  # an old kernel: look every 0.1 s
+            leader = None
+    deadline: float | None = None
+    try:
+        while logs:
+            if deadline is None:
+                timeout: float | None = None if leader is not None else 0.1
+            else:
+                timeout = max(0.0, deadline - time.monotonic())
+            for key, _ in selector.select(timeout):
+                if key.fd == leader:
+                    selector.unregister(leader)  # it stays readable; the check below sees the end
+                    continue
+                data = os.read(key.fd, READ_CHUNK)
+                if data:
+                    logs[key.fd].write(data)
+                else:
+                    selector.unregister(key.fd)
+                    del logs[key.fd]
+            if deadline is None and _leader_ended(process, block=False):
+                _kill_group(process)
+                deadline = time.monotonic() + DRAIN_SECONDS
+            elif deadline is not None and time.monotonic() >= deadline:
+                break  # someone outside the group holds the pipes: they are closed on it
+        if deadline is None:  # the command closed its output and runs on
+            _leader_ended(process, block=True)
+            _kill_group(process)
+    finally:
+        selector.close()
+        if leader is not None:
+            os.close(leader)
+
+
 def run(run_dir: Path) -> int:
     lock_fd = os.open(run_dir / "wrapper.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
@@ -114,30 +313,33 @@ def run(run_dir: Path) -> int:
         signal.signal(signum, _ignore)  # a handler, not SIG_IGN: exec resets it for the command
     _write_json(run_dir / "launching", {"wrapper_pid": os.getpid(), "at": _now()})
     argv = [str(part) for part in list(request["command"]) + list(request.get("args") or [])]
+    cap = _max_log_bytes(request)
+    out, err = CappedLog(run_dir / "stdout.log", cap), CappedLog(run_dir / "stderr.log", cap)
     started_at = _now()
-    with open(run_dir / "stdout.log", "ab") as out, open(run_dir / "stderr.log", "ab") as err:
-        try:
-            process = subprocess.Popen(argv, env=command_environment(request, dict(os.environ)),
-                                       cwd=request.get("cwd") or None, stdin=subprocess.DEVNULL,
-                                       stdout=out, stderr=err, process_group=0, close_fds=True)
-        except OSError as error:
-            err.write(f"cronctl: cannot start {argv!r}: {error}\n".encode("utf-8", "replace"))
-            err.flush()
-            _write_json(run_dir / "exit.json", {
-                "exit_code": 127 if error.errno == errno.ENOENT else 126, "signal": None,
-                "started_at": started_at, "finished_at": _now(), "not_started": True,
-                "note": f"cannot start the command: {error}"})
-            return 0
+    try:
+        process = subprocess.Popen(argv, env=command_environment(request, dict(os.environ)),
+                                   cwd=request.get("cwd") or None, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,
+                                   close_fds=True)
+    except OSError as error:
+        err.write(f"cronctl: cannot start {argv!r}: {error}\n".encode("utf-8", "replace"))
+        out.close()
+        err.close()
+        _write_json(run_dir / "exit.json", {
+            "exit_code": 127 if error.errno == errno.ENOENT else 126, "signal": None,
+            "started_at": started_at, "finished_at": _now(), "not_started": True,
+            "note": f"cannot start the command: {error}"})
+        return 0
     _write_json(run_dir / "pid", {"pid": process.pid, "pgid": process.pid,
                                   "wrapper_pid": os.getpid(), "started_at": started_at})
-    if hasattr(os, "waitid"):
-        # Wait without reaping: while the leader is a zombie its group id cannot be reused,
-        # so killing the rest of the group cannot hit anyone else.
-        os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        _pump(process, {process.stdout.fileno(): out, process.stderr.fileno(): err})
+    finally:
+        out.close()
+        err.close()
+        process.stdout.close()
+        process.stderr.close()
     returncode = process.wait()
     _write_json(run_dir / "exit.json", {
         "exit_code": returncode if returncode >= 0 else None,

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -75,3 +77,270 @@ def test_dispatch_runs_the_seed_001_calls_from_standard_input() -> None:
     result = cronctl("dispatch", "-", stdin=json.dumps(calls))
     assert result.returncode == 0
     assert json.loads(result.stdout) == [True, True, True, [], "SCHEDULED", ["inventory-sync,10,1,worker-a"]]
+
+
+# -- no tracebacks for people: one `cronctl:` line and an exit code ------------------------------------
+
+A_MINUTE = "2024-03-01T00:10"
+
+
+def a_manifest(name: str, schedule: str, **spec: object) -> str:
+    return json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule", "metadata": {"name": name},
+                       "spec": {"schedule": schedule, **spec, "jobTemplate": {"spec": {"template": {"spec": {
+                           "restartPolicy": "Never", "containers": [{"name": "main", "command": ["true"]}]}}}}}})
+
+
+def a_runner_folder(folder: Path, runs: int = 0) -> Path:
+    """A folder with the manifest ``hello`` and the book of a runner that stopped at 00:03 after
+    ``runs`` runs (each with its exit.json)."""
+    import dataclasses
+
+    from cronctl.core.controller import Controller
+    from cronctl.core.times import parse_time
+    from cronctl.manifest import read_manifest
+    from cronctl.runner.book import Book
+
+    (folder / "hello.yaml").write_text(a_manifest("hello", "* * * * *"))
+    controller = Controller()
+    start = parse_time("2024-03-01T00:00")
+    assert start is not None
+    controller.add_job(dataclasses.replace(read_manifest(json.loads(a_manifest("hello", "* * * * *")),
+                                                         start).job, index=0))
+    controller.state.clock = start + 3
+    journal = [{"run": f"hello-{n}", "reason": "scheduled", "nominal": start - runs + n, "actual": None,
+                "attempts": 1, "outcome": "succeeded", "finished": start - runs + n + 1} for n in range(runs)]
+    Book(folder).save({"controller": controller.state.to_json(), "firings": [], "journal": {"hello": journal},
+                       "overflows": {}, "workers": 1})
+    return folder
+
+
+def at(minute: str, tmp_path: Path) -> dict[str, str]:
+    """The environment of a command whose clock reads ``minute`` (CRONCTL_CLOCK_FILE)."""
+    clock = tmp_path / "clock"
+    clock.write_text(minute)
+    return {"CRONCTL_CLOCK_FILE": str(clock)}
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, stdout: int = subprocess.PIPE
+            ) -> subprocess.CompletedProcess[str]:
+    full = dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "cronctl", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, env=full, cwd=ROOT, timeout=60)
+
+
+def assert_one_line(result: subprocess.CompletedProcess[str], code: int, starts: str) -> None:
+    assert "Traceback" not in result.stderr
+    assert result.returncode == code, result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(starts), result.stderr
+
+
+def test_a_usage_error_is_argparses_usage_line_and_exit_2() -> None:
+    result = cronctl("status", "--bogus")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("usage: cronctl")
+
+
+@pytest.mark.parametrize("workers", ["0", "-3"])
+def test_local_refuses_fewer_than_one_worker(tmp_path: Path, workers: str) -> None:
+    assert_one_line(cronctl("local", str(tmp_path), "--workers", workers), 2,
+                    "cronctl: --workers must be at least 1")
+
+
+def without_a_reader(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command with its stdout a pipe whose reader has gone, as `... | head -1` leaves it."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        return run_cli(*args, env=env, stdout=writer)
+    finally:
+        os.close(writer)
+
+
+@pytest.mark.parametrize("command", [
+    ["history", "hello", "--dir", "{dir}"],
+    ["history", "hello", "--dir", "{dir}", "--json"],
+    ["status", "--dir", "{dir}"],
+    ["next", "hello", "--dir", "{dir}", "--count", "50"],
+    ["next", "*/5 * * * *", "--count", "50"],
+])
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path, command: list[str]) -> None:
+    folder = a_runner_folder(tmp_path, runs=150)
+    result = without_a_reader(*[part.format(dir=folder) for part in command], env=at(A_MINUTE, tmp_path))
+    assert result.stderr == ""
+    assert result.returncode == 141  # 128 + SIGPIPE, as the shell reports `yes | head -1`
+
+
+def interrupted_while_reading(*args: str) -> subprocess.CompletedProcess[str]:
+    """Ctrl-C (SIGINT) while the command waits on its input file, a FIFO nobody writes to."""
+    import signal
+    import time
+
+    fifo = Path(args[-1])
+    os.mkfifo(fifo)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "operator"))
+    process = subprocess.Popen([sys.executable, "-m", "cronctl", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 30
+    while True:  # a bounded wait for the command to open the FIFO: then it is reading it
+        try:
+            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            assert process.poll() is None and time.monotonic() < deadline, "the command never read its input"
+            time.sleep(0.02)
+    try:
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        os.close(writer)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def test_ctrl_c_during_fleet_preview_says_interrupted_and_exits_130(tmp_path: Path) -> None:
+    result = interrupted_while_reading("fleet", "preview", "--from", "2024-03-01T00:00", "--to",
+                                       "2024-03-08T00:00", str(tmp_path / "values.yaml"))
+    assert_one_line(result, 130, "cronctl: interrupted")
+
+
+def test_ctrl_c_during_any_command_says_interrupted_and_exits_130(tmp_path: Path) -> None:
+    assert_one_line(interrupted_while_reading("run", str(tmp_path / "operations.json")), 130,
+                    "cronctl: interrupted")
+
+
+def test_ctrl_c_in_the_middle_of_a_fleet_replay_says_interrupted(tmp_path: Path, monkeypatch, capsys) -> None:
+    from cronctl import cli, fleet
+
+    def replay(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fleet, "preview", replay)
+    values = tmp_path / "fleet.yaml"
+    values.write_text('prefix: probe\ncount: 2\nschedules: ["*/5 * * * *"]\n')
+    try:
+        code = cli.main(["fleet", "preview", str(values), "--from", "2024-03-01T00:00", "--to", "2024-03-02T00:00"])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C went through cronctl to its caller")
+    assert (code, capsys.readouterr().err) == (130, "cronctl: interrupted\n")
+
+
+def test_operator_without_credentials_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
+    env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT / "operator"))
+    result = subprocess.run([sys.executable, "-m", "cronctl", "operator", "--no-leader-election"],
+                            capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert_one_line(result, 2, "cronctl: no Kubernetes credentials: not in a cluster, and no usable kubeconfig")
+
+
+@pytest.mark.parametrize("command", [
+    ["status", "--dir", "{dir}/nope"],
+    ["history", "hello", "--dir", "{dir}/nope"],
+    ["trigger", "hello", "--dir", "{dir}/nope"],
+    ["next", "hello", "--dir", "{dir}/nope"],
+])
+def test_a_missing_folder_is_one_line_and_exit_2(tmp_path: Path, command: list[str]) -> None:
+    result = run_cli(*[part.format(dir=tmp_path) for part in command])
+    assert_one_line(result, 2, f"cronctl: {tmp_path}/nope: no such folder")
+
+
+@pytest.mark.parametrize("book, says", [
+    (None, "cronctl: {dir}/cronctl.json: "),  # a folder where the book should be
+    ('{"version": 7}', "cronctl: {dir}/cronctl.json: the book has schema version 7"),
+    ("{not json", "cronctl: {dir}/cronctl.json: the book does not parse (not JSON"),
+    ('{"version": 1, "controller": []}', "cronctl: {dir}/cronctl.json: the book has a field this cronctl cannot"),
+])
+@pytest.mark.parametrize("command", [["status"], ["history", "hello"], ["next", "hello"]])
+def test_a_book_that_cannot_be_read_is_one_line_and_exit_2(tmp_path: Path, book: str | None, says: str,
+                                                           command: list[str]) -> None:
+    if book is None:
+        (tmp_path / "cronctl.json").mkdir()
+    else:
+        (tmp_path / "cronctl.json").write_text(book)
+    assert_one_line(run_cli(*command, "--dir", str(tmp_path)), 2, says.format(dir=tmp_path))
+
+
+def test_a_folder_given_as_a_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "file").touch()
+    assert_one_line(run_cli("status", "--dir", str(tmp_path / "file")), 2, f"cronctl: {tmp_path}/file: not a folder")
+
+
+# -- status, history, next and trigger of a runner's folder ------------------------------------------
+
+
+def test_status_and_history_json_for_scripts(tmp_path: Path) -> None:
+    folder = a_runner_folder(tmp_path, runs=2)
+    status = run_cli("status", "--dir", str(folder), "--json", env=at(A_MINUTE, tmp_path))
+    assert status.returncode == 0
+    [hello] = json.loads(status.stdout)["schedules"]
+    assert (hello["name"], hello["next"], hello["overdue_since"]) == (
+        "hello", "2024-03-01T00:04:00Z", "2024-03-01T00:04:00Z")
+    history = run_cli("history", "hello", "--dir", str(folder), "--json")
+    assert [run["nominal"] for run in json.loads(history.stdout)["runs"]] == [
+        "2024-02-29T23:58:00Z", "2024-02-29T23:59:00Z"]
+
+
+def test_status_says_no_runner_runs_and_what_is_overdue(tmp_path: Path) -> None:
+    folder = a_runner_folder(tmp_path)
+    result = run_cli("status", "--dir", str(folder), env=at(A_MINUTE, tmp_path))
+    assert result.stdout.splitlines() == [
+        f"no runner is running: nothing fires until 'cronctl local {folder}' runs",
+        "hello: * * * * * (+00:00, allow)",
+        "  last:  -",
+        "  next:  2024-03-01 00:04 UTC, overdue since 2024-03-01 00:04 UTC"]
+
+
+def test_history_has_a_header_and_the_exit_codes(tmp_path: Path) -> None:
+    folder = a_runner_folder(tmp_path, runs=1)
+    exit_json = folder / "runs" / "hello" / "20240229T2359" / "exit.json"
+    exit_json.parent.mkdir(parents=True)
+    exit_json.write_text('{"exit_code": 0, "signal": null}')
+    lines = run_cli("history", "hello", "--dir", str(folder)).stdout.splitlines()
+    assert lines[0] == "hello: * * * * * (+00:00), the last 1 run, oldest first"
+    assert lines[1].split() == ["RUN", "REASON", "NOMINAL", "ACTUAL", "ATTEMPTS", "EXIT", "OUTCOME"]
+    assert lines[2].split() == ["hello-0", "scheduled", "2024-02-29", "23:59", "UTC", "-", "1", "0", "succeeded"]
+
+
+def test_next_of_a_schedule_works_from_its_manifest_before_the_runner_ever_ran(tmp_path: Path) -> None:
+    (tmp_path / "nightly.yaml").write_text(a_manifest("nightly", "30 2 * * *", timeZone="+05:30"))
+    result = run_cli("next", "nightly", "--dir", str(tmp_path), "--count", "2", env=at(A_MINUTE, tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["2024-03-01 21:00 UTC (2024-03-02 02:30 +05:30)",
+                                          "2024-03-02 21:00 UTC (2024-03-03 02:30 +05:30)"]
+
+
+def test_next_of_a_bad_manifest_names_the_file_schedule_field_and_reason_and_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "nightly.yaml").write_text(a_manifest("nightly", "0 9 * * 8"))
+    result = run_cli("next", "nightly", "--dir", str(tmp_path), env=at(A_MINUTE, tmp_path))
+    assert_one_line(result, 2, f"cronctl: {tmp_path}/nightly.yaml: CronSchedule 'nightly': spec.schedule: "
+                               "day-of-week: 8 is out of range 0-7")
+
+
+def test_trigger_says_what_will_happen(tmp_path: Path) -> None:
+    folder = a_runner_folder(tmp_path)
+    unknown = run_cli("trigger", "helo", "--dir", str(folder))
+    assert_one_line(unknown, 2, f"cronctl: no schedule named 'helo' in {folder}; its manifests define: hello")
+    queued = run_cli("trigger", "hello", "--dir", str(folder))
+    assert (queued.returncode, queued.stdout) == (
+        0, f"triggered hello: queued: no runner is running; hello runs when 'cronctl local {folder}' starts\n")
+    (folder / "cronctl.disabled").touch()
+    assert_one_line(run_cli("trigger", "hello", "--dir", str(folder)), 1,
+                    "cronctl: hello was not triggered: the node switch is off")
+
+
+def test_the_quick_starts_runner_commands_work_before_the_runner_ever_ran(tmp_path: Path) -> None:
+    """The README's Quick start commands, on a fresh copy of examples/local."""
+    import re
+    import shutil
+
+    folder = tmp_path / "local"
+    shutil.copytree(ROOT / "examples" / "local", folder)
+    quick_start = (ROOT / "README.md").read_text().split("## Quick start")[1].split("\n## ")[0]
+    commands = re.findall(r"^cronctl ((?:status|history|trigger|next) .*?--dir examples/local)", quick_start, re.M)
+    assert len(commands) == 4
+    for command in commands:
+        result = run_cli(*command.replace("examples/local", str(folder)).split(), env=at(A_MINUTE, tmp_path))
+        assert (result.returncode, result.stderr) == (0, ""), command
+        assert result.stdout.strip(), command

@@ -3,6 +3,10 @@
 This is the imperative edge: it may read files, the wall clock and the
 environment, and it turns the core's refusals into messages and exit codes
 (2 for input that cannot be used, 1 for a valid question with no answer).
+People never see a traceback: a refusal is one ``cronctl:`` line on stderr;
+Ctrl-C is ``cronctl: interrupted`` and exit 130; a reader that goes away
+(``cronctl history x | head -1``) ends the command quietly with 141, the
+code the shell gives a writer whose pipe closed.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Sequence, TextIO
@@ -22,10 +27,28 @@ from .core.zones import UTC, AnyZone, IanaZone, parse_zone
 
 EXIT_USAGE = 2
 EXIT_NO_ANSWER = 1
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # 130, as a shell reports a command Ctrl-C stopped
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # 141, as for `yes | head -1`
 _WEEKDAYS = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a reader that went away shows here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:
+        # What the Python docs advise (library/signal, "Note on SIGPIPE"): SIGPIPE stays ignored, as
+        # Python sets it, and stdout points at devnull so that the flush at exit cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("cronctl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     try:
         return int(args.command(args))
@@ -82,6 +105,8 @@ def _parser() -> argparse.ArgumentParser:
         if name != "status":
             sub.add_argument("name", help="the schedule's name")
         sub.add_argument("--dir", type=Path, default=Path("."), help="the runner's folder (default: here)")
+        if name != "trigger":
+            sub.add_argument("--json", action="store_true", help="print one JSON object (times RFC 3339 UTC)")
         sub.set_defaults(command=_runner_view, view=name)
 
     nxt = commands.add_parser("next", help="show the next fire times of an expression, or of a runner's schedule")
@@ -161,18 +186,42 @@ def _operator(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"cronctl operator: {error}", file=sys.stderr)
         return EXIT_USAGE
-
-    if args.metrics_address:
+    if args.metrics_address:  # the arguments first: a bad address is said whatever the credentials
         try:
             metrics.serve(args.metrics_address)
         except (ValueError, OSError) as error:
             print(f"cronctl operator: --metrics-address: {error}", file=sys.stderr)
             return EXIT_USAGE
+    problem = _credentials_problem()
+    if problem is not None:
+        print(f"cronctl: no Kubernetes credentials: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.metrics_address:
         metrics.watch_deletions()
     logs.configure(args.log_format, verbose=args.verbose)  # kopf's records too: one handler, one format
     kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
              liveness_endpoint=args.liveness)
     return 0
+
+
+def _credentials_problem() -> str | None:
+    """Why the operator's client (``apply.load_client``: in-cluster, else the kubeconfig) cannot be
+    configured, in one line; None when it can. Without this kopf's start-up would retry every
+    60 seconds, printing a traceback each time."""
+    import yaml
+    from kubernetes.config import ConfigException
+
+    from .operator.apply import load_client
+
+    try:
+        load_client()
+    except (ConfigException, OSError, ValueError, yaml.YAMLError) as error:
+        reason = " ".join(str(error).split())  # one line: kubernetes' messages may span several
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            return reason  # in a Pod: its service account's files
+        where = os.environ.get("KUBECONFIG") or "~/.kube/config"
+        return f"not in a cluster, and no usable kubeconfig ({where}): {reason}"
+    return None
 
 
 def _print_json(value: object, out: TextIO = sys.stdout) -> None:
@@ -187,7 +236,11 @@ def _now_minute() -> int:
 def _local(args: argparse.Namespace) -> int:
     from .clock import clock_from_environment
     from .runner.engine import Runner, run_forever
+    from .runner.views import ViewError
 
+    if args.workers < 1:
+        print("cronctl: --workers must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
     if not args.folder.is_dir():
         print(f"cronctl: {args.folder} is not a folder", file=sys.stderr)
         return EXIT_USAGE
@@ -200,36 +253,50 @@ def _local(args: argparse.Namespace) -> int:
         run_forever(runner, poll_seconds=args.poll)
     except KeyboardInterrupt:
         pass
+    except ViewError as error:  # a waiting runner could not show the holder's book
+        print(f"cronctl: {error.message}", file=sys.stderr)
+        return error.exit_code
     return 0
 
 
 def _runner_view(args: argparse.Namespace) -> int:
+    from .clock import clock_from_environment
     from .runner import views
 
-    if args.view == "status":
-        lines = views.status_lines(args.dir)
-    elif args.view == "history":
-        lines = views.history_lines(args.dir, args.name)
-    else:
-        lines = [f"triggered {args.name}: {views.trigger(args.dir, args.name)}"]
+    now = clock_from_environment().minute()
+    try:
+        if args.view == "status":
+            if args.json:
+                _print_json(views.status(args.dir, now))
+                return 0
+            lines = views.status_lines(args.dir, now)
+        elif args.view == "history":
+            if args.json:
+                _print_json(views.history(args.dir, args.name))
+                return 0
+            lines = views.history_lines(args.dir, args.name)
+        else:
+            lines = [f"triggered {args.name}: {views.trigger(args.dir, args.name, now).message}"]
+    except views.ViewError as error:
+        print(f"cronctl: {error.message}", file=sys.stderr)
+        return error.exit_code
     print("\n".join(lines))
     return 0
 
 
 def _next(args: argparse.Namespace) -> int:
-    if args.dir is not None or _names_a_schedule(args.expression):
-        from .runner import views
-        print("\n".join(views.next_lines(args.dir or Path("."), args.expression, args.count)))
-        return 0
-    expression = parse_expression(args.expression)
-    after = _now_minute() if args.after is None else parse_time(args.after)
-    if after is None:
-        print(f"cronctl: --after: {args.after!r} is not a UTC time YYYY-MM-DDTHH:MM (2000-2199)",
-              file=sys.stderr)
-        return EXIT_USAGE
     if not 1 <= args.count <= 1000:
         print("cronctl: --count must be from 1 to 1000", file=sys.stderr)
         return EXIT_USAGE
+    after = None if args.after is None else parse_time(args.after)
+    if args.after is not None and after is None:
+        print(f"cronctl: --after: {args.after!r} is not a UTC time YYYY-MM-DDTHH:MM (2000-2199)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.dir is not None or _names_a_schedule(args.expression):
+        return _next_of_schedule(args, after)
+    expression = parse_expression(args.expression)
+    after = _now_minute() if after is None else after
     zone = UTC if args.tz is None else parse_zone(args.tz, "--tz")
     if args.tz is not None and isinstance(expression, IntervalExpression):
         print("cronctl: --tz: an @every interval counts real time and takes no time zone", file=sys.stderr)
@@ -242,6 +309,32 @@ def _next(args: argparse.Namespace) -> int:
     if not times:
         print(f"cronctl: {expression.text!r} never fires within 8 years after {format_time(after)}",
               file=sys.stderr)
+        return EXIT_NO_ANSWER
+    return 0
+
+
+def _next_of_schedule(args: argparse.Namespace, after: int | None) -> int:
+    """``cronctl next NAME --dir D``: from the runner's book, or from the manifest before it ran."""
+    from .clock import clock_from_environment
+    from .runner import views
+    from .runner.firing import both_times
+
+    if args.tz is not None:
+        print("cronctl: --tz: a schedule takes its zone from its manifest (spec.timeZone)", file=sys.stderr)
+        return EXIT_USAGE
+    now = clock_from_environment().minute() if after is None else after
+    try:
+        found = views.next_times(args.dir or Path("."), args.expression, args.count, now)
+    except views.ViewError as error:
+        print(f"cronctl: {error.message}", file=sys.stderr)
+        return error.exit_code
+    if args.json:
+        _print_json([format_time(t) for t in found.times])
+    else:
+        for t in found.times:
+            print(both_times(t, found.spec.options.tz))
+    if not found.times:
+        print(f"cronctl: {args.expression!r} never fires again", file=sys.stderr)
         return EXIT_NO_ANSWER
     return 0
 

@@ -72,7 +72,6 @@ def test_notices_say_once_what_the_runner_ignores():
     (manifest().replace("          containers:\n            - name: main\n              command: [\"echo\", \"hi\"]\n",
                         "          containers: []\n"),
      "CronSchedule 'nightly': spec.jobTemplate.spec.template.spec.containers", "empty"),
-    (manifest().split("  jobTemplate:")[0], "CronSchedule 'nightly': spec.jobTemplate", "missing"),
     ("- just\n- a list\n", "document 1", "not a mapping"),
     ("apiVersion: cronctl.dev/v1\nkind: CronSchedule\nmetadata: {name: x\n", None, "not valid YAML: line"),
 ])
@@ -85,6 +84,22 @@ def test_an_error_names_the_file_the_object_and_the_field(tmp_path, text, where,
     message = str(error)
     expected = f"{path}: {where}: " if where else f"{path}: "
     assert message.startswith(expected) and reason in message, message
+
+
+def test_what_the_crds_schema_judges_is_left_to_the_manifest_reader(tmp_path):
+    """No jobTemplate: the loader does not say it again; read_manifest refuses it, by the CRD."""
+    from cronctl.manifest import SpecError
+    from cronctl.runner.engine import job_spec
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(manifest().split("  jobTemplate:")[0])
+    loaded = load_file(path)
+    assert loaded.errors == []
+    [definition] = loaded.definitions
+    assert definition.command == []
+    with pytest.raises(SpecError) as refused:
+        job_spec(definition, 0, 0)
+    assert str(refused.value) == "spec.jobTemplate: is required"
 
 
 def test_one_bad_file_or_object_does_not_stop_the_others(tmp_path):

@@ -12,8 +12,16 @@ promises (seed 004, "The book and the lock"):
   :class:`Book` will not write the file (:meth:`Book.save` raises
   :class:`BookRefused`), so the newer cronctl finds it as it left it.
 - A book that does not parse (not JSON, not an object, no whole-number
-  version >= 1) is moved aside as ``cronctl.json.broken-<YYYYmmddTHHMMSSZ>``
-  and the runner starts with an empty book, saying so in ``Loaded.message``.
+  version >= 1, a folder where the file should be) is moved aside as
+  ``cronctl.json.broken-<YYYYmmddTHHMMSSZ>`` and the runner starts with an
+  empty book, saying so in ``Loaded.message``. Where it cannot be moved (a
+  read-only folder) it stays, and the first save that succeeds replaces it.
+- A book that exists but cannot be read (permissions, an I/O error) is
+  ``unreadable``: nothing may fire and the file is not written, as for a
+  newer book, until a later :meth:`Book.load` reads it.
+- :meth:`Book.save` raises ``OSError`` as the file system does (a full disk,
+  a read-only folder); the old book then stays whole, and the caller keeps
+  what it has and saves again later.
 
 Reading never changes the file; only the lock holder should call
 :meth:`Book.save` or load a book that may be broken (moving aside is a write).
@@ -41,6 +49,7 @@ class Status(str, enum.Enum):
     OK = "ok"            # the file of this schema version
     NEWER = "newer"      # a newer schema version: refuse, fire nothing, touch nothing
     BROKEN = "broken"    # did not parse: moved aside, start empty
+    UNREADABLE = "unreadable"  # exists but cannot be read: fire nothing, touch nothing, try again later
 
 
 class BookRefused(RuntimeError):
@@ -63,8 +72,8 @@ class Loaded:
 
     @property
     def may_fire(self) -> bool:
-        """False for a book of a newer version: the caller must fire nothing."""
-        return self.status is not Status.NEWER
+        """False for a book of a newer version or one that cannot be read: fire nothing."""
+        return self.status not in (Status.NEWER, Status.UNREADABLE)
 
 
 class Book:
@@ -73,18 +82,30 @@ class Book:
         self.base_dir = Path(base_dir)
         self.path = self.base_dir / BOOK_NAME
         self._now = now
-        self._refused_version: int | None = None
+        self._refusal: str | None = None  # why save() must not write the file
 
     def load(self, move_broken: bool = True) -> Loaded:
+        problem: str | None
+        value: dict[str, Any]
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             return Loaded(Status.MISSING, message=f"{self.path}: no book yet, starting with an empty one")
-        problem, value = _parse(raw)
+        except IsADirectoryError:
+            problem, value = "a folder, not a file", {}
+        except OSError as error:
+            self._refusal = f"{self.path}: refusing to overwrite a book that could not be read"
+            return Loaded(Status.UNREADABLE, message=(
+                f"{self.path}: the book cannot be read ({error.strerror or error}); nothing fires and "
+                "the file is left untouched; trying again every step"))
+        else:
+            problem, value = _parse(raw)
+        self._refusal = None
         if problem is None:
             version = value.pop("version")
             if version > SCHEMA_VERSION:
-                self._refused_version = version
+                self._refusal = (f"{self.path}: refusing to overwrite a book of schema version {version} "
+                                 f"(this cronctl writes version {SCHEMA_VERSION})")
                 return Loaded(Status.NEWER, version=version, message=(
                     f"{self.path}: the book has schema version {version} and this cronctl reads version "
                     f"{SCHEMA_VERSION}; nothing fires and the file is left untouched until a cronctl "
@@ -92,16 +113,23 @@ class Book:
             return Loaded(Status.OK, data=value, version=version)
         if not move_broken:
             return Loaded(Status.BROKEN, message=f"{self.path}: the book does not parse ({problem})")
-        moved = self._move_aside()
+        return self.move_aside(f"the book does not parse ({problem})")
+
+    def move_aside(self, why: str) -> Loaded:
+        """Move the book aside as ``cronctl.json.broken-<time>``, to start with an empty one."""
+        try:
+            moved = self._move_aside()
+        except OSError as error:
+            return Loaded(Status.BROKEN, message=(
+                f"{self.path}: {why}; it cannot be moved aside ({error.strerror or error}), so it stays "
+                "until the first save replaces it; starting with an empty book"))
         return Loaded(Status.BROKEN, moved_to=moved, message=(
-            f"{self.path}: the book does not parse ({problem}); moved aside as {moved.name}, "
-            "starting with an empty book"))
+            f"{self.path}: {why}; moved aside as {moved.name}, starting with an empty book"))
 
     def save(self, data: dict[str, Any]) -> None:
         """Write the whole book atomically, stamped with ``SCHEMA_VERSION``."""
-        if self._refused_version is not None:
-            raise BookRefused(f"{self.path}: refusing to overwrite a book of schema version "
-                              f"{self._refused_version} (this cronctl writes version {SCHEMA_VERSION})")
+        if self._refusal is not None:
+            raise BookRefused(self._refusal)
         if not isinstance(data, dict):
             raise TypeError(f"the book must be a dict, not {type(data).__name__}")
         body = {"version": SCHEMA_VERSION, **{k: v for k, v in data.items() if k != "version"}}
@@ -129,7 +157,7 @@ class Book:
                 os.link(self.path, target)  # fails rather than overwrite an earlier broken book
             except FileExistsError:
                 continue
-            except OSError:  # a file system without hard links
+            except OSError:  # a file system without hard links, or a folder (no hard links to those)
                 os.rename(self.path, target)
             else:
                 os.unlink(self.path)

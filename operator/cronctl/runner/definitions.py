@@ -3,11 +3,25 @@
 ``cronctl local DIR`` runs the same manifests the operator reads. This module
 turns the ``*.yaml`` / ``*.yml`` files of one folder (not its subfolders;
 names starting with a dot are skipped, as editors' lock and swap files are)
-into plain :class:`Definition` records: the schedule's name, its ``spec`` as
-written (judging it is the core's job), and what the runner needs to start a
-process, taken from the Job template's first container: ``command``,
-``args`` and ``env``. The image cannot be honoured on a bare machine; it is
-kept on the record and :func:`image_notice` words the one notice about it.
+into plain :class:`Definition` records: the schedule's name, the object as
+written, and what the runner needs to start a process, taken from the Job
+template's first container: ``command``, ``args`` and ``env``. The image
+cannot be honoured on a bare machine; it is kept on the record and
+:func:`image_notice` words the one notice about it.
+
+Judging the spec is not this module's job: the runner reads each object with
+:func:`cronctl.manifest.read_manifest`, the CRD's schema then the core's
+checks, as for any object no API server has seen. What this module refuses
+is only what that reader does not cover: an object that cannot be named
+(``metadata.name`` missing or not a DNS subdomain), another ``apiVersion``,
+a name defined twice, and the first container as the runner needs it
+(``command`` given, ``args`` and literal ``env`` values as strings; a
+``valueFrom`` refers to cluster objects the runner does not have). Where the
+schema has something to say on the way to the container (no ``jobTemplate``,
+say), the record has no command and the reader refuses the object.
+:class:`Judge` gives the verdict on a folder's load: which schedules are
+valid, and which are invalid and so do not fire (each with its one-line
+message: file, schedule, field, reason).
 
 Nothing here raises for a bad manifest. Every problem is a
 :class:`DefinitionError` naming the file, the object and the field path,
@@ -16,22 +30,33 @@ containers[0].command: missing``, and one bad object or file does not keep
 the others from loading. A file that is not valid YAML is refused whole
 (what follows the error cannot be read, and half a file is a surprise).
 Objects of other kinds (a ConfigMap next to the schedules) are skipped with
-a notice, and so are the containers after the first. Only literal ``env`` values are supported: ``valueFrom`` refers to
-cluster objects the runner does not have, and is refused.
+a notice, and so are the containers after the first.
+
+:class:`ManifestFolder` reads a folder again only where it changed: a file
+whose size, modification time, inode and change time are those of the last
+read keeps its records (the same objects), so a runner stepping every second
+parses nothing while nobody edits. A file modified within the last
+``RACY_SECONDS`` is read again at the next scan too, since two writes within
+one tick of the file system's clock can leave the same stamps (git's "racy"
+files).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
+from ..manifest import ScheduleSpec, SpecError, read_manifest
+
 API_VERSION = "cronctl.dev/v1"
 KIND = "CronSchedule"
-MAX_NAME_LENGTH = 52  # the CRD's limit, so that names valid here are valid in the cluster
+RACY_SECONDS = 2.0
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 CONTAINER = "spec.jobTemplate.spec.template.spec.containers[0]"
 
@@ -41,10 +66,11 @@ class Definition:
     name: str
     file: Path
     spec: dict[str, Any]
-    command: list[str]
+    command: list[str]  # empty only when the object's schema has a problem on the way to it
     args: list[str]
     env: dict[str, str]
     image: str | None
+    body: dict[str, Any] = field(default_factory=dict)  # the whole object, for read_manifest
 
 
 @dataclass(frozen=True)
@@ -53,6 +79,7 @@ class DefinitionError:
     object: str | None  # "CronSchedule 'nightly'", or "document 2" when it has no name
     path: str | None    # the field, e.g. "spec.jobTemplate...containers[0].command"
     reason: str
+    schedule: str | None = None  # the schedule this refuses, when the object names one
 
     def __str__(self) -> str:
         return ": ".join(str(part) for part in (self.file, self.object, self.path, self.reason)
@@ -84,20 +111,25 @@ def load_definitions(folder: str | Path) -> LoadedDefinitions:
     """Every CronSchedule in ``folder``, with the errors and notices of the load.
 
     A name defined twice keeps its first definition (in file name order) and
-    reports the second as an error.
+    reports the second as an error (of no schedule: the first one stands).
     """
+    return combine([load_file(path) for path in manifest_files(folder)])
+
+
+def combine(files: list[LoadedDefinitions]) -> LoadedDefinitions:
+    """The loads of a folder's files, in file name order, as the folder's load."""
     result = LoadedDefinitions()
     seen: dict[str, Path] = {}
-    for path in manifest_files(folder):
-        loaded = load_file(path)
+    for loaded in files:
         result.errors.extend(loaded.errors)
         result.notices.extend(loaded.notices)
         for definition in loaded.definitions:
             if definition.name in seen:
-                result.errors.append(DefinitionError(path, f"{KIND} {definition.name!r}", "metadata.name",
+                result.errors.append(DefinitionError(definition.file, f"{KIND} {definition.name!r}",
+                                                     "metadata.name",
                                                      f"already defined in {seen[definition.name]}"))
                 continue
-            seen[definition.name] = path
+            seen[definition.name] = definition.file
             result.definitions.append(definition)
     notice = image_notice(result.definitions)
     if notice is not None:
@@ -135,48 +167,58 @@ def load_file(path: str | Path) -> LoadedDefinitions:
         if kind != KIND:
             result.notices.append(f"{path}: {label}: skipped, kind {kind!r} is not {KIND}")
             continue
+        named = name if isinstance(name, str) and _DNS_SUBDOMAIN.fullmatch(name) else None
         try:
             if api_version != API_VERSION:
                 raise _Refused("apiVersion", f"{api_version!r} is not {API_VERSION}")
-            definition = _definition(path, document)
+            definition, containers = _definition(path, document)
         except _Refused as refused:
-            result.errors.append(DefinitionError(path, label, refused.path, refused.reason))
+            result.errors.append(DefinitionError(path, label, refused.path, refused.reason, named))
             continue
         result.definitions.append(definition)
-        containers = definition.spec["jobTemplate"]["spec"]["template"]["spec"]["containers"]
-        if len(containers) > 1:
+        if containers > 1:
             result.notices.append(f"{path}: {label}: only the first container runs locally, "
-                                  f"{len(containers) - 1} more ignored")
+                                  f"{containers - 1} more ignored")
     return result
 
 
-def _definition(path: Path, document: dict[str, Any]) -> Definition:
+def _definition(path: Path, document: dict[str, Any]) -> tuple[Definition, int]:
+    """The record of one CronSchedule object and how many containers it has."""
     metadata = document.get("metadata")
     if not isinstance(metadata, dict):
         raise _Refused("metadata", "missing" if metadata is None else "not a mapping")
     name = metadata.get("name")
     if name is None:
         raise _Refused("metadata.name", "missing")
-    if not isinstance(name, str) or len(name) > MAX_NAME_LENGTH or _DNS_SUBDOMAIN.fullmatch(name) is None:
-        raise _Refused("metadata.name", f"{name!r} must be at most {MAX_NAME_LENGTH} lower-case letters, "
-                                        "digits, '-' and '.', starting and ending with a letter or digit")
+    if not isinstance(name, str) or _DNS_SUBDOMAIN.fullmatch(name) is None:
+        # Its length is the CRD's rule, judged with the rest of the object by read_manifest.
+        raise _Refused("metadata.name", f"{name!r} must be lower-case letters, digits, '-' and '.', "
+                                        "starting and ending with a letter or digit")
     spec = document.get("spec")
-    if not isinstance(spec, dict):
-        raise _Refused("spec", "missing" if spec is None else "not a mapping")
-    container = _first_container(spec)
+    containers = _containers(spec)
+    if containers is None:  # the schema refuses the object (read_manifest says why)
+        return Definition(name, path, spec if isinstance(spec, dict) else {}, [], [], {}, None, document), 0
+    container = containers[0]
     return Definition(
-        name=name, file=path, spec=spec,
+        name=name, file=path, spec=spec,  # type: ignore[arg-type]  # _containers found a mapping
         command=_strings(container.get("command"), f"{CONTAINER}.command", required=True),
         args=_strings(container.get("args"), f"{CONTAINER}.args", required=False),
         env=_env(container.get("env")),
         image=container.get("image") if isinstance(container.get("image"), str) else None,
-    )
+        body=document,
+    ), len(containers)
 
 
-def _first_container(spec: dict[str, Any]) -> dict[str, Any]:
+def _containers(spec: Any) -> list[dict[str, Any]] | None:
+    """The template's containers, the first one a mapping; None where the CRD's schema has a
+    problem on the way (spec, jobTemplate, its spec and template are the schema's to judge)."""
     node: Any = spec
-    where = "spec"
-    for step in ("jobTemplate", "spec", "template", "spec", "containers"):
+    for step in ("jobTemplate", "spec", "template"):
+        if not isinstance(node, dict) or not isinstance(node.get(step), dict):
+            return None
+        node = node[step]
+    where = "spec.jobTemplate.spec.template"
+    for step in ("spec", "containers"):
         where = f"{where}.{step}"
         if not isinstance(node, dict) or step not in node or node[step] is None:
             raise _Refused(where, "missing")
@@ -187,7 +229,7 @@ def _first_container(spec: dict[str, Any]) -> dict[str, Any]:
         raise _Refused(where, "empty: the local runner runs the first container")
     if not isinstance(node[0], dict):
         raise _Refused(CONTAINER, "not a mapping")
-    return node[0]
+    return node
 
 
 def _strings(value: Any, where: str, required: bool) -> list[str]:
@@ -236,3 +278,137 @@ def image_notice(definitions: list[Definition]) -> str | None:
         return None
     names = ", ".join(f"{d.name} ({d.image})" for d in with_image)
     return (f"the local runner ignores container images and runs each command on this machine: {names}")
+
+
+@dataclass
+class _Read:
+    stamp: tuple[int, int, int, int]  # mtime_ns, size, inode, ctime_ns
+    racy: bool  # modified so recently that a second write may share its stamp: read again
+    loaded: LoadedDefinitions
+
+
+class ManifestFolder:
+    """The manifests of one folder, read again only where they changed (see the module's
+    docstring). ``scan`` answers the folder's load and whether it differs from the last."""
+
+    def __init__(self, folder: str | Path, now: Callable[[], float] = time.time) -> None:
+        self.folder = Path(folder)
+        self._now = now
+        self._files: dict[str, _Read] = {}
+        self._combined: LoadedDefinitions | None = None
+
+    @property
+    def names(self) -> set[str]:
+        """The manifest files of the last scan, by name."""
+        return set(self._files)
+
+    def scan(self) -> tuple[LoadedDefinitions, bool]:
+        """(the folder's load, whether any file changed since the last scan).
+
+        Raises ``OSError`` when the folder cannot be listed (gone, not a folder).
+        """
+        stamps: dict[str, tuple[int, int, int, int]] = {}
+        with os.scandir(self.folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if not name.endswith((".yaml", ".yml")) or name.startswith("."):
+                    continue
+                try:
+                    if not entry.is_file():
+                        continue
+                    info = entry.stat()
+                except OSError:
+                    continue  # gone since the listing
+                stamps[name] = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
+        changed = self._combined is None or stamps.keys() != self._files.keys()
+        now = self._now()
+        for name, stamp in stamps.items():
+            known = self._files.get(name)
+            if known is not None and known.stamp == stamp and not known.racy:
+                continue
+            loaded = load_file(self.folder / name)
+            if known is None or _differs(known.loaded, loaded):
+                changed = True
+            else:
+                loaded = known.loaded  # the same records: whoever keeps them by identity keeps them
+            self._files[name] = _Read(stamp, now - stamp[0] / 1e9 < RACY_SECONDS, loaded)
+        for name in [name for name in self._files if name not in stamps]:
+            del self._files[name]
+        if changed or self._combined is None:
+            self._combined = combine([self._files[name].loaded for name in sorted(self._files)])
+        return self._combined, changed
+
+
+def _differs(before: LoadedDefinitions, after: LoadedDefinitions) -> bool:
+    return (before.errors != after.errors or before.notices != after.notices
+            or [(d.name, d.body, d.command, d.args, d.env) for d in before.definitions]
+            != [(d.name, d.body, d.command, d.args, d.env) for d in after.definitions])
+
+
+@dataclass
+class Verdict:
+    """Which schedules of a folder's load fire and which do not (see :class:`Judge`)."""
+
+    valid: dict[str, tuple[Definition, ScheduleSpec]] = field(default_factory=dict)
+    # schedule -> (file, the one-line message: file, schedule, field, reason); it does not fire
+    invalid: dict[str, tuple[Path, str]] = field(default_factory=dict)
+    others: list[DefinitionError] = field(default_factory=list)  # problems that hold no schedule
+
+
+class Judge:
+    """Each definition read with :func:`cronctl.manifest.read_manifest` (the CRD's schema,
+    then the core's checks), once per record: a record the folder's scan kept (the same
+    object) keeps its verdict."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, tuple[Definition, ScheduleSpec | SpecError]] = {}
+
+    def __call__(self, loaded: LoadedDefinitions, known: dict[str, str | None], files: set[str]) -> Verdict:
+        """The verdict on ``loaded``. ``known`` names the schedules the runner has, each with
+        the file (name) it was last read from, and ``files`` the folder's manifest files now.
+
+        A known schedule that the load does not define is invalid, not gone, while its file
+        is still there with a problem that names no schedule (it does not parse; a document
+        lost its name), so that a half-saved edit does not retire it.
+        """
+        verdict = Verdict()
+        for definition in loaded.definitions:
+            read = self._judged(definition)
+            if isinstance(read, SpecError):
+                verdict.invalid[definition.name] = (definition.file, f"{definition.file}: {KIND} "
+                                                                     f"{definition.name!r}: {read.message}")
+            else:
+                verdict.valid[definition.name] = (definition, read)
+        defined = {definition.name for definition in loaded.definitions}
+        self._read = {name: read for name, read in self._read.items() if name in defined}
+        unnamed: dict[str, list[DefinitionError]] = {}
+        for error in loaded.errors:
+            if error.schedule is not None and error.schedule not in verdict.valid:
+                verdict.invalid.setdefault(error.schedule, (error.file, str(error)))
+            elif error.schedule is None:
+                unnamed.setdefault(error.file.name, []).append(error)
+            else:
+                verdict.others.append(error)  # a second definition of a schedule defined before
+        used: set[str] = set()
+        for name, file in known.items():
+            if name in verdict.valid or name in verdict.invalid or file not in files or file not in unnamed:
+                continue
+            verdict.invalid[name] = (unnamed[file][0].file, "; ".join(str(e) for e in unnamed[file]))
+            used.add(file)
+        verdict.others += [error for file, errors in unnamed.items() if file not in used for error in errors]
+        return verdict
+
+    def _judged(self, definition: Definition) -> ScheduleSpec | SpecError:
+        cached = self._read.get(definition.name)
+        if cached is not None and cached[0] is definition:
+            return cached[1]
+        result: ScheduleSpec | SpecError
+        try:
+            result = read_manifest(definition.body, 0)
+        except SpecError as error:
+            result = error
+        else:
+            if not definition.command:  # not reached: the schema refuses what hides the container
+                result = SpecError(f"{CONTAINER}.command", "missing", "InvalidManifest")
+        self._read[definition.name] = (definition, result)
+        return result

@@ -1,12 +1,13 @@
 """The single-node runner: the core's decisions carried out as local processes.
 
-``Runner.step`` is one turn of the loop: read the manifests, consume manual
-triggers, let the in-memory controller (``cronctl.core``) step, hand due
-firings to free worker slots, stop runs the core timed out or replaced, and
-record how runs ended. Everything it must not forget lives in the book
-(``cronctl.json``): the controller's state, the firings waiting for a slot,
-running, or waiting for their next attempt, each schedule's last 200 runs, and
-the overflow of a schedule that has not fired on time since.
+``Runner.step`` is one turn of the loop: read the manifests (only those that
+changed), consume manual triggers, let the in-memory controller
+(``cronctl.core``) step, hand due firings to free worker slots, stop runs the
+core timed out or replaced, and record how runs ended. Everything it must not
+forget lives in the book (``cronctl.json``): the controller's state, the
+firings waiting for a slot, running, or waiting for their next attempt, each
+schedule's last 200 runs, the overflow of a schedule that has not fired on
+time since, and what became of the folder's manifests.
 
 The core decides and applies its decisions to the schedules' state
 (``Controller.step``); the runner only carries out their effects, and only
@@ -27,65 +28,114 @@ a replace stops the replaced run's process (outcome stopped), or cancels a
 run that has none (waiting for a slot or a retry: canceled). History records a
 run once, when it is over, with the attempts it took.
 
+Manifests, as the operator treats CronSchedule objects. Each is read with
+``cronctl.manifest.read_manifest`` (the CRD's schema, then the core's
+checks). A manifest that becomes invalid holds its schedule as a suspension
+does (``transitions.hold``: no firing, no missed run counted) while its runs
+go on under their timeouts; it fires again once fixed. A schedule whose
+manifest is gone (the file deleted, or the schedule renamed: a new name is a
+new schedule) is retired at the next step, as deleting a CronSchedule
+garbage-collects its Jobs: its running processes are stopped (SIGTERM, then
+SIGKILL after the grace), its waiting firings canceled, each recorded, and it
+leaves the controller's state. The book's ``manifests`` says which manifests
+are invalid and which schedules were retired (the last 20).
+
 Crash safety rests on the executor's key (schedule, nominal time, attempt):
 a crash between starting a process and saving the book makes the next
 runner decide the same launch (or retry) again, and ``Executor.start`` then
 returns the run that already exists instead of starting a second process.
 Outcomes are acknowledged to the executor only after the book that records
 them is saved; an end reported again after a restart is only acknowledged.
+A manual firing has its own key: the runs of one trigger file live in an
+executor folder of their own (``DIR/manual/<trigger id>/``), whatever else
+runs that minute; the file is deleted once the book that records its firing
+is saved, so a crash in between consumes it again into the same key.
+
+Faults are reported, never fatal: a broken trigger file is moved aside, an
+item of the book that does not read is left out, and a save the file system
+refuses (a full disk, a read-only folder) is said once and tried again at
+every step, with everything kept in memory meanwhile (nothing is
+acknowledged or deleted before the book that records it is saved).
+
+Every line the runner says is one fact (a firing, an end, a timeout, a
+retry, a takeover, a manifest or a fault); with ``log_format="json"`` each is
+one JSON object with the same facts as fields.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import re
 import time
+from datetime import datetime, timezone
 from itertools import groupby
 from pathlib import Path
 from typing import Any, Callable
 
 from ..core.controller import Controller
 from ..core.errors import CronctlError
+from ..core.schedule import Timeline
 from ..core.spec import JobSpec
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, ControllerState
 from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, start_time
-from ..core.transitions import Applied, hold
-from ..manifest import read_spec
+from ..core.transitions import Applied, apply, hold
+from ..manifest import read_manifest
 from .book import Book, Status
-from .definitions import Definition, image_notice, load_definitions
-from .executor import Executor, RunKey, RunRequest
-from .firing import TRIGGERS_DIR, Firing, Overflowed
-from .lock import RunnerLock, describe_holder, runner_identity
+from .definitions import API_VERSION, KIND, Definition, Judge, ManifestFolder, image_notice
+from .executor import Ended, Executor, RunKey, RunRequest, nominal_iso
+from .files import read_json, utc_iso
+from .firing import (MANUAL_DIR, TRIGGERS_DIR, BookContents, Firing, Overflowed, Unreadable, both_times,
+                     read_book)
+from .lock import DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_identity, wait_for_lock
 from .slots import SlotPool, order_due
+from .wrapper import DEFAULT_MAX_LOG_BYTES
 
 HISTORY_LIMIT = 200
+RETIRED_LIMIT = 20  # retired schedules the book names (and keeps the history of)
 SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch: while it exists nothing fires
 SCHEDULED = "scheduled"
+MANUAL = "manual"
+LOG_FORMATS = ("text", "json")
+RETIRED_NOTE = "its schedule was retired: the manifest was deleted, or the schedule renamed"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def job_spec(definition: Definition, created_at: int, index: int) -> JobSpec:
-    """The core's view of a manifest: the operator's reader, so both read the same fields."""
-    body = {"metadata": {"name": definition.name}, "spec": definition.spec}
-    return dataclasses.replace(read_spec(body, created_at).job, index=index)
+    """The core's view of a manifest, judged by the CRD's schema and the core's checks
+    (``read_manifest``), as the operator's API server and reader judge it."""
+    body = definition.body or {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": definition.name},
+                               "spec": definition.spec}
+    return dataclasses.replace(read_manifest(body, created_at).job, index=index)
 
 
-def is_suspended(definition: Definition) -> bool:
-    return bool(definition.spec.get("suspend", False))
+def trigger_id(path: Path, mtime_ns: int) -> str:
+    """A trigger file's identity: its name and modification time, so that a file consumed
+    again after a crash is the same trigger and a file made again under a used name is not."""
+    stem = _UNSAFE.sub("-", path.stem).lstrip(".") or "trigger"
+    return f"{stem}.{mtime_ns}"
 
 
 class Runner:
     def __init__(self, folder: Path, minute: Callable[[], int], workers: int,
                  say: Callable[[str], None] = print, grace_seconds: float = 10.0,
-                 seconds: Callable[[], float] | None = None) -> None:
+                 seconds: Callable[[], float] | None = None, log_format: str = "text",
+                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> None:
+        if log_format not in LOG_FORMATS:
+            raise ValueError(f"log format {log_format!r}: must be one of {', '.join(LOG_FORMATS)}")
         self.folder = folder
         self.minute = minute
         # The second within the clock's minute, for jitter (wall time unless a test says otherwise).
         self.seconds = seconds or (lambda: minute() * 60 + time.time() % 60)
         self.say = say
+        self.log_format = log_format
         self.grace_seconds = grace_seconds
         self.book = Book(folder)
         self.lock = RunnerLock(folder, runner_identity())
-        self.executor = Executor(folder)
+        self.max_log_bytes = max_log_bytes  # each stream of each run (the executor's output cap)
+        self.executor = Executor(folder, max_log_bytes=max_log_bytes)
+        self._manual: dict[str, Executor] = {}  # trigger id -> the executor of its manual firing's runs
         self.slots = SlotPool(workers)
         self.controller = Controller()
         self.firings: dict[str, Firing] = {}
@@ -94,48 +144,127 @@ class Runner:
         self.snapshots: dict[str, dict[str, Any]] = {}
         # Per schedule, its last overflow (Overflowed.to_json), until it fires on time again.
         self.overflows: dict[str, dict[str, Any]] = {}
-        self.definitions: dict[str, Definition] = {}
+        self.definitions: dict[str, Definition] = {}  # the last valid one of each schedule
+        self.manifests = ManifestFolder(folder)
+        self.judge = Judge()
+        self.sources: dict[str, str] = {}  # schedule -> the name of the manifest file it was read from
+        self.invalid: list[dict[str, Any]] = []  # the book's manifests.invalid
+        self.retired: list[dict[str, Any]] = []  # the book's manifests.retired
+        self._held: dict[str, str] = {}  # known schedules whose manifest is invalid -> its message
+        self._suspended: set[str] = set()
+        self._imaged: set[str] = set()  # schedules the notice that images are ignored named
+        self._switched_off: bool | None = None
+        self._judged = False
         self.may_fire = True
+        self._unreadable = False  # the book could not be read: load it again at the next step
+        self._read_only = False  # another runner held the lock when this one tried
         self._noticed: set[str] = set()
-        self._to_acknowledge: list[RunKey] = []  # ends recorded, acknowledged once the book is saved
+        self._faults: dict[str, str] = {}  # what failed -> the line said about it, until it works again
+        self._unsaved = False  # a save failed: save again at the next step
+        self._to_acknowledge: list[tuple[str | None, RunKey]] = []  # ends recorded, acknowledged once saved
+        self._taken: dict[str, Path] = {}  # trigger files consumed, deleted once the book is saved
+        self._left_broken: set[str] = set()  # broken trigger files that could not be moved aside
 
     # -- start ----------------------------------------------------------------------------
 
     def open(self) -> bool:
         """Take the lock and load the book; False when another runner holds the lock."""
         if not self.lock.try_acquire():
-            self.say(f"read-only: {describe_holder(self.lock.holder())} fires these schedules; "
-                     "trying again every 60 seconds")
+            if not self._read_only:
+                self._event("read_only", f"read-only: {describe_holder(self.lock.holder())} fires these "
+                                         "schedules; trying again every 60 seconds")
+            self._read_only = True
             return False
-        loaded = self.book.load()
-        if loaded.message:
-            self.say(loaded.message)
-        if loaded.status is Status.NEWER:
-            self.may_fire = False
-            return True
-        data = loaded.data if loaded.status is Status.OK else {}
-        if "controller" in data:
-            self.controller = Controller(ControllerState.from_json(data["controller"]))
-        self.firings = {f["run_id"]: Firing(**f) for f in data.get("firings", [])}
-        self.journal = data.get("journal", {})
-        self.snapshots = data.get("snapshots", {})
-        self.overflows = data.get("overflows", {})
-        self.executor.adopt()
-        for firing in self.firings.values():
-            if firing.slot is not None:
-                self.slots.take(firing.slot)
+        if self._read_only:
+            self._event("takeover", f"took over: the runner that held {self.lock.path.name} ended; this "
+                                    f"runner (pid {os.getpid()}) fires the schedules now")
+        try:
+            self.book.remove_stale_temps()  # of a save that crashed
+        except OSError:
+            pass
+        self._load()
         return True
+
+    def _load(self) -> None:
+        loaded = self.book.load()
+        self._unreadable = loaded.status is Status.UNREADABLE
+        if loaded.message:
+            self._notice(loaded.message, "warning" if loaded.status is not Status.MISSING else "info")
+        if not loaded.may_fire:
+            self.may_fire = False
+            return
+        self.may_fire = True
+        try:
+            contents, problems = read_book(loaded.data if loaded.status is Status.OK else {})
+        except Unreadable as error:
+            self._notice(self.book.move_aside(str(error)).message, "warning")
+            contents, problems = BookContents(), []
+        for problem in problems:
+            self._notice(f"{self.book.path}: {problem}", "warning")
+        self.controller = Controller(contents.state)
+        self.firings = contents.firings
+        self.journal, self.snapshots, self.overflows = contents.journal, contents.snapshots, contents.overflows
+        self.invalid, self.retired, self.sources = contents.invalid, contents.retired, contents.sources
+        self._adopt()
+
+    def _adopt(self) -> None:
+        """Watch the runs a runner before this one left, and give their firings their slots."""
+        self.executor.adopt()
+        manual = self.folder / MANUAL_DIR
+        if manual.is_dir():
+            for base in sorted(manual.iterdir()):
+                executor = Executor(base, max_log_bytes=self.max_log_bytes)
+                if executor.adopt():
+                    self._manual[base.name] = executor
+        for firing in self.firings.values():
+            if firing.slot is None:
+                continue
+            try:
+                self.slots.take(firing.slot)
+            except ValueError as error:  # a book edited by hand: the firing queues for a slot again
+                self._notice(f"{firing.run_id}: {error}; it takes a free slot again", "warning")
+                firing.slot = None
+        state = self.controller.state
+        for firing in self.firings.values():
+            if firing.run_id not in state.runs and firing.stopping is None:
+                firing.note = "its run was not in the book's state (an entry left out)"
+        firing_of = {firing.run_id for firing in self.firings.values()}
+        for run in [r for r in state.runs.values() if r.state == RUNNING and r.id not in firing_of]:
+            self._firing_from_folder(run.id)
+
+    def _firing_from_folder(self, run_id: str) -> None:
+        """A running run the book has no firing for (an entry left out): rebuilt from its
+        process's folder, or, when it never had one, canceled."""
+        run = self.controller.state.runs[run_id]
+        request = None
+        try:
+            request = read_json(self.executor.run_dir(RunKey(run.job, run.scheduled_for, run.attempt))
+                                / "request.json")
+        except (OSError, ValueError):
+            pass
+        if isinstance(request, dict) and isinstance(request.get("command"), list):
+            self.firings[run.id] = Firing(run.id, run.job, run.scheduled_for, request.get("reason") or SCHEDULED,
+                                          request["command"], request.get("args") or [],
+                                          request.get("env") or {}, start_at=run.scheduled_for * 60,
+                                          attempt=run.attempt)
+            return
+        self._drop_run(run.job, run.id)
+        self._remember(run.job, {"run": run.id, "reason": SCHEDULED, "nominal": run.scheduled_for, "actual": None,
+                                 "attempts": 0, "outcome": "canceled", "finished": run.launched_at,
+                                 "note": "its firing was not in the book (an entry left out)"})
 
     # -- one turn ---------------------------------------------------------------------------
 
     def step(self) -> None:
+        if self._unreadable:
+            self._load()
         if not self.may_fire:
             return
         now = self.minute()
         if self.controller.state.clock is not None and now < self.controller.state.clock:
             now = self.controller.state.clock  # a clock that went back fires nothing again
         changed = self._sync_definitions(now)
-        changed |= self._hold_suspended(now)
+        changed |= self._hold(now)
         changed |= self._take_triggers(now)
         # Runs end before the tick decides, as in the harness (finish, then tick): a run over by
         # now frees a Forbid schedule's time, and the core's timeouts come first (advance), so an
@@ -148,82 +277,281 @@ class Runner:
         changed |= self._stop_expired()
         changed |= self._drop_expired(now)
         changed |= self._start_waiting(now)
-        if changed:
-            self.save()
-            for key in self._to_acknowledge:
-                self.executor.acknowledge(key)
-            self._to_acknowledge = []
+        if changed or self._unsaved:
+            self._save_and_settle()
+
+    def turn(self) -> None:
+        """A step of the loop: a fault no part of the step handles is said once, and the next
+        turn goes on (the book, saved at the end of a step, is as a crash would leave it)."""
+        try:
+            self.step()
+        except Exception as error:  # the runner outlives what one step could not do
+            self._fault("step", f"a step failed ({type(error).__name__}: {error}); the runner goes on")
+        else:
+            self._clear_fault("step")
 
     def save(self) -> None:
+        """Write the book (raises OSError as the file system does)."""
         self.book.save({"controller": self.controller.state.to_json(),
                         "firings": [firing.to_json() for firing in self.firings.values()],
                         "journal": self.journal, "snapshots": self.snapshots, "overflows": self.overflows,
-                        "workers": self.slots.size})
+                        "manifests": {"invalid": self.invalid, "retired": self.retired},
+                        "sources": self.sources, "workers": self.slots.size})
+
+    def _save_and_settle(self) -> None:
+        """Save the book; once it is saved, acknowledge the ends and delete the trigger files
+        it records. A save that fails is said once and tried again at the next step."""
+        try:
+            self.save()
+        except OSError as error:
+            self._unsaved = True
+            self._fault("save", f"cannot save the book {self.book.path}: {error.strerror or error}; the runner "
+                                "goes on with what it has in memory and tries again every step")
+            return
+        self._unsaved = False
+        if self._clear_fault("save"):
+            self._event("saved", f"the book {self.book.path} is saved again; nothing was lost")
+        keep: list[tuple[str | None, RunKey]] = []
+        for manual, key in self._to_acknowledge:
+            try:
+                self._executor(manual).acknowledge(key)
+            except OSError:
+                keep.append((manual, key))  # said by the next save's fault, if the disk stays so
+        self._to_acknowledge = keep
+        for name, path in list(self._taken.items()):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                continue
+            del self._taken[name]
+        for manual in [m for m, executor in self._manual.items() if not executor.active()
+                       and not any(f.manual == m for f in self.firings.values())
+                       and not any(m == pending for pending, _ in keep)]:
+            del self._manual[manual]
 
     # -- manifests -----------------------------------------------------------------------
 
     def _sync_definitions(self, now: int) -> bool:
-        loaded = load_definitions(self.folder)
-        for problem in loaded.errors:
-            self._notice(str(problem))
-        notice = image_notice(loaded.definitions)
-        if notice:
-            self._notice(notice)
-        self.definitions = {d.name: d for d in loaded.definitions}
+        """Read the folder where it changed: add, edit, hold (invalid) or retire schedules."""
+        try:
+            loaded, changed = self.manifests.scan()
+        except OSError as error:
+            self._fault("manifests", f"cannot read the manifests in {self.folder}: {error.strerror or error}; "
+                                     "the schedules go on as last read")
+            return False
+        self._clear_fault("manifests")
+        if not changed and self._judged:
+            return False
+        first, self._judged = not self._judged, True
+        everyone = image_notice(loaded.definitions)
+        for notice in loaded.notices:
+            if notice != everyone:
+                self._notice(notice)
         state = self.controller.state
-        changed = False
-        for definition in loaded.definitions:
-            job = state.jobs.get(definition.name)
-            try:
-                spec = job_spec(definition, now if job is None else job.spec.created_at,
-                                len(state.jobs) if job is None else job.spec.index)
-                if job is None:
-                    self.controller.add_job(spec)
-                    changed = True
-                elif spec != job.spec:
-                    job.spec = spec  # an edit changes later firings only
-                    self.controller = Controller(state)
-                    changed = True
-            except CronctlError as error:
-                self._notice(f"{definition.file}: CronSchedule {definition.name!r}: {error.message}")
-        return changed
+        sources = dict(self.sources)
+        verdict = self.judge(loaded, {name: self.sources.get(name) for name in state.jobs}, self.manifests.names)
+        added = edited = False
+        next_index = max((job.spec.index for job in state.jobs.values()), default=-1) + 1
+        for name, (definition, read) in verdict.valid.items():
+            job = state.jobs.get(name)
+            anchor, index = (now, next_index) if job is None else (job.spec.created_at, job.spec.index)
+            spec = dataclasses.replace(read.job, created_at=anchor, index=index)
+            if not Timeline(spec.compiled, spec.created_at, spec.options.tz).fires:
+                verdict.invalid[name] = (definition.file, f"{definition.file}: {KIND} {name!r}: spec.schedule: "
+                                                          "never fires")
+                continue
+            if job is None:
+                self.controller.add_job(spec)
+                state.jobs[name].state.launched = self._last_number(name)  # run ids are never reused
+                added, next_index = True, next_index + 1
+            elif spec != job.spec:
+                job.spec = spec  # an edit changes later firings only
+                edited = True
+            self.definitions[name] = definition
+            self.sources[name] = definition.file.name
+        for name in [n for n in verdict.invalid if n in verdict.valid]:
+            del verdict.valid[name]
+        images = [d for name, (d, _) in verdict.valid.items() if d.image and name not in self._imaged]
+        if images:  # said once for each schedule, as it first loads
+            self._notice(image_notice(images) or "")
+            self._imaged.update(d.name for d in images)
+        gone = [name for name in state.jobs if name not in verdict.valid and name not in verdict.invalid]
+        for name in gone:
+            self._retire(name, now)
+        if edited or gone:
+            self.controller = Controller(state)
+        self._suspended = {name for name, (_, read) in verdict.valid.items() if read.suspend}
+        self._held = {name: message for name, (_, message) in verdict.invalid.items() if name in state.jobs}
+        for name in self._held:
+            self.sources.setdefault(name, verdict.invalid[name][0].name)
+        invalid: list[dict[str, Any]] = [{"file": str(file), "schedule": name, "message": message}
+                                         for name, (file, message) in sorted(verdict.invalid.items())]
+        invalid += [{"file": str(error.file), "schedule": None, "message": str(error)} for error in verdict.others]
+        self._say_manifests(invalid, verdict.valid, first)
+        news = invalid != self.invalid or self.sources != sources
+        self.invalid = invalid
+        return added or edited or bool(gone) or news
 
-    def _hold_suspended(self, now: int) -> bool:
-        """A suspended schedule, or every schedule while the node switch is off, counts no
-        missed run: its window of missed times starts after this minute."""
+    def _say_manifests(self, invalid: list[dict[str, Any]], valid: dict[str, Any], first: bool) -> None:
+        """A line for each manifest that became invalid (each one at the first reading),
+        and for each that is valid again."""
+        before = set() if first else {entry["message"] for entry in self.invalid}
+        for entry in invalid:
+            if entry["message"] in before:
+                continue
+            if entry["schedule"] in self.controller.state.jobs:
+                then = "its schedule does not fire until the manifest is fixed"
+            elif entry["schedule"] is not None:
+                then = "not loaded until it is fixed"
+            else:
+                then = "ignored"
+            self._event("invalid", f"{entry['message']} ({then})", "warning", schedule=entry["schedule"],
+                        file=entry["file"])
+        for entry in self.invalid:
+            name = entry["schedule"]
+            if name in valid and name in self.controller.state.jobs:
+                self._event("valid", f"{name}: the manifest {self.definitions[name].file} is valid again; "
+                                     "the schedule fires again", schedule=name)
+
+    def _last_number(self, name: str) -> int:
+        """The highest run number a schedule of this name had (a retired one, say), so that a
+        new schedule of the name starts after it and no two runs share an id."""
+        prefix = f"{name}-"
+        ids = [f.run_id for f in self.firings.values() if f.schedule == name]
+        ids += [entry["run"] for entry in self.journal.get(name, []) if entry.get("run")]
+        numbers = [int(run_id[len(prefix):]) for run_id in ids
+                   if run_id.startswith(prefix) and run_id[len(prefix):].isdigit()]
+        return max(numbers, default=0)
+
+    def _retire(self, name: str, now: int) -> None:
+        """The schedule's manifest is gone: its processes are stopped, its waiting firings
+        canceled, each recorded, and the schedule leaves the controller's state."""
+        state = self.controller.state
+        job = state.jobs.pop(name)
+        for run_id in [run.id for run in state.runs.values() if run.job == name]:
+            del state.runs[run_id]
+        stopping = []
+        for firing in [f for f in self.firings.values() if f.schedule == name]:
+            firing.note = RETIRED_NOTE
+            if firing.slot is None:
+                del self.firings[firing.run_id]
+                self._remember(name, self._entry(firing, "canceled", now, firing.attempts_made))
+            else:
+                stopping.append(firing.run_id)
+                if firing.stopping is None:
+                    self._ask_stop(firing, "stopped")
+        for queued in job.state.queue:
+            self._remember(name, {"run": None, "reason": queued.reason, "nominal": queued.nominal, "actual": None,
+                                  "attempts": 0, "outcome": "canceled", "finished": now, "note": RETIRED_NOTE})
+        self.snapshots = {key: value for key, value in self.snapshots.items() if not key.startswith(f"{name}@")}
+        self.overflows.pop(name, None)
+        self.definitions.pop(name, None)
+        file = self.sources.pop(name, None)
+        self.retired = [entry for entry in self.retired if entry["schedule"] != name]
+        self.retired.append({"schedule": name, "at": now})
+        del self.retired[:-RETIRED_LIMIT]
+        kept = set(state.jobs) | {entry["schedule"] for entry in self.retired}
+        self.journal = {schedule: rows for schedule, rows in self.journal.items() if schedule in kept}
+        what = f"stopping {', '.join(stopping)}" if stopping else "nothing was running"
+        self._event("retired", f"{name}: retired, its manifest{f' {file}' if file else ''} is gone (deleted, or the "
+                               f"schedule renamed); {what}", schedule=name, file=file, stopping=stopping)
+
+    def _drop_run(self, schedule: str, run_id: str) -> None:
+        """A run the runner cannot carry out leaves the core (as a replaced one does)."""
+        job = self.controller.state.jobs[schedule]
+        apply(job.state, Replace(schedule, run_id))
+        del self.controller.state.runs[run_id]
+        self.controller = Controller(self.controller.state)
+
+    def _hold(self, now: int) -> bool:
+        """A suspended schedule, one whose manifest is invalid, or every schedule while the
+        node switch is off, counts no missed run: its window of missed times starts after
+        this minute."""
         switched_off = (self.folder / SWITCH_OFF_FILE).exists()
-        if switched_off:
-            self._notice(f"the node switch is off ({SWITCH_OFF_FILE} exists): nothing fires")
+        if switched_off != self._switched_off:
+            if switched_off:
+                self._event("switch", f"the node switch is off ({SWITCH_OFF_FILE} exists): no schedule fires, "
+                                      "manual triggers included, and the time it is off counts no missed run",
+                            switch="off")
+            elif self._switched_off is not None:
+                self._event("switch", "the node switch is on again: the schedules fire", switch="on")
+            self._switched_off = switched_off
+        jobs = self.controller.state.jobs
+        names = list(jobs) if switched_off else [n for n in (*self._held, *self._suspended) if n in jobs]
         held = False
-        for name, job in self.controller.state.jobs.items():
-            definition = self.definitions.get(name)
-            if switched_off or (definition is not None and is_suspended(definition)):
-                held |= hold(job.state, now)
+        for name in names:
+            held |= hold(jobs[name].state, now)
         if held:
             self.controller = Controller(self.controller.state)  # re-derive who is due
         return held
-
-    def _notice(self, text: str) -> None:
-        if text not in self._noticed:
-            self._noticed.add(text)
-            self.say(text)
 
     # -- manual triggers -------------------------------------------------------------------
 
     def _take_triggers(self, now: int) -> bool:
         folder = self.folder / TRIGGERS_DIR
-        if not folder.is_dir():
+        try:
+            paths = sorted(folder.glob("*.json"))
+        except OSError:
             return False
         changed = False
-        for path in sorted(folder.glob("*.json")):
-            name = json.loads(path.read_text()).get("schedule")
-            try:
-                self._carry_out(self.controller.trigger(now, name), now)
-                changed = True
-            except CronctlError as error:
-                self.say(f"trigger {path.name}: {error.message}")
-            path.unlink()
+        for path in paths:
+            if path.name not in self._taken and path.name not in self._left_broken:
+                changed |= self._take_trigger(path, now)
         return changed
+
+    def _take_trigger(self, path: Path, now: int) -> bool:
+        """One trigger file: a manual firing, or a history row saying why not (the node switch
+        is off, the manifest is invalid); a file that is no trigger is moved aside."""
+        try:
+            stamp = path.stat().st_mtime_ns
+            body = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return False
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            return self._set_aside(path, f"not a trigger ({error})")
+        name = body.get("schedule") if isinstance(body, dict) else None
+        if not isinstance(name, str):
+            return self._set_aside(path, 'not a trigger (it should be {"schedule": "NAME"})')
+        manual = trigger_id(path, stamp)
+        if self._trigger_known(manual):  # consumed before a crash, the book saved: only delete it
+            self._taken[path.name] = path
+            return True
+        job = self.controller.state.jobs.get(name)
+        if job is None:
+            bad = next((entry["message"] for entry in self.invalid if entry["schedule"] == name), None)
+            return self._set_aside(path, f"no schedule named {name!r}" if bad is None
+                                   else f"the manifest of {name!r} is invalid: {bad}")
+        why_not = (f"the node switch is off ({SWITCH_OFF_FILE} exists)" if self._switched_off
+                   else f"its manifest is invalid: {self._held[name]}" if name in self._held else None)
+        if why_not is not None:
+            self._remember(name, {"run": None, "reason": MANUAL, "nominal": now, "actual": None, "attempts": 0,
+                                  "outcome": "canceled", "finished": now, "note": why_not, "trigger": manual})
+            self._event("canceled", f"{name}: manual trigger {path.name} not run: {why_not}", "warning",
+                        schedule=name, firing=MANUAL, outcome="canceled", trigger=manual)
+        else:
+            self._carry_out(self.controller.trigger(now, name), now, manual)
+        self._taken[path.name] = path
+        return True
+
+    def _trigger_known(self, manual: str) -> bool:
+        return any(f.manual == manual for f in self.firings.values()) or any(
+            entry.get("trigger") == manual for rows in self.journal.values() for entry in rows)
+
+    def _set_aside(self, path: Path, why: str) -> bool:
+        aside = path.with_name(path.name + ".broken")
+        try:
+            os.replace(path, aside)
+        except FileNotFoundError:
+            return False
+        except OSError as error:
+            self._left_broken.add(path.name)
+            self._event("trigger", f"{path}: {why}; it cannot be moved aside ({error.strerror or error}), "
+                                   "ignored", "warning", file=str(path))
+            return False
+        self._event("trigger", f"{path}: {why}; moved aside as {aside.name}", "warning", file=str(path))
+        return False
 
     # -- decisions ---------------------------------------------------------------------------
 
@@ -250,24 +578,35 @@ class Runner:
         note = Overflowed.of(now, overflow.decision, decisions)
         if overflow.news:
             self.overflows[schedule] = note.to_json()
-            self.say(f"{schedule}: {note.describe(self.controller.state.jobs[schedule].spec.options.tz)}")
+            self._event("overflow", f"{schedule}: {note.describe(self._zone(schedule))}", "warning",
+                        schedule=schedule, limit=note.limit, dropped=note.dropped)
         elif schedule in self.overflows and (note.launched or note.queued):
             # The same overflow goes on, and this tick launches (the run that kept it waiting ended).
             self.overflows[schedule].update(launched=note.launched, queued=note.queued, skipped=None)
 
-    def _carry_out(self, decision: object, now: int) -> None:
+    def _carry_out(self, decision: object, now: int, manual: str | None = None) -> None:
         if isinstance(decision, Launch):
             command = self.snapshots.pop(_snapshot_key(decision.job, decision.scheduled_for), None)
             if command is None:
                 command = self._command_of(decision.job)
+            if command is None:  # held invalid since before a restart: nothing to run it with
+                self._drop_run(decision.job, decision.run_id)
+                self._remember(decision.job, {"run": decision.run_id, "reason": decision.reason,
+                                              "nominal": decision.scheduled_for, "actual": None, "attempts": 0,
+                                              "outcome": "canceled", "finished": now,
+                                              "note": "no valid manifest to run it with"})
+                return
             command.pop("reason", None)  # a book written before launches carried their reason has it here
-            firing = Firing(decision.run_id, decision.job, decision.scheduled_for, decision.reason, **command)
+            firing = Firing(decision.run_id, decision.job, decision.scheduled_for, decision.reason, **command,
+                            manual=manual)
             job = self.controller.state.jobs[decision.job]
             firing.start_at = start_time(job.spec, decision)
             self.firings[decision.run_id] = firing
         elif isinstance(decision, Enqueue):
             # The firing keeps the command it had when it became due; an edit changes later ones.
-            self.snapshots[_snapshot_key(decision.job, decision.scheduled_for)] = self._command_of(decision.job)
+            command = self._command_of(decision.job)
+            if command is not None:
+                self.snapshots[_snapshot_key(decision.job, decision.scheduled_for)] = command
         elif isinstance(decision, Coalesce):
             self.snapshots.pop(_snapshot_key(decision.job, decision.scheduled_for), None)
             self._remember(decision.job, {"run": None, "reason": "scheduled", "nominal": decision.scheduled_for,
@@ -281,9 +620,14 @@ class Runner:
         elif isinstance(decision, Skip):
             self._remember(decision.job, {"run": None, "reason": "scheduled", "nominal": decision.scheduled_for,
                                           "actual": None, "attempts": 0, "outcome": "skipped", "finished": now})
+            self._event("skipped", f"{decision.job}: skipped {self._time(decision.job, decision.scheduled_for)} "
+                                   "(Forbid: a run is active)", schedule=decision.job,
+                        nominal=nominal_iso(decision.scheduled_for), outcome="skipped")
 
-    def _command_of(self, schedule: str) -> dict[str, Any]:
-        definition = self.definitions[schedule]
+    def _command_of(self, schedule: str) -> dict[str, Any] | None:
+        definition = self.definitions.get(schedule)
+        if definition is None:
+            return None
         return {"command": list(definition.command), "args": list(definition.args), "env": dict(definition.env)}
 
     def _retry(self, decision: Retry) -> None:
@@ -297,23 +641,59 @@ class Runner:
         retrying firings): rebuilt from the run and the current manifest, with the reason
         its failed attempt ran with (scheduled if that attempt's folder is gone)."""
         run = self.controller.state.runs[decision.run_id]
-        if decision.job not in self.definitions:
+        command = self._command_of(decision.job)
+        if command is None:
             self._notice(f"{decision.job}: no manifest to retry run {run.id} with")
             return None
-        failed = self.executor.result(RunKey(run.job, run.scheduled_for, decision.attempt - 1))
+        manual, failed = self._attempt_ended(RunKey(run.job, run.scheduled_for, decision.attempt - 1))
         reason = failed.request.get("reason") if failed is not None else None
-        firing = Firing(run.id, run.job, run.scheduled_for, reason or SCHEDULED,
-                        **self._command_of(run.job), start_at=run.scheduled_for * 60)
+        firing = Firing(run.id, run.job, run.scheduled_for, reason or SCHEDULED, **command,
+                        start_at=run.scheduled_for * 60, manual=manual)
         self.firings[run.id] = firing
         return firing
+
+    def _attempt_ended(self, key: RunKey) -> tuple[str | None, Ended | None]:
+        """How an attempt ended, found in the folder of scheduled runs or of a manual firing's."""
+        ended = self.executor.result(key)
+        if ended is not None:
+            return None, ended
+        manual = self.folder / MANUAL_DIR
+        for base in sorted(manual.iterdir()) if manual.is_dir() else []:
+            ended = self._executor(base.name).result(key)
+            if ended is not None:
+                return base.name, ended
+        return None, None
 
     def _stop_or_drop(self, firing: Firing, reason: str, now: int) -> None:
         if firing.slot is None:  # not running (never started, or waiting for a retry): it only leaves
             self._remember(firing.schedule, self._entry(firing, reason, now, firing.attempts_made))
             return
         self.firings[firing.run_id] = firing  # keeps its slot until the process is gone
+        self._ask_stop(firing, reason)
+
+    def _ask_stop(self, firing: Firing, reason: str) -> bool:
+        """Ask the executor to stop a firing's process (SIGTERM now, SIGKILL after the grace)."""
+        try:
+            self._executor_of(firing).stop(firing.key, reason, self.grace_seconds)
+        except KeyError:  # no process was ever started for it (a book edited by hand)
+            pass
+        except OSError as error:
+            self._fault(f"stop {firing.run_id}", f"{firing.schedule}: cannot stop {firing.run_id}: "
+                                                 f"{error.strerror or error}; trying again at the next step")
+            return False
+        self._clear_fault(f"stop {firing.run_id}")
         firing.stopping = reason
-        self.executor.stop(firing.key, reason, self.grace_seconds)
+        if reason == TIMED_OUT:
+            timeout = self._job_timeout(firing.schedule)
+            why = f"timed out (timeoutMinutes {timeout})" if timeout else "timed out"
+        elif firing.note:
+            why = firing.note
+        else:
+            why = "replaced by a newer run (Replace)" if reason == "stopped" else reason
+        self._event("timeout" if reason == TIMED_OUT else "stopping",
+                    f"{firing.schedule}: {firing.run_id} {why}: stopping it (SIGTERM, SIGKILL after "
+                    f"{self.grace_seconds:g} s)", "warning", **self._facts(firing))
+        return True
 
     def _ended_by_core(self, firing: Firing) -> str | None:
         """How the core ended a firing's run on its own: timed_out, or, when the run is gone
@@ -332,9 +712,7 @@ class Runner:
         for firing in self.firings.values():
             reason = self._ended_by_core(firing) if firing.slot is not None and firing.stopping is None else None
             if reason is not None:
-                firing.stopping = reason
-                self.executor.stop(firing.key, reason, self.grace_seconds)
-                stopped = True
+                stopped |= self._ask_stop(firing, reason)
         return stopped
 
     def _drop_expired(self, now: int) -> bool:
@@ -350,34 +728,58 @@ class Runner:
         return dropped
 
     def _record_ends(self, now: int) -> bool:
-        ended = self.executor.poll()
-        for end in ended:
-            firing = self._firing_running(end.key)
-            if firing is not None:
-                self._end_attempt(firing, end.outcome, end.started_at, now)
-            self._to_acknowledge.append(end.key)
-        return bool(ended)
+        ended_any = False
+        for manual, executor in [(None, self.executor), *self._manual.items()]:
+            try:
+                ended = executor.poll()
+            except (OSError, ValueError) as error:
+                self._fault(f"poll {manual}", f"cannot read how runs ended in {executor.runs_dir}: {error}; "
+                                              "trying again at the next step")
+                continue
+            self._clear_fault(f"poll {manual}")
+            for end in ended:
+                firing = self._firing_running(manual, end.key)
+                if firing is not None:
+                    self._end_attempt(firing, end, now)
+                self._to_acknowledge.append((manual, end.key))
+            ended_any |= bool(ended)
+        return ended_any
 
-    def _firing_running(self, key: RunKey) -> Firing | None:
+    def _firing_running(self, manual: str | None, key: RunKey) -> Firing | None:
         """The firing whose current attempt is ``key``; None for an end recorded before (reported
         again after a restart: the book already moved on) or of a run the book does not know."""
-        return next((f for f in self.firings.values() if f.key == key and f.retry_due is None), None)
+        return next((f for f in self.firings.values()
+                     if f.manual == manual and f.key == key and f.retry_due is None), None)
 
-    def _end_attempt(self, firing: Firing, outcome: str, started_at: str | None, now: int) -> None:
+    def _end_attempt(self, firing: Firing, end: Ended, now: int) -> None:
         """An attempt ended: the firing waits for its next attempt, or its run is over."""
         if firing.slot is not None:  # None: the restarted runner had not started it again yet
             self.slots.release(firing.slot)
             firing.slot = None
-        firing.actual = firing.actual or started_at
+        firing.actual = firing.actual or end.started_at
+        outcome = end.outcome
         retry_due = self._finish_attempt(firing, outcome, now)
+        how = _how(end)
         if retry_due is not None:
             firing.retry_due = retry_due
+            attempts = self._attempts(firing.schedule, firing.attempt + 1)
+            self._event("retry", f"{firing.schedule}: {firing.run_id} attempt {firing.attempt}/{attempts} failed "
+                                 f"({how}); attempt {firing.attempt + 1}/{attempts} at "
+                                 f"{self._time(firing.schedule, retry_due)}", "warning",
+                        **self._facts(firing), outcome=FAILED, **_end_facts(end),
+                        retry_at=nominal_iso(retry_due))
             return
         del self.firings[firing.run_id]
         run = self.controller.state.runs.get(firing.run_id)
         if run is not None and run.state == TIMED_OUT:  # the core's verdict: its timeout came first
             outcome = TIMED_OUT
-        self._remember(firing.schedule, self._entry(firing, outcome, now, firing.attempt))
+        entry = self._entry(firing, outcome, now, firing.attempt)
+        entry.update(exit_code=end.exit_code, signal=end.signal)  # of its last attempt
+        self._remember(firing.schedule, entry)
+        note = f"; {firing.note}" if firing.note else ""
+        self._event("ended", f"{firing.schedule}: {firing.run_id} {outcome} ({how}){note}",
+                    "info" if outcome == SUCCEEDED else "warning", **self._facts(firing), outcome=outcome,
+                    **_end_facts(end))
 
     def _finish_attempt(self, firing: Firing, outcome: str, now: int) -> int | None:
         """Tell the core how the firing's running attempt ended; the minute of its next
@@ -400,33 +802,108 @@ class Runner:
             slot = self.slots.acquire()
             if slot is None:
                 break
+            executor = self._executor_of(firing)
+            request = RunRequest(firing.schedule, firing.nominal, firing.command, firing.args, firing.env,
+                                 firing.reason, firing.attempt, cwd=str(self.executor.base_dir))
+            try:
+                handle = executor.start(request)
+            except OSError as error:
+                self.slots.release(slot)
+                self._fault(f"start {firing.run_id}", f"{firing.schedule}: cannot start {firing.run_id}: "
+                                                      f"{error.strerror or error}; trying again at the next step")
+                continue
+            self._clear_fault(f"start {firing.run_id}")
             firing.slot = slot
-            handle = self.executor.start(RunRequest(firing.schedule, firing.nominal, firing.command, firing.args,
-                                                    firing.env, firing.reason, firing.attempt))
-            if not handle.started and not self.executor.watching(handle.key):
-                self._end_known_run(firing, handle.key, now)
+            if handle.started:
+                self._event("fired", f"{firing.schedule}: fired {firing.run_id} for "
+                                     f"{self._time(firing.schedule, firing.nominal)} ({firing.reason}, attempt "
+                                     f"{firing.attempt}) on {slot}", **self._facts(firing), slot=slot)
+            elif not executor.watching(handle.key):
+                self._end_known_run(firing, executor, handle.key, now)
             started = True
         return started
 
-    def _end_known_run(self, firing: Firing, key: RunKey, now: int) -> None:
+    def _end_known_run(self, firing: Firing, executor: Executor, key: RunKey, now: int) -> None:
         """The attempt ran and its end was reported before its firing existed here: a runner
         that crashed before saving the book restarted with its clock before the launch, so
         the end came with nothing to record it on. It is recorded now."""
-        ended = self.executor.result(key)
+        ended = executor.result(key)
         if ended is not None:
-            self._end_attempt(firing, ended.outcome, ended.started_at, now)
+            self._end_attempt(firing, ended, now)
+
+    def _executor_of(self, firing: Firing) -> Executor:
+        return self._executor(firing.manual)
+
+    def _executor(self, manual: str | None) -> Executor:
+        """The executor of scheduled runs, or the one of a manual firing's runs (a folder of its
+        own per trigger, so that its key is its own whatever else runs that minute)."""
+        if manual is None:
+            return self.executor
+        if manual not in self._manual:
+            self._manual[manual] = Executor(self.folder / MANUAL_DIR / manual, max_log_bytes=self.max_log_bytes)
+        return self._manual[manual]
 
     # -- history ----------------------------------------------------------------------------
 
     @staticmethod
     def _entry(firing: Firing, outcome: str, now: int, attempts: int) -> dict[str, Any]:
-        return {"run": firing.run_id, "reason": firing.reason, "nominal": firing.nominal, "actual": firing.actual,
-                "attempts": attempts, "outcome": outcome, "finished": now}
+        entry = {"run": firing.run_id, "reason": firing.reason, "nominal": firing.nominal, "actual": firing.actual,
+                 "attempts": attempts, "outcome": outcome, "finished": now}
+        if firing.note:
+            entry["note"] = firing.note
+        if firing.manual:
+            entry["trigger"] = firing.manual
+        return entry
 
     def _remember(self, schedule: str, entry: dict[str, Any]) -> None:
         entries = self.journal.setdefault(schedule, [])
         entries.append(entry)
         del entries[:-HISTORY_LIMIT]
+
+    # -- what the runner says ----------------------------------------------------------------
+
+    def _event(self, event: str, message: str, level: str = "info", **facts: Any) -> None:
+        """One line: the message, or in JSON the same facts as fields."""
+        if self.log_format == "text":
+            self.say(message)
+            return
+        fields = {"time": utc_iso(self.seconds()), "level": level, "event": event, "message": message,
+                  **{key: value for key, value in facts.items() if value is not None}}
+        self.say(json.dumps(fields, ensure_ascii=False))
+
+    def _notice(self, text: str, level: str = "info") -> None:
+        if text not in self._noticed:
+            self._noticed.add(text)
+            self._event("notice", text, level)
+
+    def _fault(self, what: str, text: str) -> None:
+        """Say a fault once, until it clears (``_clear_fault``)."""
+        if self._faults.get(what) != text:
+            self._faults[what] = text
+            self._event("fault", text, "error")
+
+    def _clear_fault(self, what: str) -> bool:
+        return self._faults.pop(what, None) is not None
+
+    def _facts(self, firing: Firing) -> dict[str, Any]:
+        return {"schedule": firing.schedule, "run": firing.run_id, "nominal": nominal_iso(firing.nominal),
+                "firing": firing.reason, "attempt": firing.attempt, "trigger": firing.manual}
+
+    def _zone(self, schedule: str) -> Any:
+        job = self.controller.state.jobs.get(schedule)
+        return job.spec.options.tz if job is not None else None
+
+    def _time(self, schedule: str, minute: int) -> str:
+        zone = self._zone(schedule)
+        return both_times(minute, zone) if zone is not None else nominal_iso(minute)
+
+    def _job_timeout(self, schedule: str) -> int | None:
+        job = self.controller.state.jobs.get(schedule)
+        return job.spec.options.timeout if job is not None else None
+
+    def _attempts(self, schedule: str, at_least: int) -> int:
+        job = self.controller.state.jobs.get(schedule)
+        return max(at_least, job.spec.options.retries + 1 if job is not None else at_least)
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -435,26 +912,93 @@ class Runner:
             return self.slots.describe_wait()
         return None
 
+    def say_stopped(self) -> None:
+        """The line for Ctrl-C: the runs that go on (under their wrappers) for the next runner."""
+        running = [f for f in self.firings.values() if f.slot is not None]
+        described = []
+        for firing in running:
+            try:
+                pid = (read_json(self._executor_of(firing).run_dir(firing.key) / "pid") or {}).get("pid")
+            except (OSError, ValueError):
+                pid = None
+            described.append(f"{firing.run_id} (pid {pid})" if pid else f"{firing.run_id} (starting)")
+        if not running:
+            text = "cronctl: stopped; no run was running"
+        else:
+            verb = "run goes on" if len(running) == 1 else "runs go on"
+            text = f"cronctl: stopped; {len(running)} {verb} and the next runner adopts them: {', '.join(described)}"
+        self._event("stopped", text, runs=[f.run_id for f in running])
+
 
 def _snapshot_key(schedule: str, nominal: int) -> str:
     return f"{schedule}@{nominal}"
 
 
-def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: float = 60.0,
+def _how(end: Ended) -> str:
+    """``exit 3 after 12 s``, ``signal 9 after 2 s``, or the executor's note on a run that never ran."""
+    if end.exit_code is not None:
+        how = f"exit {end.exit_code}"
+    elif end.signal is not None:
+        how = f"signal {end.signal}"
+    else:
+        how = (end.note or "no exit code").split(";")[0]
+    seconds = _seconds_between(end.started_at, end.finished_at)
+    return how if seconds is None else f"{how} after {seconds} s"
+
+
+def _end_facts(end: Ended) -> dict[str, Any]:
+    return {"exit_code": end.exit_code, "signal": end.signal,
+            "duration_seconds": _seconds_between(end.started_at, end.finished_at)}
+
+
+def _seconds_between(started: str | None, finished: str | None) -> int | None:
+    if not started or not finished:
+        return None
+    try:
+        parse = [datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+                 for text in (started, finished)]
+    except ValueError:
+        return None
+    return int((parse[1] - parse[0]).total_seconds())
+
+
+class _Stop(Exception):
+    """``should_stop`` said so while waiting for the lock."""
+
+
+def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: float = DEFAULT_RETRY_SECONDS,
                 should_stop: Callable[[], bool] = lambda: False) -> None:
+    """Take the lock (waiting read-only while another runner holds it), then step every
+    ``poll_seconds`` until ``should_stop``. Ctrl-C returns too, saying which runs go on:
+    they run under detached wrappers, and the next runner adopts them."""
     shown = False
-    while not runner.open():
-        if not shown and runner.book.path.exists():  # read-only: show what the holder fires
-            from .views import status_lines
+
+    def show_once(holder: object) -> None:
+        nonlocal shown
+        if shown or not runner.book.path.exists():
+            return
+        shown = True
+        from .views import status_lines  # the read-only view of what the holder fires
+        try:
             for line in status_lines(runner.folder):
                 runner.say(line)
-            shown = True
-        for _ in range(int(retry_lock_seconds / poll_seconds)):
+        except SystemExit as refused:  # the views' way to say the book cannot be shown
+            runner.say(str(refused))
+
+    def sleep(seconds: float) -> None:
+        for _ in range(max(1, round(seconds / poll_seconds))):
             if should_stop():
-                return
+                raise _Stop
             time.sleep(poll_seconds)
-    if not runner.may_fire:
-        runner.say("nothing fires: the book is of a newer version")
-    while not should_stop():
-        runner.step()
-        time.sleep(poll_seconds)
+
+    try:
+        if not runner.open():
+            wait_for_lock(runner.lock, retry_lock_seconds, sleep=sleep, on_wait=show_once)
+            runner.open()
+        while not should_stop():
+            runner.turn()
+            time.sleep(poll_seconds)
+    except _Stop:
+        return
+    except KeyboardInterrupt:
+        runner.say_stopped()

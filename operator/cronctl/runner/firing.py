@@ -4,6 +4,14 @@ A ``Firing`` is a launch the core decided, kept until its run is over; an
 ``Overflowed`` is an overflow the runner carried out (more missed schedule
 times than ``missedSchedulesLimit``), kept for ``cronctl status`` until the
 schedule fires on time again.
+
+:func:`read_book` reads a book back item by item: a job, a run, a firing, a
+history row or any other entry that does not have the shape the runner wrote
+(a field mistyped by hand, say) is left out with a line that names it, and
+the rest is read as usual; references to what was left out (a job's active
+run, a kept run) are dropped with it, so the core's state is whole. Only a
+controller state that is unreadable as a whole raises :class:`Unreadable`
+(the engine then moves the book aside, as a book that does not parse).
 """
 
 from __future__ import annotations
@@ -11,12 +19,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema
+
+from ..core.errors import CronctlError
+from ..core.schedule import Timeline
+from ..core.spec import Policy
+from ..core.state import (FAILED, RETRY_PENDING, RUNNING, STATE_VERSION, SUCCEEDED, TIMED_OUT, ControllerState,
+                          Job, Run)
 from ..core.tick import MAX_COUNTED_DROPPED, Decision, Enqueue, Launch, Overflow, Skip
-from ..core.times import format_time
+from ..core.times import format_time, parse_stored_time
 from ..core.zones import UTC, AnyZone
 from .executor import RunKey
 
 TRIGGERS_DIR = "triggers"  # manual firings asked for by ``cronctl trigger``: one file each
+MANUAL_DIR = "manual"  # the runs of manual firings: one executor folder per trigger (see engine)
 
 
 @dataclass
@@ -39,6 +55,8 @@ class Firing:
     # core's pending retry: once the core drops that (timeout, replace) it still says this attempt ran.
     retry_due: int | None = None
     actual: str | None = None  # when its first attempt started (history's actual time)
+    manual: str | None = None  # a manual firing: the id of the trigger that asked for it
+    note: str | None = None  # why the runner ended it, for history (its schedule was retired, ...)
 
     @property
     def key(self) -> RunKey:
@@ -114,3 +132,177 @@ def both_times(minute: int | None, zone: AnyZone) -> str:
     if zone == UTC:
         return utc + " UTC"
     return f"{utc} UTC ({format_time(minute + offset).replace('T', ' ')} {zone.name})"
+
+
+# -- reading a book back ------------------------------------------------------------------
+
+class Unreadable(ValueError):
+    """The controller's state in a book cannot be read at all."""
+
+
+@dataclass
+class BookContents:
+    state: ControllerState = field(default_factory=ControllerState)
+    firings: dict[str, Firing] = field(default_factory=dict)
+    journal: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    overflows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    invalid: list[dict[str, Any]] = field(default_factory=list)
+    retired: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)  # schedule -> the name of its manifest file
+
+
+def read_book(data: dict[str, Any]) -> tuple[BookContents, list[str]]:
+    """The book's contents, and a line for each item left out. Raises Unreadable."""
+    problems: list[str] = []
+    contents = BookContents(state=_read_state(data.get("controller"), problems))
+
+    def items(key: str, kind: str, default: Any) -> Any:
+        value = data.get(key, default)
+        if type(value) is not type(default):
+            problems.append(f"{key}: not a {kind}, left out")
+            return default
+        return value
+
+    for index, item in enumerate(items("firings", "list", [])):
+        if _fits(FIRING, item, f"firings[{index}]", problems):
+            contents.firings[item["run_id"]] = Firing(**item)
+    for name, entries in items("journal", "mapping", {}).items():
+        if not isinstance(entries, list):
+            problems.append(f"journal.{name}: not a list, left out")
+            continue
+        contents.journal[name] = [entry for i, entry in enumerate(entries)
+                                  if _fits(ENTRY, entry, f"journal.{name}[{i}]", problems)]
+    contents.snapshots = {key: value for key, value in items("snapshots", "mapping", {}).items()
+                          if _fits(COMMAND, value, f"snapshots.{key}", problems)}
+    contents.overflows = {key: value for key, value in items("overflows", "mapping", {}).items()
+                          if _fits(OVERFLOW, value, f"overflows.{key}", problems)}
+    manifests = items("manifests", "mapping", {})
+    for key, shape in (("invalid", INVALID), ("retired", RETIRED)):
+        value = manifests.get(key, [])
+        if not isinstance(value, list):
+            problems.append(f"manifests.{key}: not a list, left out")
+            continue
+        setattr(contents, key, [item for i, item in enumerate(value)
+                                if _fits(shape, item, f"manifests.{key}[{i}]", problems)])
+    contents.sources = {name: file for name, file in items("sources", "mapping", {}).items()
+                        if _fits(STRING, file, f"sources.{name}", problems)}
+    return contents, problems
+
+
+def _read_state(data: Any, problems: list[str]) -> ControllerState:
+    if data is None:
+        return ControllerState()
+    if not isinstance(data, dict) or data.get("version") != STATE_VERSION \
+            or not isinstance(data.get("jobs"), list) or not isinstance(data.get("runs"), list):
+        raise Unreadable(f"controller: not a controller state of version {STATE_VERSION}")
+    try:
+        clock = None if data.get("clock") is None else parse_stored_time(data["clock"])
+    except (TypeError, ValueError, CronctlError) as error:
+        raise Unreadable(f"controller.clock: {data.get('clock')!r} is not a time ({error})") from None
+    state = ControllerState(clock=clock)
+    for index, item in enumerate(data["jobs"]):
+        where = f"controller.jobs[{index}]"
+        if not _fits(JOB, item, where, problems):
+            continue
+        try:
+            job = Job.from_json(item)
+            Timeline(job.spec.compiled, job.spec.created_at, job.spec.options.tz)
+        except (TypeError, ValueError, KeyError, CronctlError) as error:
+            problems.append(f"{where} ({item.get('name')}): {error}; left out")
+            continue
+        if job.spec.name in state.jobs:
+            problems.append(f"{where}: a second job named {job.spec.name!r}; left out")
+            continue
+        state.jobs[job.spec.name] = job
+    for index, item in enumerate(data["runs"]):
+        where = f"controller.runs[{index}]"
+        if not _fits(RUN, item, where, problems):
+            continue
+        try:
+            run = Run.from_json(item)
+        except (TypeError, ValueError, KeyError, CronctlError) as error:
+            problems.append(f"{where} ({item.get('id')}): {error}; left out")
+            continue
+        if run.job in state.jobs:
+            state.runs[run.id] = run
+    for job in state.jobs.values():  # what refers to a run left out goes with it
+        js, runs = job.state, state.runs
+        js.active = [run_id for run_id in js.active if run_id in runs]
+        js.pending_retries = [p for p in js.pending_retries if p.run_id in runs]
+        js.kept_succeeded = [f for f in js.kept_succeeded if f.run_id in runs]
+        js.kept_failed = [f for f in js.kept_failed if f.run_id in runs]
+    return state
+
+
+def _fits(schema: dict[str, Any], item: Any, where: str, problems: list[str]) -> bool:
+    error = jsonschema.exceptions.best_match(_VALIDATORS[id(schema)].iter_errors(item))
+    if error is None:
+        return True
+    path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
+    problems.append(f"{where}{path}: {error.message}; left out")
+    return False
+
+
+STRING: dict[str, Any] = {"type": "string"}
+_INT: dict[str, Any] = {"type": "integer"}
+_COUNT: dict[str, Any] = {"type": "integer", "minimum": 0}
+_TIME: dict[str, Any] = {"type": "string"}  # a stored minute, e.g. 2024-03-01T02:00 (parsed after)
+_MAYBE_TIME: dict[str, Any] = {"type": ["string", "null"]}
+_MAYBE_INT: dict[str, Any] = {"type": ["integer", "null"]}
+_MAYBE_STRING: dict[str, Any] = {"type": ["string", "null"]}
+_STRINGS: dict[str, Any] = {"type": "array", "items": STRING}
+
+
+def _object(required: dict[str, Any], optional: dict[str, Any] | None = None,
+            closed: bool = True) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "required": list(required),
+                              "properties": {**required, **(optional or {})}}
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+_OPTIONS = _object({"starting_deadline": _MAYBE_INT, "timeout": _MAYBE_INT, "keep_succeeded": _COUNT,
+                    "keep_failed": _COUNT, "tz": STRING},
+                   {"retries": _COUNT, "retry_delay": _COUNT, "catch_up": STRING, "jitter": _COUNT,
+                    "missed_limit": _COUNT, "past_limit": STRING})
+_FINISHED = {"type": "array", "prefixItems": [_TIME, _INT, STRING], "minItems": 3, "maxItems": 3}
+_JOB_STATE = _object(
+    {"last_schedule": _MAYBE_TIME, "launched": _COUNT, "active": _STRINGS,
+     "kept_succeeded": {"type": "array", "items": _FINISHED}, "kept_failed": {"type": "array", "items": _FINISHED},
+     "skipped": _COUNT, "overflowed": _COUNT},
+    {"not_before": _MAYBE_TIME, "last_skipped": _MAYBE_TIME, "overflowing": {"type": "boolean"},
+     "pending_retries": {"type": "array", "items": {"type": "array", "prefixItems": [_TIME, _INT, STRING, _INT],
+                                                    "minItems": 4, "maxItems": 4}},
+     "queue": {"type": "array", "items": {"type": "array", "prefixItems": [_TIME, STRING],
+                                          "minItems": 2, "maxItems": 2}}})
+JOB = _object({"name": STRING, "expression": STRING, "policy": {"enum": [p.value for p in Policy]},
+               "options": _OPTIONS, "created_at": _TIME, "index": _INT, "state": _JOB_STATE})
+RUN = _object({"id": STRING, "job": STRING, "number": _INT,
+               "state": {"enum": [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, RETRY_PENDING]},
+               "scheduled_for": _TIME, "launched_at": _TIME, "finished_at": _MAYBE_TIME},
+              {"attempt": {"type": "integer", "minimum": 1}})
+COMMAND = _object({"command": {**_STRINGS, "minItems": 1}, "args": _STRINGS,
+                   "env": {"type": "object", "additionalProperties": STRING}})
+FIRING = _object({"run_id": STRING, "schedule": STRING, "nominal": _INT, "reason": STRING,
+                  **COMMAND["properties"]},
+                 {"slot": _MAYBE_STRING, "stopping": _MAYBE_STRING, "start_at": {"type": "number"},
+                  "attempt": {"type": "integer", "minimum": 1}, "retry_due": _MAYBE_INT, "actual": _MAYBE_STRING,
+                  "manual": _MAYBE_STRING, "note": _MAYBE_STRING})
+ENTRY = _object({"run": _MAYBE_STRING, "reason": STRING, "nominal": _INT, "actual": _MAYBE_STRING,
+                 "attempts": _COUNT, "outcome": STRING, "finished": _INT}, closed=False)
+OVERFLOW = _object({"at": _INT, "limit": _INT},
+                   {"dropped": _COUNT, "launched": {"type": "array", "items": {
+                       "type": "array", "prefixItems": [_INT, STRING], "minItems": 2, "maxItems": 2}},
+                    "queued": {"type": "array", "items": _INT}, "skipped": _MAYBE_INT})
+INVALID = _object({"file": STRING, "schedule": _MAYBE_STRING, "message": STRING})
+RETIRED = _object({"schedule": STRING, "at": _INT}, closed=False)
+
+# JSON's integers, not Python's: neither True nor 2.0 is one (jsonschema would take both).
+_Checker = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)))
+_VALIDATORS = {id(schema): _Checker(schema) for schema in
+               (STRING, JOB, RUN, COMMAND, FIRING, ENTRY, OVERFLOW, INVALID, RETIRED)}

@@ -18,8 +18,9 @@ because :meth:`RunnerLock.holder` reports a holder only while the lock is
 actually held.
 
 Two machines sharing the folder over NFS are served too: Linux maps flock
-onto NFS byte-range locks there. Waiting is :func:`wait_for_lock`, whose
-sleep is injected so that tests need not wait 60 seconds.
+onto NFS byte-range locks there. Waiting is :func:`wait_for_lock` (the
+runner's loop, ``engine.run_forever``, waits with it), whose sleep is
+injected so that tests need not wait 60 seconds.
 """
 
 from __future__ import annotations

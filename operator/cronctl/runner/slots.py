@@ -11,15 +11,23 @@ schedule name compared as Java's ``String.compareTo`` does (UTF-16 code
 units), which for names outside the Basic Multilingual Plane differs from
 Python's code point order.
 
+A run adopted after a restart keeps the slot it had, also when the runner
+was started again with another ``--workers`` (``worker-3`` of a runner of 4,
+adopted by a runner of 2; ``worker-1`` adopted by a runner of 12, whose names
+are ``worker-01`` ..): such a slot counts as busy until its run ends, and no
+firing is given it again.
+
 This module holds no process and no clock; the caller owns both.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Callable, Iterable, TypeVar
 
 T = TypeVar("T")
+_SLOT_NAME = re.compile(r"worker-[0-9]{1,6}")
 
 
 def default_workers() -> int:
@@ -45,7 +53,7 @@ class SlotPool:
 
     @property
     def free_count(self) -> int:
-        return self.size - len(self._busy)
+        return sum(1 for name in self.names if name not in self._busy)
 
     def busy(self) -> list[str]:
         return sorted(self._busy)
@@ -59,15 +67,17 @@ class SlotPool:
         return None
 
     def take(self, name: str) -> None:
-        """Mark ``name`` busy again, e.g. for a run adopted after a restart."""
-        self._check(name)
+        """Mark ``name`` busy again, for a run adopted after a restart: a slot of this pool,
+        or one of a runner that had another number of workers (busy until released)."""
+        if _SLOT_NAME.fullmatch(name) is None:
+            raise ValueError(f"{name!r}: not a slot name (worker-N)")
         if name in self._busy:
             raise ValueError(f"{name}: already busy")
         self._busy.add(name)
 
     def release(self, name: str) -> None:
-        self._check(name)
         if name not in self._busy:
+            self._check(name)
             raise ValueError(f"{name}: is not busy")
         self._busy.remove(name)
 

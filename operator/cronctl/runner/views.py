@@ -2,60 +2,341 @@
 
 They read the book without the lock (it is rewritten whole and atomically,
 so a reader sees a complete book) and never write it; a manual trigger is a
-file the running runner consumes once.
+file the running runner consumes once. Before the runner has ever run in a
+folder there is no book, and the views read the manifests instead, with the
+runner's reader (``load_definitions``, then ``read_manifest``).
+
+Each view builds plain values first (``status``, ``history``: JSON-ready,
+times RFC 3339 UTC) and words them for people second (``*_lines``: times as
+``YYYY-MM-DD HH:MM UTC`` plus the schedule's own zone). ``now`` (minutes
+since 1970 UTC) is an argument: the command passes its clock, tests a
+constant. Whatever keeps a view from answering (no folder, a book that is
+unreadable, of a newer version or does not parse, an unknown schedule) is a
+:class:`ViewError` with one line for people and an exit code.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from ..core.errors import CronctlError
 from ..core.schedule import Timeline
+from ..core.spec import JobSpec
 from ..core.state import ControllerState
 from ..core.times import format_time
-from ..core.zones import AnyZone
-from .book import Book, Status
-from .firing import TRIGGERS_DIR, Firing, Overflowed, both_times
+from ..core.zones import UTC, AnyZone
+from ..manifest import API_VERSION, KIND, read_manifest
+from .book import Book, Loaded, Status
+from .definitions import load_definitions
+from .executor import RUNS_DIR, RunKey, run_folder_name
+from .files import read_json
+from .firing import MANUAL_DIR, TRIGGERS_DIR, Firing, Overflowed, both_times
 from .lock import RunnerLock, describe_holder
 
-
-def _book(folder: Path) -> dict[str, Any]:
-    loaded = Book(folder).load(move_broken=False)
-    if loaded.status is not Status.OK:
-        raise SystemExit(f"cronctl: {loaded.message or 'no book in ' + str(folder)}")
-    return loaded.data
+SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch (the engine's name for it): nothing fires while it exists
+OVERDUE_AFTER = 1  # minutes a next time may lie in the past before a stopped runner makes it overdue
+EXIT_USAGE = 2
 
 
-def status_lines(folder: Path) -> list[str]:
+class ViewError(SystemExit):
+    """A view that cannot answer: ``message`` is the one line for people (without ``cronctl:``),
+    ``exit_code`` the command's exit status.
+
+    A ``SystemExit`` (whose ``code`` is the message), as the views raised before: a caller that
+    catches that, as a runner waiting for the lock does to show what it cannot, still does, and
+    one that catches nothing ends with the message rather than a traceback."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.message, self.exit_code = message, exit_code
+
+
+# -- reading the folder ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """A manifest the runner does not fire: the file, its schedule if it names one, the reason."""
+
+    file: str
+    schedule: str | None
+    message: str
+
+    def line(self) -> str:
+        return self.message if self.message.startswith(self.file) else f"{self.file}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Manifests:
+    """The folder's manifests as the runner reads them: the valid ones, and the others."""
+
+    specs: dict[str, JobSpec]
+    invalid: list[Invalid]
+
+
+def read_manifests(folder: Path, now: int) -> Manifests:
+    """The schedules of the folder's manifests, anchored at ``now`` as a first start anchors them."""
+    try:
+        loaded = load_definitions(folder)
+    except OSError as error:
+        raise ViewError(f"{folder}: cannot read its manifests: {error.strerror or error}") from None
+    invalid = [Invalid(str(e.file), e.schedule, str(e)) for e in loaded.errors]
+    specs: dict[str, JobSpec] = {}
+    for definition in loaded.definitions:
+        body = definition.body or {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": definition.name},
+                                   "spec": definition.spec}
+        try:
+            specs[definition.name] = read_manifest(body, now).job
+        except CronctlError as error:
+            invalid.append(Invalid(str(definition.file), definition.name,
+                                   f"{definition.file}: {KIND} {definition.name!r}: {error.message}"))
+    return Manifests(specs, invalid)
+
+
+def _check_folder(folder: Path) -> None:
+    if not folder.exists():
+        raise ViewError(f"{folder}: no such folder")
+    if not folder.is_dir():
+        raise ViewError(f"{folder}: not a folder")
+
+
+def _load(folder: Path) -> Loaded:
+    """The book as it is (missing or broken included); a ViewError when it cannot be read or is newer."""
+    _check_folder(folder)
+    book = Book(folder)
+    try:
+        loaded = book.load(move_broken=False)
+    except OSError as error:
+        raise ViewError(f"{book.path}: cannot read the book: {error.strerror or error}") from None
+    if loaded.status not in (Status.OK, Status.MISSING, Status.BROKEN):  # newer, or unreadable: nothing fires
+        raise ViewError(loaded.message)
+    return loaded
+
+
+def _book(folder: Path) -> dict[str, Any] | None:
+    """The book's data, or None when the runner has never run here."""
+    loaded = _load(folder)
+    if loaded.status is Status.BROKEN:
+        raise ViewError(f"{loaded.message}; 'cronctl local {folder}' moves it aside and starts with an empty book")
+    return loaded.data if loaded.status is Status.OK else None
+
+
+@dataclass
+class Decoded:
+    """The parts of a book the views show, read into their types."""
+
+    state: ControllerState
+    firings: list[Firing]
+    journal: dict[str, list[dict[str, Any]]]
+    overflows: dict[str, Overflowed]
+    workers: int
+    invalid: list[Invalid]
+    retired: dict[str, int]
+
+
+def _decode(folder: Path, data: dict[str, Any]) -> Decoded:
+    try:
+        manifests = data.get("manifests") or {}  # a book written before they were kept has none
+        journal = data.get("journal", {})
+        if not isinstance(journal, dict) or not all(isinstance(rows, list) for rows in journal.values()):
+            raise TypeError("journal: not a mapping of lists")
+        return Decoded(
+            state=ControllerState.from_json(data["controller"]),
+            firings=[Firing(**f) for f in data.get("firings", [])],
+            journal=journal,
+            overflows={name: Overflowed(**o) for name, o in data.get("overflows", {}).items()},
+            workers=int(data.get("workers", 1)),
+            invalid=[Invalid(str(i["file"]), i.get("schedule"), str(i["message"]))
+                     for i in manifests.get("invalid", [])],
+            retired={str(r["schedule"]): int(r["at"]) for r in manifests.get("retired", [])})
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise ViewError(f"{folder / 'cronctl.json'}: the book has a field this cronctl cannot read "
+                        f"({type(error).__name__}: {error})") from None
+
+
+def _timeline(spec: JobSpec) -> Timeline:
+    return Timeline(spec.compiled, spec.created_at, spec.options.tz)
+
+
+def _wall_minute() -> int:
+    """Now, for a caller that passed no ``now`` (the command always passes its clock's)."""
+    return int(time.time() // 60)
+
+
+def rfc3339(minute: int | None) -> str | None:
+    """A minute as ``2024-03-01T00:05:00Z``."""
+    return None if minute is None else f"{format_time(minute)}:00Z"
+
+
+# -- status ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScheduleView:
+    spec: JobSpec
+    last: int | None
+    next: int | None
+    overdue_since: int | None = None
+    skipped: int = 0
+    running: list[Firing] = field(default_factory=list)
+    queued: list[Firing] = field(default_factory=list)
+    retrying: list[Firing] = field(default_factory=list)
+    overflow: Overflowed | None = None
+    invalid: bool = False
+    retired_at: int | None = None
+
+    @property
+    def attempts(self) -> int:
+        return self.spec.options.retries + 1
+
+
+@dataclass
+class FolderView:
+    folder: Path
+    holder: dict[str, Any] | None  # the runner holding the lock; None: no runner runs
+    switched_off: bool
+    has_book: bool
+    workers: int
+    busy: int
+    clock: int | None  # the minute the runner last stepped at
+    schedules: list[ScheduleView]
+    invalid: list[Invalid]
+    retired: dict[str, int]
+
+    @property
+    def fires(self) -> bool:
+        return self.holder is not None and not self.switched_off
+
+
+def folder_view(folder: Path, now: int | None = None) -> FolderView:
+    """What ``cronctl status`` shows; ``now`` (minutes) judges overdue times, None judges none."""
     data = _book(folder)
-    state = ControllerState.from_json(data["controller"])
     holder = RunnerLock(folder).holder()
-    lines = [f"runner: {describe_holder(holder) if holder is not None else 'none running'}"]
-    firings = [Firing(**f) for f in data.get("firings", [])]
-    busy, size = len({f.slot for f in firings if f.slot is not None}), data.get("workers", 1)
-    overflows = data.get("overflows", {})  # a book written before they were kept has none
-    for job in state.jobs.values():
+    switched_off = (folder / SWITCH_OFF_FILE).exists()
+    if data is None:
+        return _unstarted_view(folder, holder, switched_off, now)
+    book = _decode(folder, data)
+    invalid_names = {i.schedule for i in book.invalid}
+    views = []
+    for job in book.state.jobs.values():
         spec = job.spec
-        timeline = Timeline(spec.compiled, spec.created_at, spec.options.tz)
-        zone = spec.options.tz
-        mine = [f for f in firings if f.schedule == spec.name]
-        attempts = spec.options.retries + 1
-        running = [f"{f.run_id} on {f.slot}{_attempt_of(f, attempts)}" for f in mine if f.slot is not None]
-        queued = [f"{f.run_id}{_attempt_of(f, attempts)}" for f in mine if f.startable]
-        lines.append(f"{spec.name}: {spec.expression} ({spec.options.tz.name}, {spec.policy.value})")
-        lines.append(f"  last:  {both_times(job.state.last_schedule, zone)}")
-        lines.append(f"  next:  {both_times(timeline.next_after(state.clock or spec.created_at), zone)}")
-        if spec.name in overflows:
-            lines.append(f"  {Overflowed(**overflows[spec.name]).describe(zone)}")
-        if running:
-            lines.append(f"  running: {', '.join(running)}")
-        if queued:
-            noun = "worker" if size == 1 else "workers"
-            lines.append(f"  {', '.join(queued)} queued: {busy}/{size} {noun} busy")
-        lines.extend(f"  {_retry_line(f, attempts, zone)}" for f in mine if f.retry_due is not None)
+        mine = [f for f in book.firings if f.schedule == spec.name]
+        view = ScheduleView(spec, job.state.last_schedule,
+                            _timeline(spec).next_after(book.state.clock or spec.created_at),
+                            skipped=job.state.skipped,
+                            running=[f for f in mine if f.slot is not None],
+                            queued=[f for f in mine if f.startable],
+                            retrying=[f for f in mine if f.retry_due is not None],
+                            overflow=book.overflows.get(spec.name),
+                            invalid=spec.name in invalid_names, retired_at=book.retired.get(spec.name))
+        if (now is not None and holder is None and not switched_off and not view.invalid
+                and view.retired_at is None and view.next is not None and now - view.next > OVERDUE_AFTER):
+            view.overdue_since = view.next
+        views.append(view)
+    busy = len({f.slot for f in book.firings if f.slot is not None})
+    return FolderView(folder, holder, switched_off, True, book.workers, busy, book.state.clock, views,
+                      book.invalid, book.retired)
+
+
+def _unstarted_view(folder: Path, holder: dict[str, Any] | None, switched_off: bool,
+                    now: int | None) -> FolderView:
+    """No book yet: the schedules the manifests define, as a first start would see them."""
+    anchor = now if now is not None else _wall_minute()
+    manifests = read_manifests(folder, anchor)
+    views = [ScheduleView(spec, None, _timeline(spec).next_after(anchor)) for spec in manifests.specs.values()]
+    return FolderView(folder, holder, switched_off, False, 0, 0, None, views, manifests.invalid, {})
+
+
+def status(folder: Path, now: int | None = None) -> dict[str, Any]:
+    """``cronctl status --json``: stable keys, times RFC 3339 UTC (see the README)."""
+    view = folder_view(folder, now)
+    holder = view.holder
+    return {
+        "folder": str(view.folder),
+        "runner": {"running": holder is not None, "pid": (holder or {}).get("pid"),
+                   "hostname": (holder or {}).get("hostname"), "since": (holder or {}).get("started_at")},
+        "node_switch": "off" if view.switched_off else "on",
+        "fires": view.fires,
+        "book": view.has_book,
+        "clock": rfc3339(view.clock),
+        "workers": view.workers,
+        "busy": view.busy,
+        "schedules": [_schedule_json(s) for s in view.schedules],
+        "invalid_manifests": [{"file": i.file, "schedule": i.schedule, "message": i.line()} for i in view.invalid],
+        "retired": [{"schedule": name, "at": rfc3339(at)} for name, at in view.retired.items()],
+    }
+
+
+def _schedule_json(view: ScheduleView) -> dict[str, Any]:
+    spec = view.spec
+    return {
+        "name": spec.name, "expression": spec.expression, "time_zone": spec.options.tz.name,
+        "policy": spec.policy.value, "last": rfc3339(view.last), "next": rfc3339(view.next),
+        "overdue_since": rfc3339(view.overdue_since), "skipped": view.skipped,
+        "running": [{"run": f.run_id, "slot": f.slot, "attempt": f.attempt} for f in view.running],
+        "queued": [{"run": f.run_id, "attempt": f.attempt} for f in view.queued],
+        "retrying": [{"run": f.run_id, "failed_attempt": f.attempt, "next_attempt": f.attempt + 1,
+                      "due": rfc3339(f.retry_due)} for f in view.retrying],
+        "overflow": None if view.overflow is None else {
+            "at": rfc3339(view.overflow.at), "limit": view.overflow.limit, "dropped": view.overflow.dropped,
+            "message": view.overflow.describe(spec.options.tz)},
+        "invalid": view.invalid, "retired": rfc3339(view.retired_at),
+    }
+
+
+def status_lines(folder: Path, now: int | None = None) -> list[str]:
+    view = folder_view(folder, now)
+    if view.holder is not None:
+        lines = [f"runner: {describe_holder(view.holder)}"]
+    else:
+        lines = [f"no runner is running: nothing fires until 'cronctl local {folder}' runs"]
+    if view.switched_off:
+        lines.append(f"the node switch is off: nothing fires while {folder / SWITCH_OFF_FILE} exists")
+    if not view.has_book:
+        lines.append(f"no book yet ({folder / 'cronctl.json'}): the runner has not run here; "
+                     "the manifests' schedules:")
+    for schedule in view.schedules:
+        lines.extend(_schedule_lines(schedule, view))
+    if view.invalid:
+        lines.append("invalid manifests (nothing fires for them until they are fixed):")
+        lines.extend(f"  {i.line()}" for i in view.invalid)
+    if view.retired:
+        lines.append("retired schedules (their manifests are gone):")
+        lines.extend(f"  {name} at {both_times(at, UTC)}" for name, at in view.retired.items())
+    return lines
+
+
+def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
+    spec = view.spec
+    zone = spec.options.tz
+    lines = [f"{spec.name}: {spec.expression} ({zone.name}, {spec.policy.value})"]
+    if folder.has_book:
+        lines.append(f"  last:  {both_times(view.last, zone)}")
+    if view.retired_at is not None:
+        lines.append(f"  retired at {both_times(view.retired_at, zone)}: its manifest is gone, nothing fires")
+    elif view.invalid:
+        lines.append("  its manifest is invalid (below): nothing fires until it is fixed")
+    elif view.overdue_since is not None:
+        lines.append(f"  next:  {both_times(view.next, zone)}, overdue since {both_times(view.overdue_since, zone)}")
+    else:
+        lines.append(f"  next:  {both_times(view.next, zone)}")
+    if view.overflow is not None:
+        lines.append(f"  {view.overflow.describe(zone)}")
+    if view.running:
+        lines.append("  running: " + ", ".join(f"{f.run_id} on {f.slot}{_attempt_of(f, view.attempts)}"
+                                               for f in view.running))
+    if view.queued:
+        noun = "worker" if folder.workers == 1 else "workers"
+        lines.append("  " + ", ".join(f"{f.run_id}{_attempt_of(f, view.attempts)}" for f in view.queued)
+                     + f" queued: {folder.busy}/{folder.workers} {noun} busy")
+    lines.extend(f"  {_retry_line(f, view.attempts, zone)}" for f in view.retrying)
     return lines
 
 
@@ -73,43 +354,220 @@ def _retry_line(firing: Firing, attempts: int, zone: AnyZone) -> str:
             f"retry {firing.attempt + 1}/{total} at {both_times(firing.retry_due, zone)}")
 
 
+# -- history -----------------------------------------------------------------------------------
+
+
+class Exit(NamedTuple):
+    code: int | None
+    signal: int | None
+
+    def __str__(self) -> str:
+        if self.code is not None:
+            return str(self.code)
+        if self.signal is not None:
+            try:
+                return signal.Signals(self.signal).name
+            except ValueError:
+                return f"signal {self.signal}"
+        return "-"
+
+
+def exit_of(entry: dict[str, Any], folder: Path, schedule: str) -> Exit:
+    """The exit of a history entry's last attempt: as the entry records it, else as the executor's
+    ``exit.json`` of that attempt says (the folder of its trigger's runs for a manual firing);
+    nothing when neither has it."""
+    if "exit_code" in entry or "signal" in entry:
+        code, sig = entry.get("exit_code"), entry.get("signal")
+        return Exit(code if isinstance(code, int) else None, sig if isinstance(sig, int) else None)
+    attempt = int(entry["attempts"])
+    if attempt < 1:
+        return Exit(None, None)
+    base = folder / MANUAL_DIR / str(entry["trigger"]) if entry.get("trigger") else folder
+    key = RunKey(schedule, int(entry["nominal"]), attempt)
+    path = base / RUNS_DIR / schedule / run_folder_name(key) / "exit.json"
+    try:
+        value = read_json(path)
+    except (OSError, ValueError):
+        return Exit(None, None)
+    if not isinstance(value, dict):
+        return Exit(None, None)
+    code, sig = value.get("exit_code"), value.get("signal")
+    return Exit(code if isinstance(code, int) else None, sig if isinstance(sig, int) else None)
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    run: str | None
+    reason: str
+    nominal: int
+    actual: str | None  # RFC 3339 UTC with seconds, as the executor stamps a start
+    attempts: int
+    exit: Exit
+    outcome: str
+    finished: int | None
+    note: str | None  # why, where the runner says (a trigger not run, a retired schedule)
+
+
+@dataclass(frozen=True)
+class HistoryView:
+    name: str
+    spec: JobSpec | None  # None: a schedule the book no longer has
+    rows: list[HistoryRow]
+
+
+def history_view(folder: Path, name: str) -> HistoryView:
+    data = _book(folder)
+    if data is None:
+        known = read_manifests(folder, _wall_minute()).specs
+        if name not in known:
+            raise ViewError(_unknown(name, folder, sorted(known)))
+        return HistoryView(name, known[name], [])
+    book = _decode(folder, data)
+    job = book.state.jobs.get(name)
+    entries = book.journal.get(name)
+    if entries is None and job is None:
+        raise ViewError(_unknown(name, folder, sorted(set(book.state.jobs) | set(book.journal))))
+    try:
+        rows = [HistoryRow(e["run"], str(e["reason"]), int(e["nominal"]), e.get("actual"), int(e["attempts"]),
+                           exit_of(e, folder, name), str(e["outcome"]),
+                           None if e.get("finished") is None else int(e["finished"]),
+                           None if e.get("note") is None else str(e["note"])) for e in entries or []]
+    except (KeyError, TypeError, ValueError) as error:
+        raise ViewError(f"{folder / 'cronctl.json'}: a history entry of {name!r} is not what this cronctl "
+                        f"reads ({type(error).__name__}: {error})") from None
+    return HistoryView(name, None if job is None else job.spec, rows)
+
+
+def history(folder: Path, name: str) -> dict[str, Any]:
+    """``cronctl history NAME --json``: stable keys, times RFC 3339 UTC (see the README)."""
+    view = history_view(folder, name)
+    return {
+        "schedule": view.name,
+        "expression": None if view.spec is None else view.spec.expression,
+        "time_zone": None if view.spec is None else view.spec.options.tz.name,
+        "runs": [{"run": r.run, "reason": r.reason, "nominal": rfc3339(r.nominal), "actual": r.actual,
+                  "attempts": r.attempts, "exit_code": r.exit.code, "signal": r.exit.signal,
+                  "outcome": r.outcome, "note": r.note, "finished": rfc3339(r.finished)} for r in view.rows],
+    }
+
+
+HISTORY_COLUMNS = ("RUN", "REASON", "NOMINAL", "ACTUAL", "ATTEMPTS", "EXIT", "OUTCOME")
+
+
 def history_lines(folder: Path, name: str) -> list[str]:
-    data = _book(folder)
-    entries = data.get("journal", {}).get(name)
-    if entries is None:
-        raise SystemExit(f"cronctl: no schedule named {name!r} in {folder}")
-    return [f"{entry['run'] or '-':<24} {entry['reason']:<9} nominal {format_time(entry['nominal'])}  "
-            f"actual {entry['actual'] or '-':<22} attempts {entry['attempts']}  {entry['outcome']}"
-            for entry in entries]
-
-
-def next_lines(folder: Path, name: str, count: int = 5) -> list[str]:
-    data = _book(folder)
-    state = ControllerState.from_json(data["controller"])
-    job = state.jobs.get(name)
-    if job is None:
-        raise SystemExit(f"cronctl: no schedule named {name!r} in {folder}")
-    spec = job.spec
-    timeline = Timeline(spec.compiled, spec.created_at, spec.options.tz)
-    lines, t = [], state.clock or spec.created_at
-    for _ in range(count):
-        nxt = timeline.next_after(t)
-        if nxt is None:
-            break
-        lines.append(both_times(nxt, spec.options.tz))
-        t = nxt
+    """A header, then one row per run, oldest first (the book keeps the last 200)."""
+    view = history_view(folder, name)
+    zone = UTC if view.spec is None else view.spec.options.tz
+    title = name if view.spec is None else f"{name}: {view.spec.expression} ({zone.name})"
+    if not view.rows:
+        return [f"{title}: no runs yet"]
+    plural = "run" if len(view.rows) == 1 else "runs"
+    table = [list(HISTORY_COLUMNS)] + [
+        [r.run or "-", r.reason, both_times(r.nominal, zone), _actual(r.actual, zone), str(r.attempts),
+         str(r.exit), r.outcome if r.note is None else f"{r.outcome} ({r.note})"] for r in view.rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(HISTORY_COLUMNS) - 1)]
+    lines = [f"{title}, the last {len(view.rows)} {plural}, oldest first"]
+    lines += ["  ".join([*(cell.ljust(width) for cell, width in zip(row, widths)), row[-1]]) for row in table]
     return lines
 
 
-def trigger(folder: Path, name: str) -> Path:
-    """Ask the running runner for a manual firing of ``name``."""
+def _actual(stamp: str | None, zone: AnyZone) -> str:
+    """The executor's start stamp (``2024-03-01T00:05:02Z``) in the views' one time format."""
+    if stamp is None:
+        return "-"
+    try:
+        moment = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except (TypeError, ValueError):
+        return str(stamp)
+    return both_times(int(moment.timestamp() // 60), zone)
+
+
+# -- next ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NextTimes:
+    spec: JobSpec
+    times: list[int]
+
+
+def next_times(folder: Path, name: str, count: int = 5, now: int | None = None) -> NextTimes:
+    """The next fire times of a schedule after ``now`` (and after the runner's last step): from the
+    book, or, for a schedule the book does not have yet (the runner never ran, a new manifest),
+    from its manifest, anchored at ``now`` as the runner's first sight of it would be."""
     data = _book(folder)
-    if name not in {job["name"] for job in data["controller"]["jobs"]}:
-        raise SystemExit(f"cronctl: no schedule named {name!r} in {folder}")
+    state = None if data is None else _decode(folder, data).state
+    job = None if state is None else state.jobs.get(name)
+    if state is not None and job is not None:
+        spec = job.spec
+        start = max(state.clock or spec.created_at, now if now is not None else 0)
+    else:
+        start = _wall_minute() if now is None else now
+        spec = _manifest_spec(folder, name, start)
+    timeline = _timeline(spec)
+    times: list[int] = []
+    t = start
+    while len(times) < count:
+        nxt = timeline.next_after(t)
+        if nxt is None:
+            break
+        times.append(nxt)
+        t = nxt
+    return NextTimes(spec, times)
+
+
+def next_lines(folder: Path, name: str, count: int = 5, now: int | None = None) -> list[str]:
+    found = next_times(folder, name, count, now)
+    return [both_times(t, found.spec.options.tz) for t in found.times]
+
+
+def _manifest_spec(folder: Path, name: str, anchor: int) -> JobSpec:
+    """A schedule's spec from its manifest; a ViewError naming the file, field and reason if it is bad."""
+    manifests = read_manifests(folder, anchor)
+    if name in manifests.specs:
+        return manifests.specs[name]
+    bad = next((i for i in manifests.invalid if i.schedule == name), None)
+    if bad is not None:
+        raise ViewError(f"{bad.line()} (nothing fires for {name!r} until it is fixed)")
+    raise ViewError(_unknown(name, folder, sorted(manifests.specs)))
+
+
+def _unknown(name: str, folder: Path, known: list[str]) -> str:
+    if not known:
+        return f"no schedule named {name!r} in {folder}: it has no valid CronSchedule manifest"
+    return f"no schedule named {name!r} in {folder}; its manifests define: {', '.join(known)}"
+
+
+# -- trigger ----------------------------------------------------------------------------------
+
+
+class Triggered(NamedTuple):
+    path: Path
+    message: str  # what will happen, for people
+
+
+def trigger(folder: Path, name: str, now: int | None = None) -> Triggered:
+    """Ask the runner for a manual firing of ``name`` and say what will happen.
+
+    The schedule must have a valid manifest in the folder. While the node
+    switch is off nothing is asked (a request that fired whenever the switch
+    came back on would surprise); without a running runner the request waits
+    for the next start.
+    """
+    _load(folder)  # the folder exists, and a runner may fire from its book
+    _manifest_spec(folder, name, _wall_minute() if now is None else now)
+    if (folder / SWITCH_OFF_FILE).exists():
+        raise ViewError(f"{name} was not triggered: the node switch is off, and nothing runs while "
+                        f"{folder / SWITCH_OFF_FILE} exists (remove it, then trigger again)", exit_code=1)
     triggers = folder / TRIGGERS_DIR
-    triggers.mkdir(exist_ok=True)
     path = triggers / f"{name}.{time.time_ns()}.json"
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"schedule": name}))
-    os.replace(tmp, path)
-    return path
+    try:
+        triggers.mkdir(exist_ok=True)
+        tmp.write_text(json.dumps({"schedule": name}))
+        os.replace(tmp, path)
+    except OSError as error:
+        raise ViewError(f"{name} was not triggered: cannot write {path}: {error.strerror or error}") from None
+    if RunnerLock(folder).holder() is None:
+        return Triggered(path, f"queued: no runner is running; {name} runs when 'cronctl local {folder}' starts")
+    return Triggered(path, "queued: the runner starts it within a second")

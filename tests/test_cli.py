@@ -344,3 +344,40 @@ def test_the_quick_starts_runner_commands_work_before_the_runner_ever_ran(tmp_pa
         result = run_cli(*command.replace("examples/local", str(folder)).split(), env=at(A_MINUTE, tmp_path))
         assert (result.returncode, result.stderr) == (0, ""), command
         assert result.stdout.strip(), command
+
+
+def test_local_refuses_a_log_cap_below_one_byte(tmp_path: Path) -> None:
+    assert_one_line(cronctl("local", str(tmp_path), "--max-log-bytes", "0"), 2,
+                    "cronctl: --max-log-bytes must be at least 1")
+
+
+def test_local_with_log_format_json_writes_one_object_per_line(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    (folder / "hello.yaml").write_text(a_manifest("hello", "* * * * *"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **at("2024-03-01T00:00", tmp_path))
+    process = subprocess.Popen([sys.executable, "-m", "cronctl", "local", str(folder), "--log-format", "json",
+                                "--max-log-bytes", "4096", "--poll", "0.05"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not (folder / "cronctl.json").exists():
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        (tmp_path / "clock").write_text("2024-03-01T00:01")
+        while "hello-1" not in (folder / "cronctl.json").read_text() or not list(folder.glob("runs/hello/*/exit.json")):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.3)
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    assert "Traceback" not in err
+    records = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert records and all(isinstance(record, dict) for record in records)
+    assert any(record.get("schedule") == "hello" and record.get("run") == "hello-1" for record in records)
+    [request] = [json.loads(path.read_text()) for path in folder.glob("runs/hello/*/request.json")]
+    assert request.get("max_log_bytes") == 4096

@@ -95,6 +95,10 @@ def _parser() -> argparse.ArgumentParser:
     local.add_argument("folder", type=Path, help="the folder of manifests; the book, lock and run logs go there too")
     local.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                        help="worker slots: runs at once (default: the number of CPUs)")
+    local.add_argument("--log-format", choices=("text", "json"), default="text",
+                       help="text lines, or one JSON object per line (default: text)")
+    local.add_argument("--max-log-bytes", type=int, default=None, metavar="N",
+                       help="the bytes of each run's stdout and stderr kept, the last ones (default: 10 MiB)")
     local.add_argument("--poll", type=float, default=1.0, help=argparse.SUPPRESS)
     local.set_defaults(command=_local)
 
@@ -236,23 +240,27 @@ def _now_minute() -> int:
 def _local(args: argparse.Namespace) -> int:
     from .clock import clock_from_environment
     from .runner.engine import Runner, run_forever
+    from .runner.executor import DEFAULT_MAX_LOG_BYTES
     from .runner.views import ViewError
 
     if args.workers < 1:
         print("cronctl: --workers must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    if args.max_log_bytes is not None and args.max_log_bytes < 1:
+        print("cronctl: --max-log-bytes must be at least 1", file=sys.stderr)
         return EXIT_USAGE
     if not args.folder.is_dir():
         print(f"cronctl: {args.folder} is not a folder", file=sys.stderr)
         return EXIT_USAGE
     clock = clock_from_environment()
     runner = Runner(args.folder, clock.minute, args.workers, say=lambda text: print(text, flush=True),
-                    seconds=clock.seconds)
-    print(f"cronctl: running the schedules of {args.folder} with {args.workers} worker slot(s); Ctrl-C stops",
-          flush=True)
+                    seconds=clock.seconds, log_format=args.log_format,
+                    max_log_bytes=args.max_log_bytes or DEFAULT_MAX_LOG_BYTES)
+    if args.log_format == "text":
+        print(f"cronctl: running the schedules of {args.folder} with {args.workers} worker slot(s); Ctrl-C stops",
+              flush=True)
     try:
         run_forever(runner, poll_seconds=args.poll)
-    except KeyboardInterrupt:
-        pass
     except ViewError as error:  # a waiting runner could not show the holder's book
         print(f"cronctl: {error.message}", file=sys.stderr)
         return error.exit_code

@@ -85,7 +85,7 @@ from ..manifest import read_manifest
 from .book import Book, Status
 from .definitions import API_VERSION, KIND, Definition, Judge, ManifestFolder, image_notice
 from .executor import Ended, Executor, RunKey, RunRequest, nominal_iso
-from .files import read_json, utc_iso
+from .files import read_json, remove_tree, utc_iso
 from .firing import (MANUAL_DIR, TRIGGERS_DIR, BookContents, Firing, Overflowed, Unreadable, both_times,
                      read_book)
 from .lock import DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_identity, wait_for_lock
@@ -312,12 +312,16 @@ class Runner:
         if self._clear_fault("save"):
             self._event("saved", f"the book {self.book.path} is saved again; nothing was lost")
         keep: list[tuple[str | None, RunKey]] = []
+        ended: set[str] = set()
         for manual, key in self._to_acknowledge:
             try:
                 self._executor(manual).acknowledge(key)
+                ended.add(key.schedule)
             except OSError:
                 keep.append((manual, key))  # said by the next save's fault, if the disk stays so
         self._to_acknowledge = keep
+        for schedule in sorted(ended):
+            self._prune(schedule)
         for name, path in list(self._taken.items()):
             try:
                 path.unlink()
@@ -830,6 +834,32 @@ class Runner:
         ended = executor.result(key)
         if ended is not None:
             self._end_attempt(firing, ended, now)
+
+    def _prune(self, schedule: str) -> None:
+        """Run folders follow the core's retention, as Jobs do on the operator: those of the runs
+        it keeps (successfulJobsHistoryLimit, failedJobsHistoryLimit), of runs in flight, and of
+        times it has not dealt with yet stay; a manual run's folder goes with its run."""
+        job = self.controller.state.jobs.get(schedule)
+        if job is None:  # retired: its folders stay with its history
+            return
+        runs = self.controller.state.runs
+        kept = {item.run_id for item in job.state.kept_succeeded + job.state.kept_failed} | set(job.state.active)
+        keep = {RunKey(schedule, runs[run_id].scheduled_for) for run_id in kept if run_id in runs}
+        keep |= {RunKey(f.schedule, f.nominal) for f in self.firings.values() if f.schedule == schedule}
+        try:
+            dealt_with = job.state.last_schedule if job.state.last_schedule is not None else job.spec.created_at
+            self.executor.prune(schedule, keep, through=dealt_with)
+            self._prune_manual(schedule, kept)
+        except OSError as error:  # the disk: said, and tried again at the next end
+            self._fault("prune", f"cannot prune the run folders of {schedule}: {error.strerror or error}")
+
+    def _prune_manual(self, schedule: str, kept: set[str]) -> None:
+        in_flight = {f.manual for f in self.firings.values() if f.manual} | set(self._manual)
+        triggers = {entry["trigger"]: entry["run"] for entry in self.journal.get(schedule, []) if entry.get("trigger")}
+        for manual, run_id in triggers.items():
+            folder = self.folder / MANUAL_DIR / manual
+            if manual not in in_flight and run_id not in kept and folder.is_dir():
+                remove_tree(folder)
 
     def _executor_of(self, firing: Firing) -> Executor:
         return self._executor(firing.manual)

@@ -355,7 +355,7 @@ class Executor:
         self._reported.discard(key)
         remove_tree(run_dir)
 
-    def prune(self, schedule: str, keep: Collection[RunKey]) -> list[RunKey]:
+    def prune(self, schedule: str, keep: Collection[RunKey], through: int | None = None) -> list[RunKey]:
         """Delete the folders of ``schedule``'s finished runs but those ``keep`` names; the keys
         of the folders removed, in order. Meant right after :meth:`acknowledge`, with the runs
         the history retention keeps plus every run in flight (one waiting for a retry too).
@@ -369,7 +369,9 @@ class Executor:
         id only delays the removal), a folder without a readable request or not named after
         it (not this executor's), and anything outside ``runs/<schedule>/``. Removals a
         crash interrupted are finished first. An ``OSError`` of the file system propagates;
-        a later call carries on where it stopped.
+        a later call carries on where it stopped. ``through``, if given, keeps every run of a
+        later nominal minute (one the caller has not dealt with yet: a runner restarted with
+        an earlier clock decides it again, and its folder is what keeps it from running twice).
         """
         if not isinstance(schedule, str) or _SAFE_NAME.fullmatch(schedule) is None:
             raise ValueError(f"schedule {schedule!r}: not usable as a folder name")
@@ -382,7 +384,7 @@ class Executor:
         exit_deadline = time.monotonic() + WRAPPER_EXIT_SECONDS
         for run_dir in sorted(schedule_dir.iterdir()):
             key = self._finished_key(schedule, run_dir, exit_deadline)
-            if key is None or _run_of(key) in kept:
+            if key is None or _run_of(key) in kept or (through is not None and key.nominal > through):
                 continue
             remove_tree(run_dir)
             self._watched.pop(key, None)

@@ -87,6 +87,10 @@ def _parser() -> argparse.ArgumentParser:
     operator.add_argument("--leader-election-id", metavar="NAME", default="cronctl-operator",
                           help="the Lease's name (default: cronctl-operator)")
     operator.add_argument("--identity", help="this replica's name in the Lease (default: $POD_NAME, else the host name)")
+    operator.add_argument("--staging", action=argparse.BooleanOptionalAction, default=None,
+                          help="create scheduled firings' Jobs ahead of their minute, suspended, and release them "
+                               "at it (default: on, unless CRONCTL_STAGING=off); --no-staging where something "
+                               "else owns Jobs' spec.suspend (Kueue)")
     operator.add_argument("--lease-seconds", type=int, default=15,
                           help="how long a silent holder keeps the Lease (default: 15)")
     operator.set_defaults(command=_operator)
@@ -185,6 +189,7 @@ def _operator(args: argparse.Namespace) -> int:
 
     try:
         handlers.namespaces = list(args.namespace)
+        handlers.staging = args.staging
         handlers.election = election_from(args.leader_election, args.leader_election_namespace, args.namespace,
                                           args.leader_election_id, args.identity, args.lease_seconds)
     except ValueError as error:

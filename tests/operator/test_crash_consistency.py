@@ -23,8 +23,8 @@ import pytest
 
 from cronctl.core.every import actual_time
 from cronctl.core.times import parse_time
-from cronctl.operator.plan import (DROPPED, LEFT_OVER, REPLACED, CreateJob, DeleteJob, Effect, PatchStatus, Plan,
-                                   PostEvent, ResumeJob)
+from cronctl.operator.plan import (DROPPED, LEFT_OVER, REPLACED, UNSTAGED, CreateJob, DeleteJob, Effect, PatchStatus,
+                                   Plan, PostEvent, ReleaseJob, ResumeJob, StageJob)
 from cronctl.operator.resource import TRIGGER_ANNOTATION
 
 from .world import World
@@ -210,6 +210,11 @@ def crash_runs(moment: Callable[[], Moment], order: Callable[[Plan], list[Effect
 
 @pytest.mark.parametrize("moment", PLANS, ids=[m.__name__ for m in PLANS])
 def test_a_crash_after_any_prefix_of_the_effects_ends_as_the_whole_plan(moment: Callable[[], Moment]) -> None:
+    assert_crash_safe(moment)
+
+
+def assert_crash_safe(moment: Callable[[], Moment]) -> None:
+    """Killed after each prefix of the plan's effects and restarted, the world ends as the whole plan left it."""
     whole, effects, now, second, runs = crash_runs(moment)
     assert effects, "a plan worth crashing in"
     again = whole.plan(now, second)
@@ -237,12 +242,18 @@ def settle(world: World, now: int, second: float | None) -> None:
 
 
 @pytest.mark.parametrize("moment", PLANS, ids=[m.__name__ for m in PLANS])
-def test_the_order_is_creates_resumes_status_deletes_events(moment: Callable[[], Moment]) -> None:
+def test_the_order_is_releases_resumes_unstaged_creates_status_deletes_stages_events(
+        moment: Callable[[], Moment]) -> None:
+    assert_ordered(moment)
+
+
+def assert_ordered(moment: Callable[[], Moment]) -> None:
     world, now, second = moment()
-    kinds = [type(effect) for effect in world.plan(now, second).effects]
-    rank = {CreateJob: 0, ResumeJob: 1, PatchStatus: 2, DeleteJob: 3, PostEvent: 4}
-    assert [rank[kind] for kind in kinds] == sorted(rank[kind] for kind in kinds)
-    assert kinds.count(PatchStatus) <= 1
+    effects = world.plan(now, second).effects
+    rank = {ReleaseJob: 0, ResumeJob: 1, CreateJob: 3, PatchStatus: 4, DeleteJob: 5, StageJob: 6, PostEvent: 7}
+    ranks = [2 if isinstance(e, DeleteJob) and e.why == UNSTAGED else rank[type(e)] for e in effects]
+    assert ranks == sorted(ranks)
+    assert [type(e) for e in effects].count(PatchStatus) <= 1
 
 
 def test_a_replaced_run_is_never_failed_whatever_point_the_crash_hit() -> None:

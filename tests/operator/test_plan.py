@@ -54,7 +54,8 @@ def test_first_sight_records_the_anchor_and_the_next_fire_and_launches_nothing()
     assert result.status["anchorTime"] == "2024-03-01T00:00:00Z"
     assert result.status["nextFireTime"] == "2024-03-01T00:10:00Z"
     assert result.status["conditions"][0]["status"] == "True"
-    assert result.wake_at == t("2024-03-01T00:10")
+    assert result.wake_at == t("2024-03-01T00:09")  # the minute before the first fire: its Job is staged then
+    assert plan(schedule(), [], CREATED, staging=False).wake_at == t("2024-03-01T00:10")
 
 
 def test_a_reconcile_with_nothing_to_do_writes_nothing() -> None:
@@ -171,7 +172,7 @@ def test_suspended_fires_nothing_and_counts_no_missed_time() -> None:
     resumed = after(schedule(), during.status if during.status else body["status"])
     result = plan(resumed, [], t("2024-03-01T00:36"))
     assert result.create == []
-    assert result.wake_at == t("2024-03-01T00:40")
+    assert result.wake_at == t("2024-03-01T00:39")  # to stage 00:40's Job
 
 
 def test_job_manifest_copies_the_template_and_keeps_a_stricter_deadline() -> None:

@@ -5,6 +5,12 @@ removes it (a missing one is already deleted), a resume clears
 ``spec.suspend``, a status patch is a JSON merge patch of ``status``. Events
 are kept apart: they are not the record. Tests drive the operator's pure
 ``plan`` against it minute by minute.
+
+A staged Job is created as a create is; a release is a merge patch of the
+Job, and when the Job is missing the rest of the plan is not carried out
+(as ``apply`` stops there). ``staging`` is off unless a test asks for it:
+the table of timelines (tests/test_drivers_agree.py) counts the Jobs a plan
+creates as its runs.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from cronctl.operator.manifests import EventSpec
-from cronctl.operator.plan import CreateJob, DeleteJob, Effect, PatchStatus, Plan, PostEvent, ResumeJob, plan
+from cronctl.operator.plan import (CreateJob, DeleteJob, Effect, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
+                                   StageJob, plan)
 from cronctl.operator.resource import rfc3339
 
 
@@ -31,19 +38,28 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+STAGING_DEFAULT = False  # a World's ``staging`` unless given (a fixture may turn it on for a whole suite)
+
+
 @dataclass
 class World:
     schedule: dict[str, Any]
     jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # by name, in creation order
     events: list[EventSpec] = field(default_factory=list)
+    staging: bool = field(default_factory=lambda: STAGING_DEFAULT)
 
     def plan(self, now: int, second: float | None = None) -> Plan:
-        return plan(copy.deepcopy(self.schedule), [copy.deepcopy(job) for job in self.jobs.values()], now, second)
+        return plan(copy.deepcopy(self.schedule), [copy.deepcopy(job) for job in self.jobs.values()], now, second,
+                    staging=self.staging)
 
     def carry_out(self, effects: Iterable[Effect]) -> None:
         for effect in effects:
-            if isinstance(effect, CreateJob):
+            if isinstance(effect, (CreateJob, StageJob)):
                 self.jobs.setdefault(effect.manifest["metadata"]["name"], copy.deepcopy(effect.manifest))
+            elif isinstance(effect, ReleaseJob):
+                if effect.name not in self.jobs:
+                    return
+                self.jobs[effect.name] = merge_patch(self.jobs[effect.name], effect.patch)
             elif isinstance(effect, DeleteJob):
                 self.jobs.pop(effect.name, None)
             elif isinstance(effect, ResumeJob):

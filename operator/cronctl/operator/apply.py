@@ -21,7 +21,7 @@ from kubernetes.client.exceptions import ApiException
 from .cache import Cache
 from .events import EventRecorder
 from .manifests import EventSpec
-from .plan import CreateJob, DeleteJob, PatchStatus, Plan, PostEvent, ResumeJob
+from .plan import CreateJob, DeleteJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob, StageJob
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from .resource import SCHEDULE_LABEL
 
@@ -105,11 +105,16 @@ class Cluster:
         return count
     # -- writes ---------------------------------------------------------------
 
-    def apply(self, schedule: Mapping[str, Any], plan: Plan) -> None:
-        """Carry out the plan's effects in its order; an error stops at the effect that failed."""
+    def apply(self, schedule: Mapping[str, Any], plan: Plan) -> bool:
+        """Carry out the plan's effects in its order; an error stops at the effect that failed.
+        False: a staged Job to release was gone, and the rest was left undone (the plan's
+        status would record a launch that did not happen); the next plan creates its Job."""
         namespace, owner = schedule["metadata"]["namespace"], schedule["metadata"]["name"]
         for effect in plan.effects:
-            if isinstance(effect, CreateJob):
+            if isinstance(effect, ReleaseJob):
+                if not self.release_job(namespace, owner, effect.name, effect.patch):
+                    return False
+            elif isinstance(effect, (CreateJob, StageJob)):
                 problem = self.create_job(schedule, effect.manifest)
                 if problem is not None:
                     self.record_event(schedule, problem)
@@ -121,6 +126,7 @@ class Cluster:
                 self.patch_status(namespace, owner, effect.status)
             elif isinstance(effect, PostEvent):
                 self.record_event(schedule, effect.event)
+        return True
 
     def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
         response = self.custom.patch_namespaced_custom_object_status(
@@ -164,6 +170,21 @@ class Cluster:
             if error.status != NOT_FOUND:
                 raise
         log.info("%s/%s: its jittered start has come: resumed", namespace, name)
+
+    def release_job(self, namespace: str, schedule: str, name: str, patch: dict[str, Any]) -> bool:
+        """Make a staged Job its run and let it start (one merge patch); False if it is gone."""
+        try:
+            released = self.batch.patch_namespaced_job(name, namespace, patch, _preload_content=False,
+                                                       _content_type="application/merge-patch+json")
+        except ApiException as error:
+            if error.status != NOT_FOUND:
+                raise
+            if self.cache is not None:
+                self.cache.drop_job(namespace, schedule, name)
+            log.warning("%s/%s: the staged Job %s is gone: launching afresh", namespace, schedule, name)
+            return False
+        self._remember_job(json.loads(released.data))
+        return True
 
     def delete_job(self, namespace: str, schedule: str, name: str) -> None:
         if self.cache is not None:

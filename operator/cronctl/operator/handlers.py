@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+import os
+from typing import Any, Mapping
 
 import kopf
 
@@ -26,6 +27,17 @@ _task: asyncio.Task[None] | None = None
 election = Election(enabled=False)  # set by ``cronctl operator`` from its flags before kopf starts
 namespaces: list[str] = []  # likewise: the watched namespaces, none for all
 _cache = Cache()  # what the watches showed; reconciles read it instead of the API
+STAGING_VARIABLE = "CRONCTL_STAGING"  # on (the default) or off, where ``cronctl operator --[no-]staging`` is not given
+staging: bool | None = None  # set by ``cronctl operator --[no-]staging``; None: STAGING_VARIABLE decides
+
+
+def staging_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether to stage launches (create scheduled firings' Jobs ahead of their minute, suspended).
+    Off where something else owns ``spec.suspend`` of Jobs (Kueue)."""
+    value = environ.get(STAGING_VARIABLE, "on").strip().lower()
+    if value not in ("on", "off"):
+        raise ValueError(f"{STAGING_VARIABLE}: {value!r} must be on or off")
+    return value == "on"
 
 
 @kopf.on.startup()
@@ -38,13 +50,17 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
     # No cluster-scoped discovery of namespaces and CRDs: the resources and namespaces are
     # known, and a namespaced install grants nothing cluster-wide.
     settings.scanning.disabled = True
+    try:
+        staged = staging_from_environment() if staging is None else staging
+    except ValueError as error:
+        raise kopf.PermanentError(str(error)) from None  # the operator stops: a setting, not a hiccup
     cluster = Cluster(load_client(), _cache, record_events_later=True)
     logger.info("cronctl: %d Jobs of CronSchedules known", await asyncio.to_thread(cluster.seed, namespaces))
     leadership = Leadership(election)
     leadership.start()
-    _scheduler = Scheduler(cluster, clock_from_environment(), leading=leadership.leading)
+    _scheduler = Scheduler(cluster, clock_from_environment(), leading=leadership.leading, staging=staged)
     _task = asyncio.create_task(_scheduler.run(), name="cronctl-scheduler")
-    logger.info("cronctl scheduler started")
+    logger.info("cronctl scheduler started; staged launches %s", "on" if staged else "off")
 
 
 @kopf.on.cleanup()

@@ -40,7 +40,8 @@ _QUOTED_VALUE = re.compile(r"""(?P<key>(\\?["'])value\2\s*:\s*)(?P<q>\\?["'])(?P
 _YAML_VALUE = re.compile(r"(?m)^(?P<key>\s*(?:-\s+)?value:[ \t]+)(?P<v>\S.*)$")
 _RUN = re.compile(r"\brun (\d+)\b")
 _TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b")
-_CREATES = ("Launched", "Retried")  # the Events whose Job is in Plan.create, one each, in order
+_JOB = re.compile(r"\(([a-z0-9][a-z0-9.-]*)\)")  # "launched run 3 (sync-28487530) for ..."
+_CREATES = ("Launched", "Retried")  # the Events whose Job is in Plan.create (unless released from staging)
 _NOMINAL_FIRST = ("Skipped", "Queued", "Coalesced")  # the Events whose first time is a nominal time
 
 
@@ -55,20 +56,21 @@ def event_fields(namespace: str, schedule: str, plan: Plan,
     """The structured fields of each of ``plan.events``, in order (``status``: the old one).
 
     A Launched or Retried Event takes its run's nominal time, number and
-    attempt from the Job it created; other Events about a run find the run by
-    its number in the status (the new one, else the old); Skipped, Queued and
+    attempt from the Job it created (the Job its message names); other Events
+    about a run, and a launch that released a staged Job, find the run by its
+    number in the status (the new one, else the old); Skipped, Queued and
     Coalesced name their nominal time first.
     """
-    manifests = iter(plan.create)
+    manifests = {manifest["metadata"]["name"]: manifest for manifest in plan.create}
     runs = _runs(plan.status, status)
     result = []
     for event in plan.events:
         fields: dict[str, Any] = {"namespace": namespace, "schedule": schedule, "reason": event.reason,
                                   "event_type": event.type}
-        if event.reason in _CREATES:
-            manifest = next(manifests, None)
-            if manifest is not None:
-                fields.update(_manifest_fields(manifest))
+        named = _JOB.search(event.message) if event.reason in _CREATES else None
+        manifest = None if named is None else manifests.get(named.group(1))
+        if manifest is not None:
+            fields.update(_manifest_fields(manifest))
         elif event.reason in _NOMINAL_FIRST:
             found = _TIME.search(event.message)
             if found:

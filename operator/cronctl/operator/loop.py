@@ -7,6 +7,14 @@ the second a jittered Job may start) and a set of schedules that watch events
 marked dirty. It reconciles exactly those, so an idle schedule costs no API
 call at all, and a restart, which marks every schedule dirty, yields the
 same decisions because each reconcile reads the status and Jobs afresh.
+
+A batch of due schedules is reconciled in two passes. The first plans each
+one and carries out only the writes that start runs at this second (the
+releases of staged Jobs, and the resumes of held ones: ``Plan.split``); the
+second, once every release of the batch is out, carries out the rest (Job
+creates, status patches, deletes, the next minute's staging, Events). So at
+the nominal second the API server sees one small request per launch, and
+the bookkeeping follows it.
 """
 
 from __future__ import annotations
@@ -16,12 +24,14 @@ import heapq
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
 
 from .apply import Cluster
 from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
-from .plan import plan
+from .plan import Plan, plan
 
 log = logging.getLogger("cronctl.operator")
 
@@ -37,9 +47,10 @@ CONCURRENCY = 16
 
 class Scheduler:
     def __init__(self, cluster: Cluster, clock: Clock, concurrency: int = CONCURRENCY,
-                 leading: threading.Event | None = None) -> None:
+                 leading: threading.Event | None = None, staging: bool = True) -> None:
         self.cluster = cluster
         self.clock = clock
+        self.staging = staging  # create scheduled firings' Jobs ahead of their minute
         self.leading = leading  # None: act at once; else only once this replica holds the Lease
         self.known: set[Key] = set()
         self._dirty: set[Key] = set()
@@ -71,7 +82,9 @@ class Scheduler:
             now = await asyncio.to_thread(self.clock.seconds)
             batch = self._take_due(now)
             if batch:
-                await asyncio.gather(*(self._reconcile(key, now) for key in sorted(batch)))
+                keys = sorted(batch)
+                started = await asyncio.gather(*(self._start(key, now) for key in keys))
+                await asyncio.gather(*(self._finish(key, pending, now) for key, pending in zip(keys, started)))
                 continue
             await self._sleep(now)
 
@@ -84,14 +97,29 @@ class Scheduler:
                 due.add(key)
         return due
 
-    async def _reconcile(self, key: Key, now: float) -> None:
+    async def _start(self, key: Key, now: float) -> Started | Exception | None:
+        """The first pass: plan, and release what starts at this second."""
         async with self._slots:
             try:
-                wake_at = await asyncio.get_running_loop().run_in_executor(
-                    self._threads, reconcile, self.cluster, key, now)
-            except Exception:
-                log.exception("reconciling %s/%s failed; retrying in %d minute(s)", *key, RETRY_MINUTES)
-                wake_at = (now // 60 + RETRY_MINUTES) * 60
+                return await asyncio.get_running_loop().run_in_executor(
+                    self._threads, start, self.cluster, key, now, self.staging)
+            except Exception as error:
+                return error
+
+    async def _finish(self, key: Key, started: Started | Exception | None, now: float) -> None:
+        """The second pass: the rest of the plan; then the wake-up it asks for."""
+        wake_at: float | None = None
+        if isinstance(started, Started):
+            async with self._slots:
+                try:
+                    wake_at = await asyncio.get_running_loop().run_in_executor(
+                        self._threads, finish, self.cluster, started)
+                except Exception as error:
+                    started = error
+        if isinstance(started, Exception):
+            log.error("reconciling %s/%s failed; retrying in %d minute(s)", *key, RETRY_MINUTES,
+                      exc_info=started)
+            wake_at = (now // 60 + RETRY_MINUTES) * 60
         if wake_at is not None and key in self.known:
             self._wake[key] = wake_at  # replaces any earlier entry: this plan is the newest word
             heapq.heappush(self._heap, (wake_at, key))
@@ -108,20 +136,58 @@ class Scheduler:
             pass
 
 
-def reconcile(cluster: Cluster, key: Key, now: float, metrics: Metrics = METRICS) -> float | None:
+@dataclass
+class Started:
+    """A reconcile between its passes: the plan, and what its first pass did."""
+
+    key: Key
+    schedule: dict[str, Any]
+    plan: Plan
+    rest: Plan  # the effects still to carry out
+    now: float
+    released_at: float | None  # the clock once the releases were out (None: there were none)
+    complete: bool  # False: a staged Job to release was gone, and the plan stopped there
+    metrics: Metrics
+
+
+def reconcile(cluster: Cluster, key: Key, now: float, metrics: Metrics = METRICS,
+              staging: bool = True) -> float | None:
     """Read one schedule and its Jobs, plan, apply, count and log; the second to look again.
     ``now`` is seconds since 1970: the core decides by the minute, jitter by the second."""
+    started = start(cluster, key, now, staging, metrics)
+    return None if started is None else finish(cluster, started)
+
+
+def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
+          metrics: Metrics = METRICS) -> Started | None:
+    """Read one schedule and its Jobs, plan, and carry out the plan's first writes: the
+    releases and resumes that start runs at this second. None: the schedule is gone."""
     namespace, name = key
     schedule = cluster.schedule(namespace, name)
     if schedule is None:
         metrics.forget(namespace, name)
         return None
-    result = plan(schedule, cluster.jobs(namespace, name), int(now // 60), second=now)
+    result = plan(schedule, cluster.jobs(namespace, name), int(now // 60), second=now, staging=staging)
     if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
-        result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now)
-    cluster.apply(schedule, result)
-    # The launch delay runs to the moment the Jobs exist: the clock once apply returns.
-    metrics.record(namespace, name, result, metrics.now_seconds() if result.create else now, schedule.get("status"))
+        result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging)
+    urgent, rest = result.split()
+    complete, released_at = True, None
+    if urgent.effects:
+        complete = cluster.apply(schedule, urgent) is not False
+        released_at = metrics.now_seconds()
+    return Started(key, schedule, result, rest, now, released_at, complete, metrics)
+
+
+def finish(cluster: Cluster, started: Started) -> float | None:
+    """Carry out the rest of a started reconcile's plan, count and log; the second to look again."""
+    (namespace, name), schedule, result, metrics = started.key, started.schedule, started.plan, started.metrics
+    if not started.complete:
+        return started.now  # look again at once: a fresh plan launches afresh what could not be released
+    if cluster.apply(schedule, started.rest) is False:
+        return started.now
+    # The launch delay runs to the moment the Jobs exist (the clock once apply returns) or are released.
+    created_at = metrics.now_seconds() if result.create else started.now
+    metrics.record(namespace, name, result, created_at, schedule.get("status"), released_seconds=started.released_at)
     for event, fields in zip(result.events, event_fields(namespace, name, result, schedule.get("status"))):
         log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message, extra=fields)
     return result.wake_second

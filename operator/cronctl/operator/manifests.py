@@ -4,19 +4,28 @@ A Job also records what its reconcile decided beyond the run it starts, so
 that a crash before the status write loses nothing (see ``plan.ordered``):
 the runs it replaces, the overflow it was launched past, the trigger it
 answers. ``observe`` reads them back.
+
+A staged Job (``job_manifest(..., staged=True)``) is the Job of a firing
+created ahead of its minute, suspended and labelled ``cronctl.dev/staged``,
+with no run number yet; ``release_patch`` is the one write that makes it a
+run: its number and what its reconcile decided besides, and ``suspend:
+false``. Its containers read ``CRONCTL_REASON`` from the Pod's own
+annotation (the downward API), which a late release (a Forbid overlap let
+the time run as a catch-up) rewrites while the Job is still suspended.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from ..manifest import API_VERSION, KIND
 from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, REPLACES_ANNOTATION, RUN_LABEL,
-                       SCHEDULE_LABEL, SCHEDULED_ANNOTATION, START_AT_ANNOTATION, STARTED_ANNOTATION,
-                       TRIGGER_ANNOTATION, rfc3339, rfc3339_seconds)
+                       SCHEDULE_LABEL, SCHEDULED_ANNOTATION, STAGED_DIGEST_ANNOTATION, STAGED_LABEL,
+                       START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, rfc3339, rfc3339_seconds)
 
 
 class OverflowNote(NamedTuple):
@@ -61,14 +70,18 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
                  started: int, timeout_minutes: int | None, attempt: int = 1, now: int | None = None,
                  retries: int = 0, reason: str = "scheduled", start_at: int | None = None,
                  replaces: Sequence[str] = (), overflow: OverflowNote | None = None,
-                 trigger: str | None = None) -> dict[str, Any]:
+                 trigger: str | None = None, staged: bool = False) -> dict[str, Any]:
     """The Job of one attempt. ``started`` is the run's first launch: the timeout counts
     from it, so a later attempt gets only the time that is left.
 
     ``start_at`` (seconds since 1970), when given, is a start the jitter put off:
     the Job is created suspended, so its name holds the firing across a crash,
     and the operator resumes it at that second. ``replaces``, ``overflow`` and
-    ``trigger`` are what the reconcile that launches it decided besides it."""
+    ``trigger`` are what the reconcile that launches it decided besides it.
+
+    ``staged``: the Job of a firing created before its minute (``start_at`` is
+    then the second it is due), suspended, with no run yet: ``number`` is not
+    written, and the digest of what it was staged with is."""
     metadata = schedule["metadata"]
     template_metadata = template.get("metadata") or {}
     spec = copy.deepcopy(dict(template.get("spec") or {}))
@@ -87,8 +100,19 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         recorded[TRIGGER_ANNOTATION] = trigger
     if start_at is not None:
         spec["suspend"] = True
-    _add_run_env(spec, {"CRONCTL_SCHEDULE": metadata["name"], "CRONCTL_NOMINAL_TIME": rfc3339(scheduled),
-                        "CRONCTL_REASON": reason, "CRONCTL_ATTEMPT": str(attempt)})
+    facts: dict[str, str | dict[str, Any]] = {
+        "CRONCTL_SCHEDULE": metadata["name"], "CRONCTL_NOMINAL_TIME": rfc3339(scheduled),
+        "CRONCTL_REASON": reason, "CRONCTL_ATTEMPT": str(attempt)}
+    run_labels = {RUN_LABEL: str(number)}
+    if staged:
+        assert start_at is not None, "a staged Job waits for the second it is due"
+        pod_metadata = spec.setdefault("template", {}).setdefault("metadata", {})
+        pod_metadata["annotations"] = {**(pod_metadata.get("annotations") or {}), REASON_ANNOTATION: reason}
+        facts["CRONCTL_REASON"] = {"fieldRef": {"fieldPath": f"metadata.annotations['{REASON_ANNOTATION}']"}}
+        run_labels = {STAGED_LABEL: "true"}
+    _add_run_env(spec, facts)
+    if staged:
+        recorded[STAGED_DIGEST_ANNOTATION] = _digest(spec, template_metadata, start_at)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -96,7 +120,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
             "name": job_name(metadata["name"], scheduled, attempt, reason == "manual"),
             "namespace": metadata["namespace"],
             "labels": {**(template_metadata.get("labels") or {}),
-                       SCHEDULE_LABEL: metadata["name"], RUN_LABEL: str(number), ATTEMPT_LABEL: str(attempt)},
+                       SCHEDULE_LABEL: metadata["name"], **run_labels, ATTEMPT_LABEL: str(attempt)},
             "annotations": {**(template_metadata.get("annotations") or {}),
                             SCHEDULED_ANNOTATION: rfc3339(scheduled), STARTED_ANNOTATION: rfc3339(started),
                             REASON_ANNOTATION: reason, **recorded},
@@ -109,14 +133,51 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
     }
 
 
-def _add_run_env(spec: dict[str, Any], facts: Mapping[str, str]) -> None:
+def release_patch(number: int, replaces: Sequence[str] = (), overflow: OverflowNote | None = None,
+                  late: tuple[str, int] | None = None) -> dict[str, Any]:
+    """The one write that makes a staged Job its run (a merge patch): the run's number, the
+    staged label gone, what the launch decided besides it (as ``job_manifest`` records it),
+    and ``suspend: false``. ``late`` is (reason, minute) of a launch after the minute it was
+    staged for: its reason and launch minute replace the staged ones, on the Job and on the
+    Pod template (which a suspended Job that never started may still change)."""
+    annotations: dict[str, Any] = {}
+    if replaces:
+        annotations[REPLACES_ANNOTATION] = ",".join(replaces)
+    if overflow is not None:
+        annotations[OVERFLOW_ANNOTATION] = overflow.to_annotation()
+    spec: dict[str, Any] = {"suspend": False}
+    if late is not None:
+        reason, started = late
+        annotations.update({REASON_ANNOTATION: reason, STARTED_ANNOTATION: rfc3339(started)})
+        spec["template"] = {"metadata": {"annotations": {REASON_ANNOTATION: reason}}}
+    metadata: dict[str, Any] = {"labels": {RUN_LABEL: str(number), STAGED_LABEL: None}}
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"metadata": metadata, "spec": spec}
+
+
+def staged_digest(manifest: Mapping[str, Any]) -> str | None:
+    return ((manifest.get("metadata") or {}).get("annotations") or {}).get(STAGED_DIGEST_ANNOTATION)
+
+
+def _digest(spec: Mapping[str, Any], template_metadata: Mapping[str, Any], start_at: int) -> str:
+    """What a staged Job was made of, in 16 hex digits: equal digests, the same Job."""
+    text = json.dumps([spec, template_metadata.get("labels") or {}, template_metadata.get("annotations") or {},
+                       start_at], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _add_run_env(spec: dict[str, Any], facts: Mapping[str, str | dict[str, Any]]) -> None:
     """Each container learns its run as a local runner's process does (a catch-up run can do the
-    work of its own nominal time); a variable the template sets itself is left as it is."""
+    work of its own nominal time); a variable the template sets itself is left as it is. A fact
+    given as a dict is a ``valueFrom`` source."""
     pod = (spec.get("template") or {}).get("spec") or {}
     for container in pod.get("containers") or []:
         env = list(container.get("env") or [])
         given = {item.get("name") for item in env}
-        container["env"] = env + [{"name": name, "value": value} for name, value in facts.items() if name not in given]
+        container["env"] = env + [{"name": name, "value": value} if isinstance(value, str) else
+                                  {"name": name, "valueFrom": value}
+                                  for name, value in facts.items() if name not in given]
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 The mapping is pure: ``counts(plan)`` turns a plan's Events into counter
 increments and ``launch_delays(plan, now_seconds)`` its new Jobs into
-nominal-to-creation delays, so tables of plans test them without a server.
+nominal-to-creation delays, and its released staged Jobs into due-to-release
+delays, so tables of plans test them without a server.
 ``Metrics`` owns its own ``CollectorRegistry`` (never the process-wide
 default), so every test, and every operator in one process, counts apart.
 ``serve`` exposes one registry over HTTP at ``/metrics``.
@@ -20,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from .plan import Plan
+from .plan import Plan, ReleaseJob
 from .resource import ATTEMPT_LABEL, REASON_ANNOTATION, SCHEDULED_ANNOTATION, parse_rfc3339
 
 Key = tuple[str, str]  # (namespace, name)
@@ -53,15 +54,18 @@ def counts(plan: Plan) -> dict[str, int]:
     return dict(tally)
 
 
-def launch_delays(plan: Plan, now_seconds: float) -> list[float]:
-    """Seconds from each launched run's nominal time to ``now_seconds``, when its Job was created.
+def launch_delays(plan: Plan, now_seconds: float, released_seconds: float | None = None) -> list[float]:
+    """Seconds from each launched run's nominal time to ``now_seconds``, when its Job was created,
+    and from each released staged Job's due second (its nominal time, plus its jitter) to
+    ``released_seconds`` (``now_seconds`` if not given), when it was released.
 
     Only a run's first attempt counts (a retry is late by design, and so is a
     manual run's "nominal" time, which is just the minute it was asked for);
     a catch-up launch counts, since that lateness is what the histogram is for.
     A nominal time after ``now_seconds`` (clock skew) counts as no delay.
     """
-    delays = []
+    released = now_seconds if released_seconds is None else released_seconds
+    delays = [max(0.0, released - effect.due) for effect in plan.effects if isinstance(effect, ReleaseJob)]
     for manifest in plan.create:
         metadata = manifest.get("metadata") or {}
         annotations = metadata.get("annotations") or {}
@@ -93,8 +97,9 @@ class Metrics:
                          for name, (_, helptext) in COUNTERS.items()}
         self.launch_delay = Histogram(
             "cronctl_launch_delay_seconds",
-            "Seconds from a run's nominal (scheduled) time to the creation of its Job; first attempts, "
-            "scheduled and catch-up runs.", ["namespace"], buckets=DELAY_BUCKETS, registry=self.registry)
+            "Seconds from a run's nominal (scheduled) time to the creation of its Job, or from the second "
+            "a staged Job was due (nominal, plus jitter) to its release; first attempts, scheduled and "
+            "catch-up runs.", ["namespace"], buckets=DELAY_BUCKETS, registry=self.registry)
         self.schedules = Gauge("cronctl_schedules", "CronSchedules the operator knows (reconciled, not deleted).",
                                ["namespace"], registry=self.registry)
         self.active = Gauge("cronctl_active_runs", "Active runs of a schedule (its status.activeCount).",
@@ -111,11 +116,12 @@ class Metrics:
         return self._clock()
 
     def record(self, namespace: str, name: str, plan: Plan, now_seconds: float,
-               status: Mapping[str, Any] | None = None) -> None:
-        """Count what an applied plan did; ``status`` is the schedule's status before it."""
+               status: Mapping[str, Any] | None = None, released_seconds: float | None = None) -> None:
+        """Count what an applied plan did; ``status`` is the schedule's status before it;
+        ``now_seconds`` when its Jobs were created, ``released_seconds`` its staged Jobs released."""
         for counter, n in counts(plan).items():
             self.counters[counter].labels(namespace, name).inc(n)
-        for delay in launch_delays(plan, now_seconds):
+        for delay in launch_delays(plan, now_seconds, released_seconds):
             self.launch_delay.labels(namespace).observe(delay)
         self.set_active(namespace, name, active_runs(plan, status))
 

@@ -16,6 +16,14 @@ restart what the lost status write would have said:
   longer holds (retention dropped it, or it was replaced) is left over, and
   deleted, never adopted;
 - a manual run's Job carries the trigger value it answers.
+
+A staged Job (created ahead of its minute, suspended, labelled
+``cronctl.dev/staged``, no run number) is not a run: it counts neither as
+active nor as launched. It is found by its name, which is its nominal
+time's (``Observed.staged``), and its fate is the core's
+(``core.staging``). Only a status that lists it as an active run makes it
+one before its release: a jittered launch is recorded in the status at its
+minute and the Job released at its second.
 """
 
 from __future__ import annotations
@@ -25,9 +33,9 @@ from typing import Any, Iterable, Mapping
 
 from ..core.retention import Finished, retention_class
 from ..core.state import FAILED, RUNNING, SUCCEEDED, JobState, Queued
-from .manifests import OverflowNote, job_name, replaced_runs
+from .manifests import OverflowNote, job_name, replaced_runs, staged_digest
 from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
-                       START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, parse_rfc3339,
+                       STAGED_LABEL, START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, parse_rfc3339,
                        parse_rfc3339_seconds, rfc3339)
 
 
@@ -48,6 +56,7 @@ class RunView:
     reason: str = "scheduled"  # a manual run does not count as a schedule time dealt with
     # For a running run whose Job waits, suspended, for the second its jitter names.
     held_until: int | None = None
+    staged: bool = False  # its Job is still a staged one: its release makes it this run's
 
     @property
     def job(self) -> str:
@@ -71,6 +80,17 @@ class RunView:
                 "job": self.job, "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started)}
 
 
+@dataclass(frozen=True)
+class StagedView:
+    """A staged Job: the firing it holds, ready before its minute."""
+
+    name: str
+    nominal: int
+    start_at: int | None  # the second it is due (its jitter's), from cronctl.dev/start-at
+    digest: str | None  # what it was staged with
+    suspended: bool
+
+
 @dataclass
 class Observed:
     state: JobState
@@ -86,6 +106,7 @@ class Observed:
     # with those launches' nominal times: the status write that would have recorded it was lost.
     overflow: OverflowNote | None = None
     overflow_launches: list[int] = field(default_factory=list)
+    staged: dict[int, StagedView] = field(default_factory=dict)  # staged Jobs that are no run, by nominal time
 
 
 def job_outcome(job: Mapping[str, Any]) -> tuple[str, int] | None:
@@ -126,6 +147,22 @@ def run_of_job(job: Mapping[str, Any], owner_uid: str) -> RunView | None:
                    held_until=held_until)
 
 
+def staged_of_job(job: Mapping[str, Any], owner_uid: str) -> StagedView | None:
+    """The firing a staged Job holds, if this schedule controls it and it is not being deleted."""
+    metadata = job.get("metadata") or {}
+    labels = metadata.get("labels") or {}
+    if labels.get(STAGED_LABEL) != "true" or metadata.get("deletionTimestamp"):
+        return None
+    if not any(ref.get("controller") and ref.get("uid") == owner_uid for ref in metadata.get("ownerReferences") or []):
+        return None
+    annotations = metadata.get("annotations") or {}
+    nominal = parse_rfc3339(annotations.get(SCHEDULED_ANNOTATION))
+    if nominal is None or metadata.get("name") != job_name(labels.get(SCHEDULE_LABEL, ""), nominal):
+        return None
+    return StagedView(str(metadata["name"]), nominal, parse_rfc3339_seconds(annotations.get(START_AT_ANNOTATION)),
+                      staged_digest(job), (job.get("spec") or {}).get("suspend") is True)
+
+
 def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_uid: str) -> Observed:
     runs: dict[str, RunView] = {}
     state = JobState(last_schedule=parse_rfc3339(status.get("lastScheduleTime")),
@@ -150,6 +187,8 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
             listed[run.name] = run
             observed.reported[run.name] = (str(entry.get("state", RUNNING)), run.attempt)
     counted = int(status.get("launched", 0))
+    jobs = list(jobs)
+    staged = [view for job in jobs if (view := staged_of_job(job, owner_uid)) is not None]
     owned = [(job, run) for job in jobs if (run := run_of_job(job, owner_uid)) is not None]
     replaced = {name for job, _ in owned for name in replaced_runs(_annotations(job))}
     replacing: dict[str, RunView] = {}
@@ -167,6 +206,15 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
             runs[run.name] = run  # an older attempt's Job, seen after a newer one, changes nothing
             if run.name not in listed and run.attempt == 1:
                 _note_overflow(observed, run, annotations)
+    for view in staged:
+        if view.name in runs:
+            continue  # the Job of a run that ended before its release: part of that run
+        run = listed.get(view.name)
+        if run is None:
+            observed.staged[view.nominal] = view
+        elif view.name not in replaced and run.attempt == 1:
+            run.staged, run.held_until = True, view.start_at if view.suspended else None
+            runs[view.name] = run
     for name, run in listed.items():
         if name in replaced:
             _keep_newest_attempt(replacing, run)

@@ -9,21 +9,30 @@ the decision is news. It decides and counts nothing itself. The order of the
 effects is part of the plan (``ordered``): a crash after any prefix of them
 leaves a world that the next reconcile finishes exactly as the whole plan
 would have. ``apply`` carries them out, in that order, and does nothing else.
+
+Staged launches (``staging``, on by default): the core names the next
+schedule time to prepare (``core.staging.to_stage``) and the fate of each
+prepared one (``staged_fate``); the plan creates the Job of that time
+during the minute before, suspended (``StageJob``), and at its second
+releases it (``ReleaseJob``: one small write) in place of a create. The
+releases lead the effects, and the loop carries them out for every due
+schedule before any other write of that second (``Plan.split``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence, Union
 
 from ..core.schedule import Timeline
+from ..core.staging import DELETE, RELEASE, Fate, next_staging, staged_fate, to_stage
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
 from ..core.tick import (MAX_COUNTED_DROPPED, Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip,
                          decide, manual_launch, run_end, start_time)
 from ..core.transitions import MANUAL, Applied, apply, apply_tick
 from ..manifest import ScheduleSpec, SpecError, read_spec
-from .manifests import EventSpec, OverflowNote, condition, job_manifest, job_name
-from .observe import Observed, RunView, observe
+from .manifests import EventSpec, OverflowNote, condition, job_manifest, job_name, release_patch, staged_digest
+from .observe import Observed, RunView, observe, staged_of_job
 from .resource import STATUS_VERSION, TRIGGER_ANNOTATION, parse_rfc3339, rfc3339, rfc3339_seconds
 
 MISSED_SCHEDULES = "MissedSchedules"  # the condition an overflow sets
@@ -42,17 +51,33 @@ class ResumeJob:
 
 
 @dataclass(frozen=True)
+class StageJob:
+    manifest: dict[str, Any]  # a staged Job: suspended, no run yet; AlreadyExists and ours: adopted
+
+
+@dataclass(frozen=True)
+class ReleaseJob:
+    """The one write that makes a staged Job its run (``manifests.release_patch``)."""
+
+    name: str  # NotFound: the staged Job is gone, and the plan stops there (the next one creates it)
+    patch: dict[str, Any]
+    due: int  # the second the run was due to start (nominal, or nominal + jitter): its delay counts from it
+
+
+@dataclass(frozen=True)
 class PatchStatus:
     status: dict[str, Any]  # the whole new status
 
 
-REPLACED, DROPPED, LEFT_OVER = "replaced", "dropped", "left-over"
+REPLACED, DROPPED, LEFT_OVER, UNSTAGED = "replaced", "dropped", "left-over", "unstaged"
 
 
 @dataclass(frozen=True)
 class DeleteJob:
     name: str  # NotFound: already done
-    why: str  # REPLACED (Replace), DROPPED (retention) or LEFT_OVER (by a crash after the status write)
+    # REPLACED (Replace), DROPPED (retention), LEFT_OVER (by a crash after the status write) or
+    # UNSTAGED (a staged Job that must not run: the core's staged_fate)
+    why: str
 
 
 @dataclass(frozen=True)
@@ -60,7 +85,8 @@ class PostEvent:
     event: EventSpec
 
 
-Effect = Union[CreateJob, ResumeJob, PatchStatus, DeleteJob, PostEvent]
+Effect = Union[ReleaseJob, ResumeJob, CreateJob, StageJob, PatchStatus, DeleteJob, PostEvent]
+URGENT = (ReleaseJob, ResumeJob)  # the writes that start runs at their second: the loop's first pass
 
 
 @dataclass
@@ -76,7 +102,24 @@ class Plan:
 
     @property
     def release(self) -> list[str]:
-        return [e.name for e in self.effects if isinstance(e, ResumeJob)]
+        """The held Jobs resumed (jitter) and the staged Jobs released."""
+        return [e.name for e in self.effects if isinstance(e, (ReleaseJob, ResumeJob))]
+
+    @property
+    def releases(self) -> list[ReleaseJob]:
+        return [e for e in self.effects if isinstance(e, ReleaseJob)]
+
+    @property
+    def stage(self) -> list[dict[str, Any]]:
+        return [e.manifest for e in self.effects if isinstance(e, StageJob)]
+
+    def split(self) -> tuple[Plan, Plan]:
+        """(the leading writes that start runs, the rest): the loop carries out the first part
+        of every schedule due at a second before the rest of any (``ordered`` puts them first)."""
+        count = 0
+        while count < len(self.effects) and isinstance(self.effects[count], URGENT):
+            count += 1
+        return Plan(effects=self.effects[:count]), replace(self, effects=self.effects[count:])
 
     @property
     def status(self) -> dict[str, Any] | None:
@@ -103,9 +146,12 @@ class Plan:
 class _Effects:
     """The effects of one reconcile, by kind, as the plan finds them."""
 
-    creates: list[CreateJob] = field(default_factory=list)
+    releases: list[ReleaseJob] = field(default_factory=list)
     resumes: list[ResumeJob] = field(default_factory=list)
+    unstaged: list[DeleteJob] = field(default_factory=list)
+    creates: list[CreateJob] = field(default_factory=list)
     deletes: list[DeleteJob] = field(default_factory=list)
+    stages: list[StageJob] = field(default_factory=list)
     events: list[PostEvent] = field(default_factory=list)
 
     def event(self, kind: str, reason: str, message: str) -> None:
@@ -115,48 +161,68 @@ class _Effects:
 def ordered(effects: _Effects, status: dict[str, Any] | None) -> list[Effect]:
     """The effects of one reconcile in the order that makes every crash point restart-safe.
 
-    1. Create Jobs. A Job records its launch where no crash can lose it:
+    1. Release staged Jobs, then resume held ones: the writes that start runs
+       at their second go first, so that the loop carries them out for every
+       due schedule before anything else (``Plan.split``). A release records
+       its launch as a create does (step 3): in one write it gives the staged
+       Job its run number and what the launch decided besides it (the runs it
+       replaces, the overflow it was launched past; a late launch's reason
+       and minute). A crash after it leaves a launch the next reconcile
+       adopts; before it, no launch at all. A resume changes no status, and
+       is idempotent.
+    2. Delete the staged Jobs that must not run. No status names them, so a
+       crash on either side changes nothing; and a Job of the same name may be
+       created in step 3 (a schedule edited at its very minute).
+    3. Create Jobs. A Job records its launch where no crash can lose it:
        ``observe`` adopts a Job whose run the status does not know yet (its
        number and nominal time are on it), so a crash before the status write
        neither doubles a launch nor a retry's attempt. It also records what
        the same reconcile decided besides it: the runs it replaces
        (``cronctl.dev/replaces``), the overflow it was launched past, the
        trigger a manual run answers.
-    2. Resume held Jobs (idempotent; they change no status).
-    3. Write the status, once: it records what the creates made and forgets
-       what the deletes will remove.
-    4. Delete Jobs. The status no longer names their runs and has counted
+    4. Write the status, once: it records what the creates and releases made
+       and forgets what the deletes will remove. (A jittered firing released
+       from staging is recorded here first, at its minute, and released at its
+       second: before this write no launch happened.)
+    5. Delete Jobs. The status no longer names their runs and has counted
        them (their numbers are at most ``launched``), so a Job a crash left
        behind here is deleted by the next reconcile, never adopted; and the
        status never calls a run active whose Job is deleted, so a Job gone
        under an active run (JobGone, failed) always means someone else.
-    5. Post Events: they report what the status recorded. A crash before the
+    6. Stage the next firing's Job: no status names it, and a crash before it
+       leaves it to the next reconcile; it comes after every write of this
+       minute's runs.
+    7. Post Events: they report what the status recorded. A crash before the
        status write posts none (the next reconcile decides them again); after
        it, some may be lost, none is posted twice.
 
-    Replace deletes the old Jobs in step 4, after the new Job exists, not
-    first as CronJob does: deleted first, a crash before the status write left
-    a run the status calls active with its Job gone, which a restart can only
-    count as failed (JobGone), pushing a real failure out of a short history
-    and deleting its Job. Created first, the new Job names the runs it
-    replaces, so a restart at any point knows them replaced, and it costs no
-    write more (marking the runs in the status before deleting them would
-    cost one status write more per Replace). The old pods run one status write
-    longer; with background propagation old and new pods overlap briefly in
-    either order, as CronJob's do.
+    Replace deletes the old Jobs in step 5, after the new Job exists (created,
+    or released with their names), not first as CronJob does: deleted first, a
+    crash before the status write left a run the status calls active with its
+    Job gone, which a restart can only count as failed (JobGone), pushing a
+    real failure out of a short history and deleting its Job. Created first,
+    the new Job names the runs it replaces, so a restart at any point knows
+    them replaced, and it costs no write more (marking the runs in the status
+    before deleting them would cost one status write more per Replace). The
+    old pods run one status write longer; with background propagation old and
+    new pods overlap briefly in either order, as CronJob's do.
     """
     patch: list[Effect] = [] if status is None else [PatchStatus(status)]
-    return [*effects.creates, *effects.resumes, *patch, *effects.deletes, *effects.events]
+    return [*effects.releases, *effects.resumes, *effects.unstaged, *effects.creates, *patch, *effects.deletes,
+            *effects.stages, *effects.events]
 
 
 # -- the plan --------------------------------------------------------------------------------
 
 
 def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: int,
-         second: float | None = None) -> Plan:
+         second: float | None = None, staging: bool = True) -> Plan:
     """``now`` is the minute the core decides at; ``second`` (seconds since 1970, within
-    that minute; its start by default) is when a jittered Job may be resumed."""
+    that minute; its start by default) is when a jittered or staged Job may start.
+    ``staging``: create scheduled firings' Jobs ahead of their minute (off: as they launch,
+    and staged Jobs left by a staging operator are deleted)."""
     second = now * 60 if second is None else second
+    jobs = list(jobs)
     metadata = schedule["metadata"]
     status = schedule.get("status") or {}
     anchor = parse_rfc3339(status.get("anchorTime"))
@@ -168,7 +234,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
             raise SpecError("spec.schedule", f"{spec.job.expression!r} never fires within 8 years "
                             f"of {rfc3339(anchor)}", "NeverFires")
     except SpecError as error:
-        return _refused(schedule, status, anchor, error, now)
+        return _refused(schedule, status, anchor, error, now, jobs)
     observed = observe(status, jobs, metadata["uid"])
     result, out = Plan(lost=list(observed.lost)), _Effects()
     _end_runs(spec, observed, now, out)
@@ -178,12 +244,19 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     suspended_through = now if spec.suspend else parse_rfc3339(status.get("suspendedThrough"))
     state.not_before = suspended_through
     missed = _MissedCondition()
+    decisions: tuple[Decision, ...] = ()
     if not spec.suspend:
         tick = decide(spec.job, state, timeline, now)
         decisions = _with_recorded_overflow(spec, observed, tick.decisions)
         applied = apply_tick(state, decisions, key=lambda launch: job_name(spec.job.name, launch.scheduled_for))
-        missed = _carry_out(schedule, spec, observed, applied, now, second, out)
-        result.wake_at = _wake_at(spec, observed, tick.wake_at, now)
+        fates = _staged_fates(schedule, spec, observed, timeline, now, decisions, staging, out)
+        missed = _carry_out(schedule, spec, observed, applied, now, second, out, fates)
+        staging_wake = next_staging(spec.job, timeline, now) if staging else None
+        result.wake_at = _wake_at(spec, observed, _earliest(tick.wake_at, staging_wake), now)
+    else:
+        _staged_fates(schedule, spec, observed, timeline, now, decisions, staging, out)
+    if staging:
+        _stage(schedule, spec, observed, timeline, now, out)
     trigger = pending_trigger(schedule)
     if trigger is not None and trigger not in observed.answered:  # else its Job exists: the status write was lost
         _trigger(schedule, spec, observed, trigger, now, second, out)
@@ -226,8 +299,46 @@ def _with_recorded_overflow(spec: ScheduleSpec, observed: Observed,
     return (Overflow(spec.job.name, note.missed, note.limit, launches=True, dropped=note.dropped), *decisions)
 
 
+def _earliest(*minutes: int | None) -> int | None:
+    return min((m for m in minutes if m is not None), default=None)
+
+
+def _staged_fates(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, timeline: Timeline,
+                  now: int, decisions: Sequence[Decision], staging: bool, out: _Effects) -> dict[int, Fate]:
+    """The core's word on each staged Job (after the tick's decisions were applied): those
+    to release, by nominal time; those to delete are deleted (``UNSTAGED``) and forgotten."""
+    fates = {}
+    for nominal, view in sorted(observed.staged.items()):
+        current = view.digest is not None and view.digest == staged_digest(_staged_manifest(schedule, spec, nominal))
+        fate = staged_fate(spec.job, observed.state, timeline, now, nominal, decisions, suspended=spec.suspend,
+                           current=current, enabled=staging)
+        if fate.action == DELETE:
+            out.unstaged.append(DeleteJob(view.name, UNSTAGED))
+            del observed.staged[nominal]
+        elif fate.action == RELEASE:
+            fates[nominal] = fate
+    return fates
+
+
+def _staged_manifest(schedule: Mapping[str, Any], spec: ScheduleSpec, nominal: int) -> dict[str, Any]:
+    """The Job that the firing at ``nominal`` is staged as: suspended until the second it is due."""
+    options = spec.job.options
+    start = start_time(spec.job, Launch(spec.job.name, "", 0, nominal))
+    return job_manifest(schedule, spec.job_template, 0, nominal, nominal, options.timeout, retries=options.retries,
+                        start_at=start, staged=True)
+
+
+def _stage(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, timeline: Timeline, now: int,
+           out: _Effects) -> None:
+    """Create the Job of the time the core names to stage, unless it exists (staged, or a run)."""
+    nominal = to_stage(spec.job, observed.state, timeline, now, suspended=spec.suspend)
+    if nominal is None or nominal in observed.staged or job_name(spec.job.name, nominal) in observed.runs:
+        return
+    out.stages.append(StageJob(_staged_manifest(schedule, spec, nominal)))
+
+
 def _carry_out(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, applied: list[Applied],
-               now: int, second: float, out: _Effects) -> _MissedCondition:
+               now: int, second: float, out: _Effects, fates: Mapping[int, Fate]) -> _MissedCondition:
     """The effects of one tick's applied decisions."""
     replaced: list[str] = []  # the runs replaced for the next launch
     overflow: Overflow | None = None
@@ -237,7 +348,11 @@ def _carry_out(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observ
     for decision, news in applied:
         if isinstance(decision, Launch):
             note = None if overflow is None else OverflowNote(overflow.missed, overflow.limit, overflow.dropped)
-            _launch(schedule, spec, observed, decision, now, second, out, replaced, note)
+            fate = fates.get(decision.scheduled_for)
+            if fate is not None and fate.launch == decision:
+                _release(observed, decision, fate, now, second, out, replaced, note)
+            else:
+                _launch(schedule, spec, observed, decision, now, second, out, replaced, note)
             replaced = []
             launched.append(decision.scheduled_for)
             on_time = on_time or (overflow is None and decision.reason == "scheduled")
@@ -370,16 +485,41 @@ def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
               f"{rfc3339(decision.scheduled_for)}{note}")
 
 
+def _release(observed: Observed, decision: Launch, fate: Fate, now: int, second: float, out: _Effects,
+             replaces: Sequence[str], overflow: OverflowNote | None) -> None:
+    """Launch a run from its staged Job: released now if its second has come, else (jitter)
+    recorded as a run at once, its Job released at its second by ``_release_held``."""
+    view = observed.staged.pop(decision.scheduled_for)
+    assert fate.start_at is not None
+    late = None if decision.reason == "scheduled" else (decision.reason, now)
+    hold = fate.start_at if fate.start_at > second else None
+    observed.runs[view.name] = RunView(view.name, decision.number, decision.scheduled_for, now,
+                                       reason=decision.reason, held_until=hold, staged=hold is not None)
+    if hold is None:
+        out.releases.append(ReleaseJob(view.name, release_patch(decision.number, replaces, overflow, late),
+                                       fate.start_at))
+        note = "released its staged Job"
+    else:
+        note = f"its staged Job starts at {rfc3339_seconds(hold)} (jitter)"
+    reason = " (catch-up)" if decision.reason == "catch-up" else ""
+    out.event("Normal", "Launched", f"launched run {decision.number} ({view.name}) for "
+              f"{rfc3339(decision.scheduled_for)}{reason}; {note}")
+
+
 def _release_held(observed: Observed, second: float, out: _Effects) -> int | None:
-    """Resume the held Jobs whose jittered start has come; the second the next one's comes."""
+    """Resume the held Jobs whose jittered start has come (release them, when still staged);
+    the second the next one's comes."""
     release_at = None
     for name in observed.state.active:
         run = observed.runs[name]
         if run.held_until is None or run.state != RUNNING:
             continue
         if run.held_until <= second:
-            out.resumes.append(ResumeJob(run.job))
-            run.held_until = None
+            if run.staged:
+                out.releases.append(ReleaseJob(run.job, release_patch(run.number), run.held_until))
+            else:
+                out.resumes.append(ResumeJob(run.job))
+            run.held_until, run.staged = None, False
         elif release_at is None or run.held_until < release_at:
             release_at = run.held_until
     return release_at
@@ -462,7 +602,7 @@ def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
 
 
 def _refused(schedule: Mapping[str, Any], status: Mapping[str, Any], anchor: int, error: SpecError,
-             now: int) -> Plan:
+             now: int, jobs: Iterable[Mapping[str, Any]]) -> Plan:
     generation = schedule["metadata"].get("generation", 0)
     previous = status.get("conditions") or []
     ready = condition("Ready", False, error.reason, error.message, generation, now, previous)
@@ -470,6 +610,10 @@ def _refused(schedule: Mapping[str, Any], status: Mapping[str, Any], anchor: int
            "nextFireTime": None, "conditions": [ready]}
     already_said = any(c.get("type") == "Ready" and c.get("message") == error.message for c in previous)
     out = _Effects()
+    # A spec the core cannot read fires nothing: no staged Job of it is released (a run's is kept).
+    uid, runs = schedule["metadata"]["uid"], {entry.get("name") for entry in status.get("active") or []}
+    out.unstaged.extend(DeleteJob(view.name, UNSTAGED) for job in jobs
+                        if (view := staged_of_job(job, uid)) is not None and view.name not in runs)
     if not already_said:
         out.event("Warning", error.reason, error.message)
     return Plan(effects=ordered(out, _changed(status, new)))

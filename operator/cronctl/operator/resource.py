@@ -21,6 +21,12 @@ REPLACES_ANNOTATION = "cronctl.dev/replaces"
 # On a Job: the overflow it was launched past, as JSON {"missed": M, "limit": L, "dropped": D}.
 OVERFLOW_ANNOTATION = "cronctl.dev/overflow"
 # On a manual run's Job, TRIGGER_ANNOTATION holds the trigger value it answers.
+# On a Job created ahead of its minute, suspended (staged): "true" until its release, which
+# removes it and sets RUN_LABEL; a staged Job is not a run yet.
+STAGED_LABEL = "cronctl.dev/staged"
+# On a staged Job: a digest of what it was staged with (template, deadline, retries, start),
+# so that an edit of the schedule before the minute is seen, and the Job staged again.
+STAGED_DIGEST_ANNOTATION = "cronctl.dev/staged-digest"
 
 STATUS_VERSION = 1
 

@@ -381,3 +381,16 @@ def test_local_with_log_format_json_writes_one_object_per_line(tmp_path: Path) -
     assert any(record.get("schedule") == "hello" and record.get("run") == "hello-1" for record in records)
     [request] = [json.loads(path.read_text()) for path in folder.glob("runs/hello/*/request.json")]
     assert request.get("max_log_bytes") == 4096
+
+
+@pytest.mark.parametrize("flag, staging", [("--no-staging", False), ("--staging", True), (None, None)])
+def test_operator_staging_flag_sets_the_handlers_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         flag: str | None, staging: bool | None) -> None:
+    from cronctl.cli import main
+    from cronctl.operator import handlers
+
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setattr(handlers, "staging", "unset")
+    assert main(["operator", "--no-leader-election", *([flag] if flag else [])]) == 2  # no credentials here
+    assert handlers.staging == staging  # None: CRONCTL_STAGING decides

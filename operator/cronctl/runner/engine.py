@@ -75,10 +75,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.controller import Controller
-from ..core.errors import CronctlError
 from ..core.schedule import Timeline
 from ..core.spec import JobSpec
-from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, ControllerState
+from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
 from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, start_time
 from ..core.transitions import Applied, apply, hold
 from ..manifest import read_manifest

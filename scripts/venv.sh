@@ -38,7 +38,9 @@ ensure_venv() {
   }
   stamp="$venv/.cronctl-installed"
   wanted="$(cksum < "$root/pyproject.toml") [$extras]"
-  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; then
+  # Without extras any install of this pyproject.toml will do (the test extras include the rest).
+  if [ ! -f "$stamp" ] || { [ "$(cat "$stamp")" != "$wanted" ] &&
+                           { [ -n "$extras" ] || [ "$(cut -d'[' -f1 < "$stamp")" != "${wanted%%\[*}" ]; }; }; then
     echo "== installing cronctl${extras:+ with $extras} into $venv" >&2
     pip install --quiet --disable-pip-version-check -e "$root${extras:+[$extras]}" || return 1
     echo "$wanted" > "$stamp"

@@ -85,15 +85,14 @@ from .book import Book, Status
 from .definitions import API_VERSION, KIND, Definition, Judge, ManifestFolder, image_notice
 from .executor import Ended, Executor, RunKey, RunRequest, nominal_iso
 from .files import read_json, remove_tree, utc_iso
-from .firing import (MANUAL_DIR, TRIGGERS_DIR, BookContents, Firing, Overflowed, Unreadable, both_times,
-                     read_book)
+from .firing import (MANUAL_DIR, SWITCH_OFF_FILE, TRIGGERS_DIR, BookContents, Firing, Overflowed, Unreadable,
+                     both_times, read_book)
 from .lock import DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_identity, wait_for_lock
 from .slots import SlotPool, order_due
 from .wrapper import DEFAULT_MAX_LOG_BYTES
 
 HISTORY_LIMIT = 200
 RETIRED_LIMIT = 20  # retired schedules the book names (and keeps the history of)
-SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch: while it exists nothing fires
 SCHEDULED = "scheduled"
 MANUAL = "manual"
 LOG_FORMATS = ("text", "json")

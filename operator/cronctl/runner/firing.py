@@ -32,6 +32,7 @@ from ..core.zones import UTC, AnyZone
 from .executor import RunKey
 
 TRIGGERS_DIR = "triggers"  # manual firings asked for by ``cronctl trigger``: one file each
+SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch: while it exists nothing fires
 MANUAL_DIR = "manual"  # the runs of manual firings: one executor folder per trigger (see engine)
 
 

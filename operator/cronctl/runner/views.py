@@ -37,10 +37,9 @@ from .book import Book, Loaded, Status
 from .definitions import load_definitions
 from .executor import RUNS_DIR, RunKey, run_folder_name
 from .files import read_json
-from .firing import MANUAL_DIR, TRIGGERS_DIR, Firing, Overflowed, both_times
+from .firing import MANUAL_DIR, SWITCH_OFF_FILE, TRIGGERS_DIR, Firing, Overflowed, both_times
 from .lock import RunnerLock, describe_holder
 
-SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch (the engine's name for it): nothing fires while it exists
 OVERDUE_AFTER = 1  # minutes a next time may lie in the past before a stopped runner makes it overdue
 EXIT_USAGE = 2
 

@@ -14,6 +14,9 @@ Prints, for each fleet size (default 500 then 5000, so the growth shows):
    user); the goal is none but its watches (and its Lease renewals, which
    leader election needs).
 
+The same fleet under kube-controller-manager's own CronJob controller, on the
+wall clock, side by side with cronctl: ``bench_vs_cronjob.py``.
+
 This is a benchmark, not a test: it asserts nothing about speed. Run from the
 repository root (needs the control-plane binaries and helm, built by
 ``scripts/build-control-plane.sh --with-helm``):
@@ -25,18 +28,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "operator")]
+from kube_bench import ROOT, OperatorProcess, kubectl, list_items, render_fleet, wait_until
 
 from tests.kube.controlplane import ControlPlane, ensure_binaries  # noqa: E402
 
@@ -51,74 +51,6 @@ rules:
   - level: None
 """
 START = "2024-03-01T00:00"
-
-
-def kubectl(cp: ControlPlane, *args: str, input: str | None = None) -> str:
-    result = subprocess.run(["kubectl", *args], env=cp.env(), input=input, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(args)}: {result.stderr.strip()}")
-    return result.stdout
-
-
-def render_fleet(helm: Path, namespace: str, prefix: str, count: int, schedule: str) -> str:
-    values = {"prefix": prefix, "count": count, "schedules": [schedule], "concurrencyPolicy": "Allow"}
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(values, handle)
-    try:
-        return subprocess.run([str(helm), "template", "fleet", str(ROOT / "charts" / "cronschedule-fleet"),
-                               "--namespace", namespace, "-f", handle.name], check=True, capture_output=True,
-                              text=True).stdout
-    finally:
-        os.unlink(handle.name)
-
-
-class OperatorProcess:
-    def __init__(self, cp: ControlPlane, kubeconfig: Path, namespace: str, workdir: Path) -> None:
-        self.clock = workdir / f"clock-{namespace}"
-        self.set_clock(START)
-        env = cp.env(KUBECONFIG=str(kubeconfig), CRONCTL_CLOCK_FILE=str(self.clock),
-                     PYTHONPATH=str(ROOT / "operator"))
-        self.log = (workdir / f"operator-{namespace}.log").open("wb")
-        self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "-n", namespace],
-                                        env=env, stdout=self.log, stderr=subprocess.STDOUT)
-
-    def set_clock(self, text: str) -> None:
-        tmp = self.clock.with_suffix(".tmp")
-        tmp.write_text(text)
-        tmp.replace(self.clock)
-
-    def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def peak_rss_mib(self) -> float:
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-        return float("nan")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self.log.close()
-
-
-def wait_until(what: str, probe, timeout: float, every: float = 1.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"gave up waiting for {what} after {timeout:.0f} s")
-        time.sleep(every)
-
-
-def list_items(cp: ControlPlane, resource: str, namespace: str) -> list[dict]:
-    return json.loads(kubectl(cp, "get", resource, "-n", namespace, "-o", "json", "--chunk-size=1000"))["items"]
 
 
 def count_ready(cp: ControlPlane, namespace: str) -> int:
@@ -209,7 +141,7 @@ def main() -> int:
             for phase, schedule in (("busy", "* * * * *"), ("idle", "0 0 1 1 *")):
                 namespace = f"{phase}-{size}"
                 kubectl(cp, "create", "namespace", namespace)
-                op = OperatorProcess(cp, operator_kubeconfig, namespace, work)
+                op = OperatorProcess(cp, operator_kubeconfig, OPERATOR_USER, namespace, work, clock_start=START)
                 try:
                     accepted = apply_and_accept(cp, helm, op, namespace, size, schedule)
                     print(f"[{size:>5} {phase}] accepted: kubectl create {accepted['apply_s']:.1f} s; all with a "

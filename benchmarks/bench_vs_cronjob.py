@@ -1,0 +1,578 @@
+"""cronctl against kube-controller-manager's own CronJob controller, on the same test API server.
+
+Three controllers take turns on one API server (kube-apiserver + etcd on
+loopback, tests/kube/controlplane.py), each alone with a fresh namespace and
+the same fleet: cronctl's operator (``python -m cronctl operator``, the wall
+clock), and kube-controller-manager with ``--controllers=cronjob-controller``
+only, once with its default client limits (``--kube-api-qps 20
+--kube-api-burst 30``) and once with raised ones (1000 / 2000). The CronJobs
+are made from the CronSchedules the fleet chart renders (same schedule,
+concurrencyPolicy, jobTemplate and labels). No job controller runs on either
+side: Jobs are created (or released) and never start.
+
+For each size (default 500, then 2000) two workloads, each side in turn:
+
+* herd: N schedules all due at one wall-clock minute (``M H * * *``);
+* every-minute: N schedules due at each of K consecutive minutes (``M1,M2,M3
+  H * * *``: every minute from the first one the fleet can make, so that no
+  firing lands while the fleet is still being created).
+
+A Job "can run" once it exists without ``spec.suspend``, or once an update
+sets it false (staged launches): a watch of the namespace's Jobs stamps each
+event with the moment it arrived, which is when a job controller could have
+seen it (creationTimestamp has one-second resolution). Delays run from the
+nominal second. CPU seconds come from /proc/<pid>/stat of the controller, the
+API server and etcd, over the window from the moment the fleet is accepted
+(cronctl: every CronSchedule has a next fire time; CronJob: all created and
+the controller's caches synced) to the moment the controller has gone quiet
+after the last launch; API requests come from the audit log, where each
+controller has its own user.
+
+This is a benchmark, not a test: it asserts nothing. Run it from the
+repository root on a quiet machine (needs the binaries and helm from
+``scripts/build-control-plane.sh --with-helm``):
+
+    python benchmarks/bench_vs_cronjob.py [--sizes 500 2000] [--minutes 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import kube_bench as kb
+from kube_bench import ROOT
+
+from tests.kube.controlplane import ControlPlane, ensure_binaries  # noqa: E402
+
+PREFIX = "s"
+CRONCTL_USER = "cronctl-operator"
+
+
+@dataclass(frozen=True)
+class Side:
+    key: str
+    label: str
+    user: str
+    qps: float | None = None  # None: cronctl
+    burst: int | None = None
+
+
+def sides(raised_qps: float, raised_burst: int) -> list[Side]:
+    return [Side("cronctl", "cronctl", CRONCTL_USER),
+            Side("cronjob-default", "CronJob qps 20", "cronjob-controller-default", 20, 30),
+            Side("cronjob-raised", f"CronJob qps {raised_qps:g}", "cronjob-controller-raised", raised_qps,
+                 raised_burst)]
+
+
+@dataclass
+class Phase:
+    side: str
+    workload: str
+    size: int
+    nominal: list[float]  # the nominal seconds
+    expected: int = 0
+    created_s: float = 0.0  # the fleet's creation (POSTs, 8 at a time)
+    accepted_s: float = 0.0  # creation until accepted
+    lead_s: float = 0.0  # accepted until the first nominal second
+    delays: list[float] = field(default_factory=list)  # per expected launch; inf: never could run
+    staged: int = 0  # Jobs that existed, suspended, before their nominal second
+    first_write: list[float] = field(default_factory=list)  # per minute: first Job write after it (s)
+    window_s: float = 0.0
+    cpu: dict[str, float] = field(default_factory=dict)  # over the window
+    cpu_before: dict[str, float] = field(default_factory=dict)  # accepted until the first minute
+    cpu_all: dict[str, float] = field(default_factory=dict)  # from the controller's start on
+    burst_s: float = 0.0  # summed nominal-second-to-last-runnable intervals
+    burst_cpu: dict[str, float] = field(default_factory=dict)
+    requests: dict[str, int] = field(default_factory=dict)  # "verb resource" -> count, over the window
+    requests_all: dict[str, int] = field(default_factory=dict)  # from the controller's start on
+    burst_requests: int = 0  # launch work only (see per_launch)
+    rss_mib: float = float("nan")
+    ended: str = ""  # why the phase ended
+
+    @property
+    def launched(self) -> int:
+        return sum(1 for d in self.delays if math.isfinite(d))
+
+
+# -- fleets ---------------------------------------------------------------------------------
+
+
+def herd_schedule(minute: int) -> str:
+    when = time.gmtime(minute * 60)
+    return f"{when.tm_min} {when.tm_hour} * * *"
+
+
+def window_schedule(first_minute: int, count: int) -> str:
+    """Due at each of ``count`` minutes from ``first_minute`` (UTC); its other matches are in
+    the past, which neither controller catches up for a new object, or about an hour on."""
+    times = [time.gmtime((first_minute + i) * 60) for i in range(count)]
+    minutes = sorted({t.tm_min for t in times})
+    hours = sorted({t.tm_hour for t in times})
+    return f"{','.join(map(str, minutes))} {','.join(map(str, hours))} * * *"
+
+
+CRONJOB_FIELDS = ("schedule", "concurrencyPolicy", "jobTemplate", "suspend", "startingDeadlineSeconds",
+                  "successfulJobsHistoryLimit", "failedJobsHistoryLimit")
+
+
+def as_cronjob(schedule: dict[str, Any]) -> dict[str, Any]:
+    """The CronJob equivalent to a rendered CronSchedule (refuses options CronJob lacks)."""
+    spec = schedule["spec"]
+    extra = set(spec) - set(CRONJOB_FIELDS)
+    if extra:
+        raise ValueError(f"{schedule['metadata']['name']}: no CronJob equivalent for {sorted(extra)}")
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {key: schedule["metadata"][key] for key in ("name", "namespace", "labels")
+                         if key in schedule["metadata"]},
+            "spec": {key: spec[key] for key in CRONJOB_FIELDS if key in spec}}
+
+
+# -- one phase --------------------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, cp: ControlPlane, helm: Path, audit_log: Path, work: Path, operator_dir: Path,
+                 minutes: int, herd_timeout: float | None, grace: float, nice: int | None) -> None:
+        self.cp, self.helm, self.audit_log, self.work = cp, helm, audit_log, work
+        self.operator_dir, self.nice = operator_dir, nice
+        self.api = kb.Api(cp)
+        self.minutes, self.herd_timeout, self.grace = minutes, herd_timeout, grace
+        self.kubeconfigs: dict[str, Path] = {}
+        # Seconds per schedule from creation to acceptance, per side, to pick a minute the fleet can make.
+        self.accept_rate: dict[str, float] = {}
+        self.pids = {"kube-apiserver": cp._apiserver.pid, "etcd": cp._etcd.pid,  # type: ignore[union-attr]
+                     "gc+namespace kcm": cp._controller_manager.pid, "bench": os.getpid()}  # type: ignore[union-attr]
+
+    def kubeconfig(self, user: str) -> Path:
+        if user not in self.kubeconfigs:
+            self.kubeconfigs[user] = self.cp.user_kubeconfig(user, groups=["system:masters"])
+        return self.kubeconfigs[user]
+
+    def run(self, side: Side, workload: str, size: int) -> Phase:
+        for attempt in range(3):
+            phase = self._attempt(side, workload, size, attempt)
+            if phase is not None:
+                return phase
+            print("    the fleet was not accepted before its minute; again with a longer lead", flush=True)
+        raise RuntimeError(f"{side.key} {workload} {size}: never accepted before its minute")
+
+    def _start(self, side: Side, namespace: str) -> kb.Controller:
+        controller = self._spawn(side, namespace)
+        if self.nice is not None:
+            kb.prioritize(controller.pid, self.nice)
+        return controller
+
+    def _spawn(self, side: Side, namespace: str) -> kb.Controller:
+        if side.qps is None:
+            controller: kb.Controller = kb.OperatorProcess(self.cp, self.kubeconfig(side.user), side.user,
+                                                           namespace, self.work, operator_dir=self.operator_dir)
+            kb.wait_until("the operator's scheduler", lambda: "scheduler started" in controller.log_text()
+                          or not controller.alive(), timeout=60, every=0.2)
+            if not controller.alive():
+                raise RuntimeError("cronctl operator exited:\n" + controller.log_text()[-3000:])
+            return controller
+        controller = kb.CronJobControllerProcess(self.cp, self.kubeconfig(side.user), side.user, namespace,
+                                                 self.work, side.qps, side.burst or 1, side.key)
+        kb.wait_until(f"{side.key} caches", controller.ready, timeout=60, every=0.2)
+        return controller
+
+    def _attempt(self, side: Side, workload: str, size: int, attempt: int) -> Phase | None:
+        namespace = f"{workload}-{size}-{side.key}" + (f"-{attempt}" if attempt else "")
+        kb.kubectl(self.cp, "create", "namespace", namespace)
+        missed = False
+        watch = kb.JobWatch(self.api, namespace)
+        audit = kb.AuditTail(self.audit_log, self.audit_log.stat().st_size, {side.user})
+        controller = self._start(side, namespace)
+        sampler = kb.Sampler({"controller": controller.pid, **self.pids}, every=0.25)
+        started = time.time()
+        try:
+            rate = self.accept_rate.get(side.key, 0.05 if side.qps is None else 0.01)
+            lead = (rate * size * 1.25 + 10) * (2 ** attempt)
+            first = math.ceil((time.time() + lead) / 60)
+            count = 1 if workload == "herd" else self.minutes
+            schedule = herd_schedule(first) if workload == "herd" else window_schedule(first, count)
+            phase = Phase(side.key, workload, size, [float((first + i) * 60) for i in range(count)],
+                          expected=size * count)
+            objects = kb.fleet_objects(kb.render_fleet(self.helm, namespace, PREFIX, size, schedule))
+            if side.qps is not None:
+                objects = [as_cronjob(obj) for obj in objects]
+            t0 = time.time()
+            self.api.create_all(objects)
+            phase.created_s = time.time() - t0
+            try:
+                if side.qps is None:
+                    kb.wait_until(f"{size} schedules accepted", lambda: self._accepted(namespace) >= size,
+                                  timeout=phase.nominal[0] - time.time() - 5, every=2)
+                else:
+                    time.sleep(2)  # the informer's add events
+            except TimeoutError:
+                pass
+            accepted = time.time()
+            phase.accepted_s = accepted - t0
+            self.accept_rate[side.key] = max(self.accept_rate.get(side.key, 0), phase.accepted_s / size)
+            phase.lead_s = phase.nominal[0] - accepted
+            if phase.lead_s < 5:
+                missed = True
+                return None
+            print(f"  [{size:>5} {workload:<12} {side.label:<15}] {schedule!r}: created in {phase.created_s:.1f} s, "
+                  f"accepted after {phase.accepted_s:.1f} s, {phase.lead_s:.0f} s before the minute", flush=True)
+            self._launches(phase, watch, controller, side)
+            # Its writes after the last launch (status, Events) belong to the launches; a phase cut
+            # short by its deadline ends there, where its count of launches was taken.
+            window_end = self._settle(controller, audit) if phase.ended == "all launched" else time.time()
+            phase.rss_mib = controller.peak_rss_mib()
+        finally:
+            sampler.stop()
+            controller.stop()
+            watch.stop()
+            if missed:
+                self._delete(namespace)
+        phase.window_s = window_end - accepted
+        phase.cpu = sampler.used(accepted, window_end)
+        phase.cpu_before = sampler.used(accepted, phase.nominal[0])
+        phase.cpu_all = sampler.used(started, window_end)
+        self._bursts(phase, watch.snapshot(), sampler)
+        audit.read()
+        self._requests(phase, audit.requests, accepted, window_end, watch.snapshot())
+        if watch.errors:
+            print(f"    watch reconnects: {watch.errors[:3]}", flush=True)
+        self._delete(namespace)
+        return phase
+
+    def _accepted(self, namespace: str) -> int:
+        ready, token = 0, ""
+        while True:
+            status, body = self.api.request(
+                "GET", f"/apis/cronctl.dev/v1/namespaces/{namespace}/cronschedules?limit=500"
+                       + (f"&continue={token}" if token else ""))
+            if status != 200:
+                return 0
+            ready += sum(1 for item in body["items"] if (item.get("status") or {}).get("nextFireTime"))
+            token = body["metadata"].get("continue") or ""
+            if not token:
+                return ready
+
+    def _launches(self, phase: Phase, watch: kb.JobWatch, controller: kb.Controller, side: Side) -> None:
+        """Wait for every expected Job to be able to run, or for the phase's deadline."""
+        size, last = phase.size, phase.nominal[-1]
+        if phase.workload == "herd":
+            deadline = last + (self.herd_timeout or max(120.0, 0.2 * size))
+        else:
+            deadline = last + 60 + self.grace
+        while True:
+            if watch.runnable_count() >= phase.expected:
+                phase.ended = "all launched"
+                break
+            if time.time() > deadline:
+                phase.ended = f"deadline ({deadline - phase.nominal[0]:.0f} s after the first minute)"
+                break
+            if not controller.alive():
+                phase.ended = "the controller exited"
+                break
+            time.sleep(0.25)
+        jobs = {job.name: job for job in watch.snapshot()}
+        phase.delays = []
+        for nominal in phase.nominal:
+            minute = int(nominal // 60)
+            for i in range(size):
+                job = jobs.get(f"{PREFIX}-{i}-{minute}")
+                phase.delays.append(math.inf if job is None or job.runnable is None else job.runnable - nominal)
+                if job is not None and job.suspended_at_first and job.first_seen < nominal:
+                    phase.staged += 1
+
+    def _settle(self, controller: kb.Controller, audit: kb.AuditTail, quiet: float = 0.05,
+                cap: float = 90.0) -> float:
+        """Wait (at most ``cap`` seconds) until the controller has used less than ``quiet`` of a
+        core and sent no request but Lease renewals for 3 s (a client held by its rate limiter
+        uses no CPU while its Events wait), and return the moment it went quiet."""
+        start = time.time()
+        cpu, last_request = controller.cpu_seconds(), start
+        while time.time() - start < cap and controller.alive():
+            time.sleep(1)
+            last_request = max([last_request, *(request.received for request in audit.read()
+                                                if launch_work(f"{request.verb} {request.resource}"))])
+            used, cpu = controller.cpu_seconds() - cpu, controller.cpu_seconds()
+            if used < quiet and time.time() - last_request >= 3:
+                return last_request + 1
+        return time.time()
+
+    def _bursts(self, phase: Phase, jobs: list[kb.JobSeen], sampler: kb.Sampler) -> None:
+        """CPU over each minute's launch burst: nominal second to its last Job able to run."""
+        phase.burst_s, phase.burst_cpu = 0.0, {}
+        for start, end in self._burst_intervals(phase, jobs):
+            phase.burst_s += end - start
+            for name, used in sampler.used(start, end).items():
+                phase.burst_cpu[name] = phase.burst_cpu.get(name, 0.0) + used
+
+    def _burst_intervals(self, phase: Phase, jobs: list[kb.JobSeen]) -> list[tuple[float, float]]:
+        intervals = []
+        for nominal in phase.nominal:
+            minute = int(nominal // 60)
+            ends = [job.runnable for job in jobs if job.runnable is not None
+                    and (kb.nominal_minute(job.name) or ("", -1))[1] == minute]
+            if ends:
+                intervals.append((nominal, max(ends)))
+        return intervals
+
+    def _requests(self, phase: Phase, requests: list[kb.Request], start: float, end: float,
+                  jobs: list[kb.JobSeen]) -> None:
+        counts: Counter[str] = Counter()
+        for request in requests:
+            if start <= request.received <= end:
+                counts[f"{request.verb} {request.resource}"] += 1
+        phase.requests = dict(counts.most_common())
+        phase.requests_all = dict(Counter(f"{request.verb} {request.resource}" for request in requests).most_common())
+        intervals = self._burst_intervals(phase, jobs)
+        phase.burst_requests = sum(1 for request in requests if launch_work(f"{request.verb} {request.resource}")
+                                   and any(a <= request.received <= b for a, b in intervals))
+        phase.first_write = []
+        for nominal in phase.nominal:
+            writes = [request.received - nominal for request in requests
+                      if request.resource == "jobs" and request.verb in ("create", "update", "patch")
+                      and nominal <= request.received < nominal + 60]
+            if writes:
+                phase.first_write.append(min(writes))
+
+    def _delete(self, namespace: str) -> None:
+        """Delete the namespace and wait until it is gone, so that the next phase does not share
+        the API server with its deletion."""
+        kb.kubectl(self.cp, "delete", "namespace", namespace, "--wait=true", "--timeout=600s")
+
+
+# -- reporting -------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(len(ordered) * fraction) - 1)]
+
+
+def seconds(value: float, digits: int = 1) -> str:
+    return "never" if math.isinf(value) else f"{value:.{digits}f}"
+
+
+def launch_work(request: str) -> bool:
+    """Whether a "verb resource" counts per launch: not the Lease renewals (leader election,
+    a cost per process and second) nor the watches (per process)."""
+    verb, resource = request.split(" ", 1)
+    return resource != "leases" and verb != "watch"
+
+
+def per_launch(phase: Phase, total: float) -> float:
+    return total / phase.launched if phase.launched else math.nan
+
+
+def requests_per_launch(phase: Phase, counts: dict[str, int]) -> float:
+    return per_launch(phase, sum(n for request, n in counts.items() if launch_work(request)))
+
+
+OURS = ("controller", "kube-apiserver", "etcd", "gc+namespace kcm", "bench")
+
+
+def share(phase: Phase, name: str) -> float:
+    """Cores the process used, on average, during the launch bursts; "others": every process
+    on the machine but this benchmark's own (the machine is shared)."""
+    if not phase.burst_s:
+        return math.nan
+    if name == "others":
+        return (phase.burst_cpu.get("machine", math.nan)
+                - sum(phase.burst_cpu.get(ours, math.nan) for ours in OURS)) / phase.burst_s
+    return phase.burst_cpu.get(name, math.nan) / phase.burst_s
+
+
+def rows(phases: list[Phase]) -> list[tuple[str, list[str], list[float]]]:
+    """(metric, cells, comparable values) for the table; a lower value is better in every row."""
+    out: list[tuple[str, list[str], list[float]]] = []
+
+    def row(name: str, values: list[float], fmt) -> None:
+        out.append((name, [fmt(v) for v in values], values))
+
+    herd = phases[0].workload == "herd"
+    row("Jobs able to run / expected", [p.launched for p in phases],
+        lambda v: f"{int(v)}/{phases[0].expected}")
+    if herd:
+        row("first Job can run, s after the minute", [min(p.delays) for p in phases], seconds)
+        row("half the Jobs can run, s", [percentile(p.delays, 0.5) for p in phases], seconds)
+        row("last Job can run, s", [max(p.delays) for p in phases], seconds)
+    else:
+        for label, fraction in (("p50", 0.5), ("p99", 0.99), ("max", 1.0)):
+            row(f"delay {label}, s", [percentile(p.delays, fraction) for p in phases], seconds)
+    row("first Job write after the minute, s", [min(p.first_write, default=math.inf) for p in phases],
+        lambda v: seconds(v, 2))
+    if not herd:
+        row("  the same, slowest minute, s", [max(p.first_write, default=math.inf) for p in phases],
+            lambda v: seconds(v, 2))
+    row("Jobs staged (suspended) before their minute", [p.staged for p in phases], lambda v: f"{int(v)}")
+    ms = lambda v: f"{v:.2f}"  # noqa: E731
+    row("controller CPU per launch, ms", [per_launch(p, p.cpu.get("controller", math.nan) * 1000) for p in phases],
+        ms)
+    row("  of it before the minute", [per_launch(p, p.cpu_before.get("controller", math.nan) * 1000)
+                                      for p in phases], ms)
+    row("  whole phase (accepting the fleet too)", [per_launch(p, p.cpu_all.get("controller", math.nan) * 1000)
+                                                   for p in phases], ms)
+    for name, label in (("kube-apiserver", "API server"), ("etcd", "etcd")):
+        row(f"{label} CPU per launch, ms", [per_launch(p, p.cpu.get(name, math.nan) * 1000) for p in phases], ms)
+    row("API requests per launch (no Leases, watches)", [requests_per_launch(p, p.requests) for p in phases], ms)
+    row("  of them from the minute to the last Job", [per_launch(p, p.burst_requests) for p in phases], ms)
+    row("  whole phase (accepting the fleet too)", [requests_per_launch(p, p.requests_all) for p in phases], ms)
+    row("controller requests/s during launches", [p.burst_requests / p.burst_s if p.burst_s else math.nan
+                                                  for p in phases], lambda v: f"{v:.0f}")
+    for name, label in (("controller", "controller"), ("kube-apiserver", "API server"), ("etcd", "etcd"),
+                        ("gc+namespace kcm", "the control plane's own kube-controller-manager"),
+                        ("bench", "this script (watch, sampling)"), ("others", "processes not ours"),
+                        ("machine", "whole machine")):
+        row(f"cores used during launches: {label}", [share(p, name) for p in phases], lambda v: f"{v:.2f}")
+    row("controller peak RSS, MiB", [p.rss_mib for p in phases], lambda v: f"{v:.0f}")
+    return out
+
+
+def ratio(theirs: float, ours: float) -> str:
+    if math.isnan(theirs) or math.isnan(ours):
+        return "-"
+    if math.isinf(theirs):
+        return "inf" if math.isfinite(ours) else "-"
+    if math.isinf(ours):
+        return "0"
+    if ours == 0:
+        return "-" if theirs == 0 else "inf"
+    return f"{theirs / ours:.2f}x"
+
+
+NO_RATIO = ("Jobs able to run / expected", "Jobs staged (suspended) before their minute",
+            "controller requests/s during launches")
+
+
+def table(title: str, phases: list[Phase], labels: list[str]) -> str:
+    lines = [f"### {title}", ""]
+    header = ["", *labels] + [f"{label} / cronctl" for label in labels[1:]]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "---|" * len(header))
+    for name, cells, values in rows(phases):
+        ratios = ([ratio(v, values[0]) for v in values[1:]] if name not in NO_RATIO and not name.startswith("cores")
+                  else ["" for _ in values[1:]])
+        lines.append("| " + " | ".join([name, *cells, *ratios]) + " |")
+    lines.append("")
+    for phase, label in zip(phases, labels):
+        detail = ", ".join(f"{what} {n}" for what, n in phase.requests.items())
+        lines.append(f"- {label}: ended: {phase.ended}; fleet created in {phase.created_s:.1f} s, accepted after "
+                     f"{phase.accepted_s:.1f} s; window {phase.window_s:.0f} s; requests: {detail}")
+    return "\n".join(lines) + "\n"
+
+
+def limits_line(phase: Phase, side: Side) -> str:
+    """What the figures say held the side back during its launch bursts."""
+    if not phase.burst_s:
+        return "no launches"
+    rate = phase.burst_requests / phase.burst_s
+    cores = os.cpu_count() or 1
+    parts = [f"{rate:.0f} requests/s"]
+    if side.qps is not None and rate >= 0.8 * side.qps:
+        parts.append(f"at its client limit (qps {side.qps:g})")
+    if share(phase, "machine") >= 0.85 * cores:
+        parts.append(f"the machine's {cores} cores full ({share(phase, 'machine'):.2f}, "
+                     f"{share(phase, 'others'):.2f} of it not ours)")
+    parts.append(f"controller {share(phase, 'controller'):.2f} core, API server "
+                 f"{share(phase, 'kube-apiserver'):.2f}, etcd {share(phase, 'etcd'):.2f}")
+    return "; ".join(parts)
+
+
+SESSION_ENV = "CRONCTL_BENCH_NICE"
+
+
+def in_own_session(nice: int) -> int:
+    """Run this script again in a new session (so a new autogroup, whose priority it then sets,
+    without touching the caller's), passing SIGINT and SIGTERM on."""
+    child = subprocess.Popen([sys.executable, *sys.argv], env={**os.environ, SESSION_ENV: str(nice)},
+                             start_new_session=True)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda number, _frame: child.send_signal(number))
+    return child.wait()
+
+
+# -- main -------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
+    parser.add_argument("--minutes", type=int, default=3, help="minutes of the every-minute workload (default 3)")
+    parser.add_argument("--workloads", nargs="+", choices=["herd", "every-minute"], default=["herd", "every-minute"])
+    parser.add_argument("--sides", nargs="+", choices=["cronctl", "cronjob-default", "cronjob-raised"],
+                        default=["cronctl", "cronjob-default", "cronjob-raised"])
+    parser.add_argument("--raised-qps", type=float, default=1000.0)
+    parser.add_argument("--raised-burst", type=int, default=2000)
+    parser.add_argument("--herd-timeout", type=float, default=None,
+                        help="seconds after the minute to give up on a herd (default max(120, 0.2 x size))")
+    parser.add_argument("--grace", type=float, default=30.0,
+                        help="every-minute: seconds after the last minute's end to give up (default 30)")
+    parser.add_argument("--json", type=Path, help="also write the phases' figures to this file")
+    parser.add_argument("--nice", type=int, default=None,
+                        help="run the benchmark, the control plane and the controllers in a session of their own "
+                             "with this priority (e.g. -20, as root): on a shared machine whose kernel gives every "
+                             "session an equal share (autogroups), the others' load otherwise sets the pace")
+    args = parser.parse_args()
+    if args.nice is not None and os.environ.get(SESSION_ENV) != str(args.nice):
+        return in_own_session(args.nice)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the processes on the way out
+    if args.nice is not None:
+        kb.prioritize(os.getpid(), args.nice)
+
+    bin_dir = ensure_binaries()
+    helm = bin_dir / "helm"
+    if not helm.exists():
+        subprocess.run(["bash", str(ROOT / "scripts" / "build-control-plane.sh"), "--with-helm"], check=True)
+    chosen = [side for side in sides(args.raised_qps, args.raised_burst) if side.key in args.sides]
+    work = Path(tempfile.mkdtemp(prefix="cronctl-vs-cronjob-"))
+    policy, audit_log = work / "audit-policy.yaml", work / "audit.log"
+    policy.write_text(kb.audit_policy(side.user for side in chosen))
+    audit_args = [f"--audit-policy-file={policy}", f"--audit-log-path={audit_log}", "--audit-log-format=json",
+                  "--audit-log-mode=blocking", "--max-requests-inflight=800", "--max-mutating-requests-inflight=400"]
+    operator_dir, digest = kb.snapshot_operator(work)
+    print(f"cronctl vs CronJob; operator {kb.describe_operator()}, run from a copy (python files {digest}); "
+          f"{os.cpu_count()} CPUs, load average {Path('/proc/loadavg').read_text().split()[0]}"
+          + ("" if args.nice is None else f", run at nice {args.nice} in a session of its own") + f"; work dir {work}",
+          flush=True)
+    results: list[Phase] = []
+    with ControlPlane(bin_dir=bin_dir, extra_apiserver_args=audit_args) as cp:
+        if args.nice is not None:
+            for process in (cp._apiserver, cp._etcd, cp._controller_manager):
+                kb.prioritize(process.pid, args.nice)  # type: ignore[union-attr]
+        kb.kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"))
+        kb.kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
+        version = json.loads(kb.kubectl(cp, "version", "-o", "json"))["serverVersion"]["gitVersion"]
+        print(f"kube-apiserver and kube-controller-manager {version}", flush=True)
+        bench = Bench(cp, helm, audit_log, work, operator_dir, args.minutes, args.herd_timeout, args.grace,
+                      args.nice)
+        for size in args.sizes:
+            for workload in args.workloads:
+                phases = []
+                for side in chosen:
+                    phase = bench.run(side, workload, size)
+                    phases.append(phase)
+                    results.append(phase)
+                    delays = ", ".join(f"{name} {seconds(percentile(phase.delays, fraction))}"
+                                       for name, fraction in (("p50", 0.5), ("p99", 0.99), ("max", 1.0)))
+                    print(f"    -> {phase.launched}/{phase.expected} able to run; delay (s) {delays}; "
+                          f"{limits_line(phase, side)}", flush=True)
+                title = (f"herd: {size} schedules due at one minute" if workload == "herd"
+                         else f"every-minute: {size} schedules due at each of {args.minutes} minutes")
+                print("\n" + table(title, phases, [side.label for side in chosen]), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(phase) for phase in results], default=str, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

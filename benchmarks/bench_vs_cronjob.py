@@ -88,7 +88,8 @@ class Phase:
     lead_s: float = 0.0  # accepted until the first nominal second
     delays: list[float] = field(default_factory=list)  # per expected launch; inf: never could run
     staged: int = 0  # Jobs that existed, suspended, before their nominal second
-    first_write: list[float] = field(default_factory=list)  # per minute: first Job write after it (s)
+    first_write: list[float] = field(default_factory=list)  # per minute: first write of its Jobs after it (s)
+    watch_lag: list[float] = field(default_factory=list)  # per Job: watch arrival - the API's answer (s)
     window_s: float = 0.0
     cpu: dict[str, float] = field(default_factory=dict)  # over the window
     cpu_before: dict[str, float] = field(default_factory=dict)  # accepted until the first minute
@@ -337,13 +338,21 @@ class Bench:
         intervals = self._burst_intervals(phase, jobs)
         phase.burst_requests = sum(1 for request in requests if launch_work(f"{request.verb} {request.resource}")
                                    and any(a <= request.received <= b for a, b in intervals))
+        job_writes = [request for request in requests if request.resource == "jobs"
+                      and request.verb in ("create", "update", "patch") and kb.nominal_minute(request.name)]
         phase.first_write = []
         for nominal in phase.nominal:
-            writes = [request.received - nominal for request in requests
-                      if request.resource == "jobs" and request.verb in ("create", "update", "patch")
-                      and nominal <= request.received < nominal + 60]
+            writes = [request.received - nominal for request in job_writes
+                      if kb.nominal_minute(request.name)[1] == int(nominal // 60) and request.received >= nominal]
             if writes:
                 phase.first_write.append(min(writes))
+        # How long after the API answered the write that let a Job run the watch showed it.
+        answered: dict[str, list[float]] = {}
+        for request in job_writes:
+            if request.code < 300:
+                answered.setdefault(request.name, []).append(request.completed)
+        phase.watch_lag = sorted(job.runnable - max(done) for job in jobs if job.runnable is not None
+                                 and (done := [t for t in answered.get(job.name, ()) if t <= job.runnable + 0.05]))
 
     def _delete(self, namespace: str) -> None:
         """Delete the namespace and wait until it is gone, so that the next phase does not share
@@ -409,7 +418,7 @@ def rows(phases: list[Phase]) -> list[tuple[str, list[str], list[float]]]:
     else:
         for label, fraction in (("p50", 0.5), ("p99", 0.99), ("max", 1.0)):
             row(f"delay {label}, s", [percentile(p.delays, fraction) for p in phases], seconds)
-    row("first Job write after the minute, s", [min(p.first_write, default=math.inf) for p in phases],
+    row("first write of a Job of the minute, s after it", [min(p.first_write, default=math.inf) for p in phases],
         lambda v: seconds(v, 2))
     if not herd:
         row("  the same, slowest minute, s", [max(p.first_write, default=math.inf) for p in phases],
@@ -427,6 +436,8 @@ def rows(phases: list[Phase]) -> list[tuple[str, list[str], list[float]]]:
     row("API requests per launch (no Leases, watches)", [requests_per_launch(p, p.requests) for p in phases], ms)
     row("  of them from the minute to the last Job", [per_launch(p, p.burst_requests) for p in phases], ms)
     row("  whole phase (accepting the fleet too)", [requests_per_launch(p, p.requests_all) for p in phases], ms)
+    row("launches/s during launches", [p.launched / p.burst_s if p.burst_s else math.nan for p in phases],
+        lambda v: f"{v:.0f}")
     row("controller requests/s during launches", [p.burst_requests / p.burst_s if p.burst_s else math.nan
                                                   for p in phases], lambda v: f"{v:.0f}")
     for name, label in (("controller", "controller"), ("kube-apiserver", "API server"), ("etcd", "etcd"),
@@ -435,6 +446,10 @@ def rows(phases: list[Phase]) -> list[tuple[str, list[str], list[float]]]:
                         ("machine", "whole machine")):
         row(f"cores used during launches: {label}", [share(p, name) for p in phases], lambda v: f"{v:.2f}")
     row("controller peak RSS, MiB", [p.rss_mib for p in phases], lambda v: f"{v:.0f}")
+    row("the watch's lag behind the API's answer, p50 / max, s",
+        [percentile(p.watch_lag, 0.5) if p.watch_lag else math.nan for p in phases], lambda v: "-")
+    out[-1] = (out[-1][0], [f"{percentile(p.watch_lag, 0.5):.3f} / {max(p.watch_lag):.3f}" if p.watch_lag else "-"
+                            for p in phases], out[-1][2])
     return out
 
 
@@ -451,7 +466,8 @@ def ratio(theirs: float, ours: float) -> str:
 
 
 NO_RATIO = ("Jobs able to run / expected", "Jobs staged (suspended) before their minute",
-            "controller requests/s during launches")
+            "controller requests/s during launches", "launches/s during launches",
+            "the watch's lag behind the API's answer, p50 / max, s")
 
 
 def table(title: str, phases: list[Phase], labels: list[str]) -> str:

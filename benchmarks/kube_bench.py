@@ -255,7 +255,8 @@ class Controller:
 
 class OperatorProcess(Controller):
     """``python -m cronctl operator -n NAMESPACE`` as its own user; the wall clock unless
-    ``clock_start`` is given (then CRONCTL_CLOCK_FILE, moved with ``set_clock``)."""
+    ``clock_start`` is given (then CRONCTL_CLOCK_FILE, moved with ``set_clock``). It runs in a
+    session of its own, as kube-controller-manager does (see ``prioritize``)."""
 
     def __init__(self, cp: ControlPlane, kubeconfig: Path, user: str, namespace: str, workdir: Path,
                  clock_start: str | None = None, args: Sequence[str] = (),
@@ -272,7 +273,8 @@ class OperatorProcess(Controller):
             env.pop("CRONCTL_CLOCK_FILE", None)
         log = self._open_log(workdir / f"operator-{namespace}.log")
         self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "-n", namespace, *args],
-                                        env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_set_pdeathsig)
+                                        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=_set_pdeathsig)
 
     def set_clock(self, text: str) -> None:
         assert self.clock is not None, "this operator runs on the wall clock"

@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import Any, Sequence, TextIO
 
 from .core.errors import CronctlError
 from .core.schedule import IntervalExpression, next_runs, parse_expression
@@ -84,8 +84,11 @@ def _parser() -> argparse.ArgumentParser:
     operator.add_argument("--leader-election-namespace", metavar="NS",
                           help="the Lease's namespace (default: $POD_NAMESPACE, else the first --namespace, "
                                "else default)")
-    operator.add_argument("--leader-election-id", metavar="NAME", default="cronctl-operator",
-                          help="the Lease's name (default: cronctl-operator)")
+    operator.add_argument("--leader-election-id", metavar="NAME", default=None,
+                          help="the Lease's name (default: cronctl-operator, or cronctl-operator-SHARD)")
+    operator.add_argument("--shard", metavar="NAME", default=None,
+                          help="own the CronSchedules labelled cronctl.dev/shard=NAME, and only them, with a Lease "
+                               "of its own (default: the default shard, the CronSchedules without that label)")
     operator.add_argument("--identity", help="this replica's name in the Lease (default: $POD_NAME, else the host name)")
     operator.add_argument("--staging", action=argparse.BooleanOptionalAction, default=None,
                           help="create scheduled firings' Jobs ahead of their minute, suspended, and release them "
@@ -94,6 +97,17 @@ def _parser() -> argparse.ArgumentParser:
     operator.add_argument("--lease-seconds", type=int, default=15,
                           help="how long a silent holder keeps the Lease (default: 15)")
     operator.set_defaults(command=_operator)
+
+    shards = commands.add_parser("shards", help="show which operator shard holds which CronSchedules, and the "
+                                                 "ones no shard holds (exit 1 if any)")
+    shards.add_argument("--namespace", "-n", help="the CronSchedules of this namespace (default: all namespaces)")
+    shards.add_argument("--lease-namespace", metavar="NS", default=None,
+                        help="where the operator's Leases are (its release namespace; default: the kubeconfig "
+                             "context's namespace, else default)")
+    shards.add_argument("--leader-election-id", metavar="NAME", default="cronctl-operator",
+                        help="the operator's Lease name, without a shard's suffix (default: cronctl-operator)")
+    shards.add_argument("--json", action="store_true", help="print one JSON object")
+    shards.set_defaults(command=_shards)
 
     local = commands.add_parser("local", help="run the CronSchedule manifests of a folder on this machine")
     local.add_argument("folder", type=Path, help="the folder of manifests; the book, lock and run logs go there too")
@@ -185,13 +199,16 @@ def _operator(args: argparse.Namespace) -> int:
 
     from .operator import logs, metrics
     from .operator import handlers  # registers the handlers
-    from .operator.leader import election_from
+    from .operator.leader import DEFAULT_LEASE_NAME, election_from
+    from .operator.shard import Shard, parse_shard_name
 
     try:
         handlers.namespaces = list(args.namespace)
         handlers.staging = args.staging
+        handlers.shard = Shard(None if args.shard is None else parse_shard_name(args.shard))
         handlers.election = election_from(args.leader_election, args.leader_election_namespace, args.namespace,
-                                          args.leader_election_id, args.identity, args.lease_seconds)
+                                          args.leader_election_id or handlers.shard.lease_name(DEFAULT_LEASE_NAME),
+                                          args.identity, args.lease_seconds)
     except ValueError as error:
         print(f"cronctl operator: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -211,6 +228,56 @@ def _operator(args: argparse.Namespace) -> int:
     kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
              liveness_endpoint=args.liveness)
     return 0
+
+
+def _shards(args: argparse.Namespace) -> int:
+    import time
+
+    from kubernetes import config
+    from kubernetes.client.exceptions import ApiException
+
+    from .operator.assignment import assignment, render, unassigned
+
+    problem = _credentials_problem()
+    if problem is not None:
+        print(f"cronctl: no Kubernetes credentials: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    lease_namespace = args.lease_namespace
+    if lease_namespace is None:
+        try:
+            lease_namespace = config.list_kube_config_contexts()[1]["context"].get("namespace") or "default"
+        except (config.ConfigException, OSError, KeyError, TypeError):
+            lease_namespace = "default"
+    try:
+        schedules, leases = _read_assignment(args.namespace, lease_namespace, args.leader_election_id)
+    except ApiException as error:
+        print(f"cronctl shards: the API server refused: {error.status} {error.reason}", file=sys.stderr)
+        return EXIT_USAGE
+    rows = assignment(schedules, leases, time.time(), args.leader_election_id)
+    if args.json:
+        _print_json({"leaseNamespace": lease_namespace, "shards": [row.as_json() for row in rows]})
+    else:
+        print(render(rows) if rows else f"no CronSchedules and no operator Lease in {lease_namespace}")
+    return EXIT_NO_ANSWER if unassigned(rows) else 0
+
+
+def _read_assignment(namespace: str | None, lease_namespace: str, base: str) -> tuple[list[Any], list[Any]]:
+    """The CronSchedules (of one namespace, or all) and the operator's Leases, for ``cronctl shards``."""
+    from kubernetes import client
+
+    from .manifest import GROUP, PLURAL, VERSION
+    from .operator.apply import load_client
+    from .operator.assignment import is_operator_lease, lease_view
+
+    api = load_client()
+    custom = client.CustomObjectsApi(api)
+    listed = (custom.list_cluster_custom_object(GROUP, VERSION, PLURAL) if namespace is None
+              else custom.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL))
+    leases = [lease_view(lease.metadata.name, lease.spec.holder_identity,
+                         lease.spec.renew_time or lease.spec.acquire_time, lease.spec.lease_duration_seconds)
+              for lease in client.CoordinationV1Api(api).list_namespaced_lease(lease_namespace).items
+              if is_operator_lease(lease.metadata.name, base)]
+    return listed.get("items") or [], leases
 
 
 def _credentials_problem() -> str | None:

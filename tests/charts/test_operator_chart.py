@@ -390,3 +390,43 @@ def test_the_dockerfile_is_slim_pinned_non_root_and_matches_the_chart(helm: Path
     assert re.search(r'^ENTRYPOINT \["cronctl", "operator"\]$', runtime, re.M)
     (cmd,) = re.findall(r"^CMD (\[.*\])$", runtime, re.M)
     assert json.loads(cmd) == ["--liveness", "http://0.0.0.0:8080/healthz"]
+
+
+# -- shards -------------------------------------------------------------------------------------
+
+
+def test_each_shard_is_a_deployment_with_its_flag_its_lease_and_its_own_pods(helm: Path) -> None:
+    docs = render(helm, {"shards": ["a", "b"]})
+    deployments = {d["metadata"]["name"]: d for d in of_kind(docs, "Deployment")}
+    assert list(deployments) == ["cronctl", "cronctl-shard-a", "cronctl-shard-b"]
+    for name, shard in (("cronctl", None), ("cronctl-shard-a", "a"), ("cronctl-shard-b", "b")):
+        spec = deployments[name]["spec"]
+        (operator,) = spec["template"]["spec"]["containers"]
+        lease = "cronctl-operator" if shard is None else f"cronctl-operator-{shard}"
+        assert f"--leader-election-id={lease}" in operator["args"]
+        assert [a for a in operator["args"] if a.startswith("--shard")] == ([] if shard is None else [f"--shard={shard}"])
+        assert spec["selector"]["matchLabels"].get("cronctl.dev/shard") == shard
+        assert spec["template"]["metadata"]["labels"].get("cronctl.dev/shard") == shard
+        assert spec["replicas"] == 2
+    (lease_role,) = of_kind(docs, "Role")
+    assert grants(lease_role["rules"]) == set(lease_grants("cronctl-operator") | lease_grants("cronctl-operator-a")
+                                              | lease_grants("cronctl-operator-b"))
+
+
+def test_without_the_default_shard_only_the_named_shards_run(helm: Path) -> None:
+    docs = render(helm, {"shards": ["a"], "defaultShard": False, "podDisruptionBudget": {"enabled": True}})
+    assert [d["metadata"]["name"] for d in of_kind(docs, "Deployment")] == ["cronctl-shard-a"]
+    (budget,) = of_kind(docs, "PodDisruptionBudget")
+    assert budget["spec"]["selector"]["matchLabels"]["cronctl.dev/shard"] == "a"
+
+
+def test_the_default_shards_disruption_budget_leaves_the_shards_pods_out(helm: Path) -> None:
+    budgets = of_kind(render(helm, {"shards": ["a"], "podDisruptionBudget": {"enabled": True}}),
+                      "PodDisruptionBudget")
+    assert budgets[0]["spec"]["selector"]["matchExpressions"] == [
+        {"key": "cronctl.dev/shard", "operator": "DoesNotExist"}]
+
+
+def test_a_chart_with_no_operator_at_all_is_refused(helm: Path) -> None:
+    failed = template(helm, {"defaultShard": False}, check=False)
+    assert failed.returncode != 0 and "no operator would run" in failed.stderr

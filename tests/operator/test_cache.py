@@ -54,7 +54,7 @@ class FakeCluster:
     def schedule(self, namespace: str, name: str) -> dict[str, Any]:
         return self.body
 
-    def jobs(self, namespace: str, name: str) -> list[dict[str, Any]]:
+    def plan_jobs(self, schedule: Any) -> list[dict[str, Any]]:
         return []
 
     def live_jobs(self, namespace: str, name: str) -> list[dict[str, Any]]:

@@ -182,7 +182,7 @@ class FakeCluster:
     def schedule(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.body if (namespace, name) == (NAMESPACE, NAME) else None
 
-    def jobs(self, namespace: str, name: str) -> list[dict[str, Any]]:
+    def plan_jobs(self, schedule: dict[str, Any]) -> list[dict[str, Any]]:
         return []
 
     def apply(self, schedule: dict[str, Any], plan: Any) -> None:

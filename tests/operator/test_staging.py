@@ -524,6 +524,9 @@ class Worlds:
 
     live_jobs = jobs
 
+    def plan_jobs(self, schedule: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.jobs(schedule["metadata"]["namespace"], schedule["metadata"]["name"])
+
     def apply(self, schedule: dict[str, Any], result: Plan) -> bool:
         key = (schedule["metadata"]["namespace"], schedule["metadata"]["name"])
         self.writes.extend((key, type(effect).__name__) for effect in result.effects)

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from cronctl.operator.manifests import EventSpec
-from cronctl.operator.plan import (CreateJob, DeleteJob, Effect, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
-                                   StageJob, plan)
-from cronctl.operator.resource import rfc3339
+from cronctl.operator.plan import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent,
+                                   ReleaseJob, ResumeJob, StageJob, plan)
+from cronctl.operator.resource import SHARD_LABEL, rfc3339
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -65,6 +65,10 @@ class World:
             elif isinstance(effect, ResumeJob):
                 if effect.name in self.jobs:
                     self.jobs[effect.name]["spec"]["suspend"] = False
+            elif isinstance(effect, LabelJob):
+                if effect.name in self.jobs:
+                    self.jobs[effect.name] = merge_patch(self.jobs[effect.name],
+                                                         {"metadata": {"labels": {SHARD_LABEL: effect.shard}}})
             elif isinstance(effect, PatchStatus):
                 self.schedule["status"] = merge_patch(self.schedule.get("status") or {}, effect.status)
             elif isinstance(effect, PostEvent):

@@ -38,6 +38,28 @@ app.kubernetes.io/name: {{ include "cronctl.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/* The operator Deployments, as a YAML list of {name, shard, lease}: the default shard's
+(shard ""), then one per entry of .Values.shards. */}}
+{{- define "cronctl.instances" -}}
+{{- $fullname := include "cronctl.fullname" . }}
+{{- $instances := list }}
+{{- if .Values.defaultShard }}
+{{- $instances = append $instances (dict "name" $fullname "shard" "" "lease" .Values.leaderElection.leaseName) }}
+{{- end }}
+{{- range .Values.shards }}
+{{- $instances = append $instances (dict "name" (printf "%s-shard-%s" $fullname . | trunc 63 | trimSuffix "-") "shard" . "lease" (printf "%s-%s" $.Values.leaderElection.leaseName .)) }}
+{{- end }}
+{{- toYaml $instances }}
+{{- end }}
+
+{{/* The labels one Deployment selects its Pods by: a shard's add cronctl.dev/shard. */}}
+{{- define "cronctl.instanceSelectorLabels" -}}
+{{ include "cronctl.selectorLabels" .root }}
+{{- if .instance.shard }}
+cronctl.dev/shard: {{ .instance.shard | quote }}
+{{- end }}
+{{- end }}
+
 {{- define "cronctl.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "cronctl.fullname" .) .Values.serviceAccount.name }}
@@ -78,6 +100,9 @@ operator makes (cronctl/operator/apply.py) or a watch kopf keeps (handlers.py):
 {{- define "cronctl.validate" -}}
 {{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) }}
 {{- fail (printf "replicas: %d needs leaderElection.enabled: true (without it every replica would launch the same Jobs)" (int .Values.replicas)) }}
+{{- end }}
+{{- if not (include "cronctl.instances" . | fromYamlArray) }}
+{{- fail "defaultShard: false and no shards: no operator would run (name a shard in shards, or set defaultShard: true)" }}
 {{- end }}
 {{- if and .Values.metrics.enabled (eq (int .Values.metrics.port) (int .Values.healthPort)) }}
 {{- fail (printf "metrics.port and healthPort are both %d: they must differ" (int .Values.healthPort)) }}

@@ -21,9 +21,10 @@ from kubernetes.client.exceptions import ApiException
 from .cache import Cache
 from .events import EventRecorder
 from .manifests import EventSpec
-from .plan import CreateJob, DeleteJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob, StageJob
+from .plan import CreateJob, DeleteJob, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob, StageJob
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
-from .resource import SCHEDULE_LABEL
+from .resource import SCHEDULE_LABEL, SHARD_LABEL
+from .shard import Shard, shard_of
 
 log = logging.getLogger("cronctl.operator")
 
@@ -44,13 +45,16 @@ class Cluster:
     """The operator's reads and writes, with plain dicts in and out.
 
     With a ``Cache`` (the operator's), reads come from what the watches showed
-    and every write goes through it; without one, every read asks the API."""
+    and every write goes through it; without one, every read asks the API.
+    It reads the CronSchedules of its ``shard`` only (the default shard's, by
+    default): another shard's schedule is as good as gone."""
 
     def __init__(self, api_client: client.ApiClient, cache: Cache | None = None,
-                 record_events_later: bool = False) -> None:
+                 record_events_later: bool = False, shard: Shard = Shard()) -> None:
         """``record_events_later``: queue Events for background posting (the operator's
         choice) instead of posting them before ``apply`` returns."""
         self.cache = cache
+        self.shard = shard
         self.events = EventRecorder(self.post_event) if record_events_later else None
         self.batch = client.BatchV1Api(api_client)
         self.core = client.CoreV1Api(api_client)
@@ -71,9 +75,21 @@ class Cluster:
                 return None
             raise
         body: dict[str, Any] = json.loads(response.data)
+        if not self.shard.owns(body):
+            return None  # moved to another shard (its watch event may still be on its way here)
         if self.cache is not None:
             self.cache.put_schedule(body)
         return body
+
+    def plan_jobs(self, schedule: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The Jobs to plan a schedule from: the cache's, or the API's for a schedule that
+        moved in from another shard (its Jobs still carry that shard's label)."""
+        metadata = schedule["metadata"]
+        if self.shard.moved_in(schedule):
+            log.info("%s/%s: moved to %s: reading its Jobs", metadata["namespace"], metadata["name"],
+                     self.shard.title)
+            return self.live_jobs(metadata["namespace"], metadata["name"])
+        return self.jobs(metadata["namespace"], metadata["name"])
 
     def jobs(self, namespace: str, schedule: str) -> list[dict[str, Any]]:
         if self.cache is not None:
@@ -95,7 +111,7 @@ class Cluster:
         assert self.cache is not None
         count = 0
         for namespace in namespaces or [None]:
-            selector = SCHEDULE_LABEL
+            selector = self.shard.job_selector
             response = (self.batch.list_job_for_all_namespaces(label_selector=selector, _preload_content=False)
                         if namespace is None else
                         self.batch.list_namespaced_job(namespace, label_selector=selector, _preload_content=False))
@@ -122,6 +138,8 @@ class Cluster:
                 self.delete_job(namespace, owner, effect.name)
             elif isinstance(effect, ResumeJob):
                 self.resume_job(namespace, effect.name)
+            elif isinstance(effect, LabelJob):
+                self.label_job(namespace, effect.name, effect.shard)
             elif isinstance(effect, PatchStatus):
                 self.patch_status(namespace, owner, effect.status)
             elif isinstance(effect, PostEvent):
@@ -156,6 +174,8 @@ class Cluster:
         owners = existing["metadata"].get("ownerReferences") or []
         if any(ref.get("controller") and ref.get("uid") == schedule["metadata"]["uid"] for ref in owners):
             log.info("adopted the existing Job %s/%s", namespace, name)
+            if shard_of(existing) != shard_of(manifest):  # made by the shard the schedule moved from
+                self.label_job(namespace, name, shard_of(manifest))
             return None
         return EventSpec("Warning", "JobNameTaken",
                          f"cannot launch: a Job named {name} exists and belongs to someone else")
@@ -170,6 +190,18 @@ class Cluster:
             if error.status != NOT_FOUND:
                 raise
         log.info("%s/%s: its jittered start has come: resumed", namespace, name)
+
+    def label_job(self, namespace: str, name: str, shard: str | None) -> None:
+        """Give a Job its schedule's shard label (None: remove it), so that shard's watch sees it."""
+        try:
+            labelled = self.batch.patch_namespaced_job(name, namespace, {"metadata": {"labels": {SHARD_LABEL: shard}}},
+                                                       _preload_content=False,
+                                                       _content_type="application/merge-patch+json")
+        except ApiException as error:
+            if error.status != NOT_FOUND:
+                raise
+            return
+        self._remember_job(json.loads(labelled.data))
 
     def release_job(self, namespace: str, schedule: str, name: str, patch: dict[str, Any]) -> bool:
         """Make a staged Job its run and let it start (one merge patch); False if it is gone."""

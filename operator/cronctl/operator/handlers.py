@@ -21,11 +21,13 @@ from .loop import Scheduler
 from .plan import pending_trigger
 from ..manifest import GROUP, PLURAL, VERSION
 from .resource import SCHEDULE_LABEL
+from .shard import Shard
 
 _scheduler: Scheduler | None = None
 _task: asyncio.Task[None] | None = None
 election = Election(enabled=False)  # set by ``cronctl operator`` from its flags before kopf starts
 namespaces: list[str] = []  # likewise: the watched namespaces, none for all
+shard = Shard()  # likewise (``--shard``): the CronSchedules this operator owns
 _cache = Cache()  # what the watches showed; reconciles read it instead of the API
 STAGING_VARIABLE = "CRONCTL_STAGING"  # on (the default) or off, where ``cronctl operator --[no-]staging`` is not given
 staging: bool | None = None  # set by ``cronctl operator --[no-]staging``; None: STAGING_VARIABLE decides
@@ -50,12 +52,16 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
     # No cluster-scoped discovery of namespaces and CRDs: the resources and namespaces are
     # known, and a namespaced install grants nothing cluster-wide.
     settings.scanning.disabled = True
+    # Only this shard's objects, filtered by the API server: the watches, the cache and the seed.
+    settings.watching.label_selectors[GROUP, PLURAL] = shard.schedule_selector
+    settings.watching.label_selectors["batch", "jobs"] = shard.job_selector
     try:
         staged = staging_from_environment() if staging is None else staging
     except ValueError as error:
         raise kopf.PermanentError(str(error)) from None  # the operator stops: a setting, not a hiccup
-    cluster = Cluster(load_client(), _cache, record_events_later=True)
-    logger.info("cronctl: %d Jobs of CronSchedules known", await asyncio.to_thread(cluster.seed, namespaces))
+    cluster = Cluster(load_client(), _cache, record_events_later=True, shard=shard)
+    logger.info("cronctl: %s (label selector %s): %d Jobs of its CronSchedules known", shard.title,
+                shard.schedule_selector, await asyncio.to_thread(cluster.seed, namespaces))
     leadership = Leadership(election)
     leadership.start()
     _scheduler = Scheduler(cluster, clock_from_environment(), leading=leadership.leading, staging=staged)

@@ -167,7 +167,7 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
     if schedule is None:
         metrics.forget(namespace, name)
         return None
-    result = plan(schedule, cluster.jobs(namespace, name), int(now // 60), second=now, staging=staging)
+    result = plan(schedule, cluster.plan_jobs(schedule), int(now // 60), second=now, staging=staging)
     if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
         result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging)
     urgent, rest = result.split()

@@ -24,7 +24,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 from ..manifest import API_VERSION, KIND
 from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, REPLACES_ANNOTATION, RUN_LABEL,
-                       SCHEDULE_LABEL, SCHEDULED_ANNOTATION, STAGED_DIGEST_ANNOTATION, STAGED_LABEL,
+                       SCHEDULE_LABEL, SCHEDULED_ANNOTATION, SHARD_LABEL, STAGED_DIGEST_ANNOTATION, STAGED_LABEL,
                        START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, rfc3339, rfc3339_seconds)
 
 
@@ -104,6 +104,8 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         "CRONCTL_SCHEDULE": metadata["name"], "CRONCTL_NOMINAL_TIME": rfc3339(scheduled),
         "CRONCTL_REASON": reason, "CRONCTL_ATTEMPT": str(attempt)}
     run_labels = {RUN_LABEL: str(number)}
+    shard = (metadata.get("labels") or {}).get(SHARD_LABEL)
+    shard_labels = {} if shard is None else {SHARD_LABEL: shard}
     if staged:
         assert start_at is not None, "a staged Job waits for the second it is due"
         pod_metadata = spec.setdefault("template", {}).setdefault("metadata", {})
@@ -120,7 +122,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
             "name": job_name(metadata["name"], scheduled, attempt, reason == "manual"),
             "namespace": metadata["namespace"],
             "labels": {**(template_metadata.get("labels") or {}),
-                       SCHEDULE_LABEL: metadata["name"], **run_labels, ATTEMPT_LABEL: str(attempt)},
+                       SCHEDULE_LABEL: metadata["name"], **shard_labels, **run_labels, ATTEMPT_LABEL: str(attempt)},
             "annotations": {**(template_metadata.get("annotations") or {}),
                             SCHEDULED_ANNOTATION: rfc3339(scheduled), STARTED_ANNOTATION: rfc3339(started),
                             REASON_ANNOTATION: reason, **recorded},

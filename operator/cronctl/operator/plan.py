@@ -33,6 +33,7 @@ from ..core.transitions import MANUAL, Applied, apply, apply_tick
 from ..manifest import ScheduleSpec, SpecError, read_spec
 from .manifests import EventSpec, OverflowNote, condition, job_manifest, job_name, release_patch, staged_digest
 from .observe import Observed, RunView, observe, staged_of_job
+from .shard import shard_of
 from .resource import STATUS_VERSION, TRIGGER_ANNOTATION, parse_rfc3339, rfc3339, rfc3339_seconds
 
 MISSED_SCHEDULES = "MissedSchedules"  # the condition an overflow sets
@@ -65,6 +66,14 @@ class ReleaseJob:
 
 
 @dataclass(frozen=True)
+class LabelJob:
+    """A Job of the schedule made under another shard, relabelled to the schedule's (``shard``)."""
+
+    name: str  # NotFound: nothing to do
+    shard: str | None  # None: remove the label (the default shard)
+
+
+@dataclass(frozen=True)
 class PatchStatus:
     status: dict[str, Any]  # the whole new status
 
@@ -85,7 +94,7 @@ class PostEvent:
     event: EventSpec
 
 
-Effect = Union[ReleaseJob, ResumeJob, CreateJob, StageJob, PatchStatus, DeleteJob, PostEvent]
+Effect = Union[ReleaseJob, ResumeJob, LabelJob, CreateJob, StageJob, PatchStatus, DeleteJob, PostEvent]
 URGENT = (ReleaseJob, ResumeJob)  # the writes that start runs at their second: the loop's first pass
 
 
@@ -148,6 +157,7 @@ class _Effects:
 
     releases: list[ReleaseJob] = field(default_factory=list)
     resumes: list[ResumeJob] = field(default_factory=list)
+    labels: list[LabelJob] = field(default_factory=list)
     unstaged: list[DeleteJob] = field(default_factory=list)
     creates: list[CreateJob] = field(default_factory=list)
     deletes: list[DeleteJob] = field(default_factory=list)
@@ -170,6 +180,8 @@ def ordered(effects: _Effects, status: dict[str, Any] | None) -> list[Effect]:
        and minute). A crash after it leaves a launch the next reconcile
        adopts; before it, no launch at all. A resume changes no status, and
        is idempotent.
+    1b. Relabel the Jobs another shard made (a schedule moved between
+       shards): idempotent, and no status depends on it.
     2. Delete the staged Jobs that must not run. No status names them, so a
        crash on either side changes nothing; and a Job of the same name may be
        created in step 3 (a schedule edited at its very minute).
@@ -208,7 +220,7 @@ def ordered(effects: _Effects, status: dict[str, Any] | None) -> list[Effect]:
     new pods overlap briefly in either order, as CronJob's do.
     """
     patch: list[Effect] = [] if status is None else [PatchStatus(status)]
-    return [*effects.releases, *effects.resumes, *effects.unstaged, *effects.creates, *patch, *effects.deletes,
+    return [*effects.releases, *effects.resumes, *effects.labels, *effects.unstaged, *effects.creates, *patch, *effects.deletes,
             *effects.stages, *effects.events]
 
 
@@ -236,7 +248,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     except SpecError as error:
         return _refused(schedule, status, anchor, error, now, jobs)
     observed = observe(status, jobs, metadata["uid"])
-    result, out = Plan(lost=list(observed.lost)), _Effects()
+    result, out = Plan(lost=list(observed.lost)), _Effects(labels=_relabels(schedule, jobs))
     _end_runs(spec, observed, now, out)
     _finish_replaced(observed, out)
     out.deletes.extend(DeleteJob(name, LEFT_OVER) for name in observed.leftovers)
@@ -597,6 +609,7 @@ def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
         "active": [observed.runs[name].active_entry() for name in state.active],
         "history": [run.history_entry() for run in history],
         "conditions": [ready, _missed_schedules(spec, missed, generation, now, previous)],
+        "shard": shard_of(schedule),
     }
     return status
 
@@ -607,9 +620,9 @@ def _refused(schedule: Mapping[str, Any], status: Mapping[str, Any], anchor: int
     previous = status.get("conditions") or []
     ready = condition("Ready", False, error.reason, error.message, generation, now, previous)
     new = {**status, "version": STATUS_VERSION, "observedGeneration": generation, "anchorTime": rfc3339(anchor),
-           "nextFireTime": None, "conditions": [ready]}
+           "nextFireTime": None, "conditions": [ready], "shard": shard_of(schedule)}
     already_said = any(c.get("type") == "Ready" and c.get("message") == error.message for c in previous)
-    out = _Effects()
+    out = _Effects(labels=_relabels(schedule, jobs))
     # A spec the core cannot read fires nothing: no staged Job of it is released (a run's is kept).
     uid, runs = schedule["metadata"]["uid"], {entry.get("name") for entry in status.get("active") or []}
     out.unstaged.extend(DeleteJob(view.name, UNSTAGED) for job in jobs
@@ -617,6 +630,18 @@ def _refused(schedule: Mapping[str, Any], status: Mapping[str, Any], anchor: int
     if not already_said:
         out.event("Warning", error.reason, error.message)
     return Plan(effects=ordered(out, _changed(status, new)))
+
+
+def _relabels(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]]) -> list[LabelJob]:
+    """The schedule's Jobs whose shard label is not the schedule's: made before it moved."""
+    shard, uid = shard_of(schedule), schedule["metadata"]["uid"]
+    return [LabelJob(job["metadata"]["name"], shard) for job in jobs
+            if shard_of(job) != shard and _owned_by(job, uid) and not job["metadata"].get("deletionTimestamp")]
+
+
+def _owned_by(job: Mapping[str, Any], uid: str) -> bool:
+    return any(ref.get("controller") and ref.get("uid") == uid
+               for ref in job["metadata"].get("ownerReferences") or [])
 
 
 def _changed(old: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:

@@ -8,6 +8,9 @@ import datetime as dt
 from ..core.times import format_time, to_minute
 
 SCHEDULE_LABEL = "cronctl.dev/schedule"
+# On a CronSchedule: the operator shard it belongs to (none: the default shard); a Job carries its
+# schedule's, so that each shard's watch of Jobs is filtered by the API server (``shard``).
+SHARD_LABEL = "cronctl.dev/shard"
 RUN_LABEL = "cronctl.dev/run"
 ATTEMPT_LABEL = "cronctl.dev/attempt"
 SCHEDULED_ANNOTATION = "cronctl.dev/scheduled-time"

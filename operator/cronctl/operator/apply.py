@@ -10,7 +10,6 @@ schedule can never touch another namespace's objects.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import socket
 from typing import Any, Mapping
@@ -24,6 +23,7 @@ from .manifests import EventSpec
 from .plan import CreateJob, DeleteJob, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob, StageJob
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from .resource import SCHEDULE_LABEL, SHARD_LABEL
+from .rest import Rest
 from .shard import Shard, shard_of
 
 log = logging.getLogger("cronctl.operator")
@@ -32,13 +32,19 @@ NOT_FOUND = 404
 CONFLICT = 409
 
 
-def load_client() -> client.ApiClient:
-    """In-cluster credentials when running in a Pod, else the kubeconfig (KUBECONFIG)."""
+def load_client(connections: int | None = None) -> client.ApiClient:
+    """In-cluster credentials when running in a Pod, else the kubeconfig (KUBECONFIG).
+    ``connections``: the HTTP connections kept open to the API server, at least one per thread
+    that writes at once (the client's default, 5 per CPU, makes the threads past it open a new
+    TLS connection for each request and drop it after, at the cost of a handshake each time)."""
     try:
         config.load_incluster_config()
     except config.ConfigException:
         config.load_kube_config()
-    return client.ApiClient()
+    configuration = client.Configuration.get_default_copy()
+    if connections is not None:
+        configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, connections)
+    return client.ApiClient(configuration)
 
 
 class Cluster:
@@ -56,9 +62,7 @@ class Cluster:
         self.cache = cache
         self.shard = shard
         self.events = EventRecorder(self.post_event) if record_events_later else None
-        self.batch = client.BatchV1Api(api_client)
-        self.core = client.CoreV1Api(api_client)
-        self.custom = client.CustomObjectsApi(api_client)
+        self.rest = Rest(api_client)
         self.instance = socket.gethostname()
 
     # -- reads ----------------------------------------------------------------
@@ -68,13 +72,11 @@ class Cluster:
         if cached is not None:
             return cached
         try:
-            response = self.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name,
-                                                                _preload_content=False)
+            body = self.rest.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
         except ApiException as error:
             if error.status == NOT_FOUND:
                 return None
             raise
-        body: dict[str, Any] = json.loads(response.data)
         if not self.shard.owns(body):
             return None  # moved to another shard (its watch event may still be on its way here)
         if self.cache is not None:
@@ -98,9 +100,7 @@ class Cluster:
 
     def live_jobs(self, namespace: str, schedule: str) -> list[dict[str, Any]]:
         """The schedule's Jobs as the API has them now (and so the cache, from now on)."""
-        response = self.batch.list_namespaced_job(namespace, label_selector=f"{SCHEDULE_LABEL}={schedule}",
-                                                  _preload_content=False)
-        items: list[dict[str, Any]] = json.loads(response.data)["items"]
+        items = self.rest.list_namespaced_job(namespace, label_selector=f"{SCHEDULE_LABEL}={schedule}")
         if self.cache is not None:
             self.cache.replace_jobs(namespace, schedule, items)
         return items
@@ -112,10 +112,8 @@ class Cluster:
         count = 0
         for namespace in namespaces or [None]:
             selector = self.shard.job_selector
-            response = (self.batch.list_job_for_all_namespaces(label_selector=selector, _preload_content=False)
-                        if namespace is None else
-                        self.batch.list_namespaced_job(namespace, label_selector=selector, _preload_content=False))
-            items = json.loads(response.data)["items"]
+            items = (self.rest.list_job_for_all_namespaces(label_selector=selector) if namespace is None
+                     else self.rest.list_namespaced_job(namespace, label_selector=selector))
             self.cache.put_jobs(items)
             count += len(items)
         return count
@@ -147,10 +145,10 @@ class Cluster:
         return True
 
     def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
-        response = self.custom.patch_namespaced_custom_object_status(
-            GROUP, VERSION, namespace, PLURAL, name, {"status": status}, _preload_content=False)
+        patched = self.rest.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name,
+                                                                  {"status": status})
         if self.cache is not None:
-            self.cache.put_schedule(json.loads(response.data))
+            self.cache.put_schedule(patched)
 
     def record_event(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
         """Queue the Event for the background posters, or post it now without them."""
@@ -163,13 +161,12 @@ class Cluster:
         """Create the Job of a launch; if it exists already and is ours, adopt it."""
         namespace, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
         try:
-            created = self.batch.create_namespaced_job(namespace, manifest, _preload_content=False)
-            self._remember_job(json.loads(created.data))
+            self._remember_job(self.rest.create_namespaced_job(namespace, manifest))
             return None
         except ApiException as error:
             if error.status != CONFLICT:
                 raise
-        existing = json.loads(self.batch.read_namespaced_job(name, namespace, _preload_content=False).data)
+        existing = self.rest.read_namespaced_job(namespace, name)
         self._remember_job(existing)
         owners = existing["metadata"].get("ownerReferences") or []
         if any(ref.get("controller") and ref.get("uid") == schedule["metadata"]["uid"] for ref in owners):
@@ -183,9 +180,7 @@ class Cluster:
     def resume_job(self, namespace: str, name: str) -> None:
         """Let a Job held for its jitter start (it was created with spec.suspend)."""
         try:
-            resumed = self.batch.patch_namespaced_job(name, namespace, {"spec": {"suspend": False}},
-                                                      _preload_content=False)
-            self._remember_job(json.loads(resumed.data))
+            self._remember_job(self.rest.patch_namespaced_job(namespace, name, {"spec": {"suspend": False}}))
         except ApiException as error:
             if error.status != NOT_FOUND:
                 raise
@@ -194,20 +189,17 @@ class Cluster:
     def label_job(self, namespace: str, name: str, shard: str | None) -> None:
         """Give a Job its schedule's shard label (None: remove it), so that shard's watch sees it."""
         try:
-            labelled = self.batch.patch_namespaced_job(name, namespace, {"metadata": {"labels": {SHARD_LABEL: shard}}},
-                                                       _preload_content=False,
-                                                       _content_type="application/merge-patch+json")
+            labelled = self.rest.patch_namespaced_job(namespace, name, {"metadata": {"labels": {SHARD_LABEL: shard}}})
         except ApiException as error:
             if error.status != NOT_FOUND:
                 raise
             return
-        self._remember_job(json.loads(labelled.data))
+        self._remember_job(labelled)
 
     def release_job(self, namespace: str, schedule: str, name: str, patch: dict[str, Any]) -> bool:
         """Make a staged Job its run and let it start (one merge patch); False if it is gone."""
         try:
-            released = self.batch.patch_namespaced_job(name, namespace, patch, _preload_content=False,
-                                                       _content_type="application/merge-patch+json")
+            released = self.rest.patch_namespaced_job(namespace, name, patch)
         except ApiException as error:
             if error.status != NOT_FOUND:
                 raise
@@ -215,14 +207,14 @@ class Cluster:
                 self.cache.drop_job(namespace, schedule, name)
             log.warning("%s/%s: the staged Job %s is gone: launching afresh", namespace, schedule, name)
             return False
-        self._remember_job(json.loads(released.data))
+        self._remember_job(released)
         return True
 
     def delete_job(self, namespace: str, schedule: str, name: str) -> None:
         if self.cache is not None:
             self.cache.drop_job(namespace, schedule, name)
         try:
-            self.batch.delete_namespaced_job(name, namespace, propagation_policy="Background")
+            self.rest.delete_namespaced_job(namespace, name, propagation_policy="Background")
         except ApiException as error:
             if error.status != NOT_FOUND:
                 raise
@@ -233,15 +225,17 @@ class Cluster:
 
     def post_event(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
         metadata = schedule["metadata"]
-        now = dt.datetime.now(dt.timezone.utc)
-        body = client.CoreV1Event(
-            metadata=client.V1ObjectMeta(generate_name=f"{metadata['name']}.", namespace=metadata["namespace"]),
-            involved_object=client.V1ObjectReference(api_version=API_VERSION, kind=KIND, name=metadata["name"],
-                                                     namespace=metadata["namespace"], uid=metadata["uid"]),
-            reason=event.reason, message=event.message, type=event.type,
-            source=client.V1EventSource(component="cronctl"), first_timestamp=now, last_timestamp=now,
-            count=1, reporting_component="cronctl.dev/operator", reporting_instance=self.instance)
+        now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body = {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"generateName": f"{metadata['name']}.", "namespace": metadata["namespace"]},
+            "involvedObject": {"apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"],
+                               "namespace": metadata["namespace"], "uid": metadata["uid"]},
+            "reason": event.reason, "message": event.message, "type": event.type,
+            "source": {"component": "cronctl"}, "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+            "reportingComponent": "cronctl.dev/operator", "reportingInstance": self.instance,
+        }
         try:
-            self.core.create_namespaced_event(metadata["namespace"], body)
+            self.rest.create_namespaced_event(metadata["namespace"], body)
         except ApiException as error:  # an Event is a courtesy: never fail a reconcile for it
             log.warning("could not post event %s on %s: %s", event.reason, metadata["name"], error.reason)

@@ -18,13 +18,15 @@ from typing import Any, Callable, Mapping
 
 from .manifests import EventSpec
 
+POSTERS = 2  # threads that post Events
+
 log = logging.getLogger("cronctl.operator")
 
 Post = Callable[[Mapping[str, Any], EventSpec], None]
 
 
 class EventRecorder:
-    def __init__(self, post: Post, capacity: int = 10_000, workers: int = 2) -> None:
+    def __init__(self, post: Post, capacity: int = 10_000, workers: int = POSTERS) -> None:
         self._post = post
         self._queue: queue.Queue[tuple[Mapping[str, Any], EventSpec]] = queue.Queue(capacity)
         self.dropped = 0

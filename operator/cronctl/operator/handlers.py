@@ -17,7 +17,8 @@ from .apply import Cluster, load_client
 from .cache import Cache
 from ..clock import clock_from_environment
 from .leader import Election, Leadership
-from .loop import Scheduler
+from .events import POSTERS
+from .loop import CONCURRENCY, Scheduler
 from .plan import pending_trigger
 from ..manifest import GROUP, PLURAL, VERSION
 from .resource import SCHEDULE_LABEL
@@ -29,6 +30,7 @@ election = Election(enabled=False)  # set by ``cronctl operator`` from its flags
 namespaces: list[str] = []  # likewise: the watched namespaces, none for all
 shard = Shard()  # likewise (``--shard``): the CronSchedules this operator owns
 _cache = Cache()  # what the watches showed; reconciles read it instead of the API
+CONNECTIONS = CONCURRENCY + POSTERS + 2  # the reconciles, the Event posters, the seed and spare
 STAGING_VARIABLE = "CRONCTL_STAGING"  # on (the default) or off, where ``cronctl operator --[no-]staging`` is not given
 staging: bool | None = None  # set by ``cronctl operator --[no-]staging``; None: STAGING_VARIABLE decides
 
@@ -42,12 +44,26 @@ def staging_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
     return value == "on"
 
 
+class NoDiffBase(kopf.DiffBaseStorage):
+    """No diff base: the operator has only ``on.event`` handlers, which kopf never diffs, yet it
+    builds (deep-copies) a diff base of every object on every watch event unless told otherwise."""
+
+    def build(self, *, body: kopf.Body, extra_fields: Any = None) -> Any:
+        return {}
+
+    def fetch(self, *, body: kopf.Body) -> Any:
+        return None
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: Any) -> None:
+        pass
+
+
 @kopf.on.startup()
 async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: Any) -> None:
     global _scheduler, _task
     settings.posting.enabled = False  # the operator posts its own Events, with reasons
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
+    settings.persistence.diffbase_storage = NoDiffBase()
     settings.watching.server_timeout = 60
     # No cluster-scoped discovery of namespaces and CRDs: the resources and namespaces are
     # known, and a namespaced install grants nothing cluster-wide.
@@ -59,7 +75,7 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
         staged = staging_from_environment() if staging is None else staging
     except ValueError as error:
         raise kopf.PermanentError(str(error)) from None  # the operator stops: a setting, not a hiccup
-    cluster = Cluster(load_client(), _cache, record_events_later=True, shard=shard)
+    cluster = Cluster(load_client(CONNECTIONS), _cache, record_events_later=True, shard=shard)
     logger.info("cronctl: %s (label selector %s): %d Jobs of its CronSchedules known", shard.title,
                 shard.schedule_selector, await asyncio.to_thread(cluster.seed, namespaces))
     leadership = Leadership(election)

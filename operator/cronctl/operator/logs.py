@@ -194,4 +194,7 @@ def configure(log_format: str = "text", verbose: bool = False, stream: TextIO | 
     root = logging.getLogger()
     root.handlers[:] = [h for h in root.handlers if not isinstance(h, _Handler)] + [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    # kopf says "Handler '...' succeeded." at INFO for every watch event of every object: thousands
+    # of lines a minute in a busy fleet, and CPU. Its warnings and errors still show.
+    logging.getLogger("kopf.objects").setLevel(logging.DEBUG if verbose else logging.WARNING)
     return handler

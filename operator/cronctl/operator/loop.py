@@ -39,6 +39,7 @@ Key = tuple[str, str]  # (namespace, name)
 RETRY_MINUTES = 1
 MAX_IDLE_SECONDS = 30.0  # look at the clock at least this often
 LEADER_POLL_SECONDS = 0.5
+MIN_SLEEP_SECONDS = 0.001  # the floor of a sleep: the first release goes out within ms of its second
 # Reconciles at once: the bound on concurrent writes, so a minute when thousands of schedules
 # fire queues its launches here rather than storming the API server (whose own limit is 400
 # mutating requests in flight by default).
@@ -57,8 +58,10 @@ class Scheduler:
         self._wake: dict[Key, float] = {}
         self._heap: list[tuple[float, Key]] = []  # (second since 1970, schedule)
         self._signal = asyncio.Event()
-        self._slots = asyncio.Semaphore(concurrency)
-        # Its own threads: the default executor has min(32, CPUs + 4), and kopf's sync handlers share it.
+        # Its own threads, which bound the writes at once: a batch is handed to them whole, so a
+        # thread that finishes one reconcile takes the next at once, without waiting for the event
+        # loop (busy with the watch events the batch's own writes cause). The default executor has
+        # min(32, CPUs + 4) threads, and kopf's sync handlers share it.
         self._threads = ThreadPoolExecutor(concurrency, thread_name_prefix="cronctl-reconcile")
 
     # -- called by the watch handlers -------------------------------------------
@@ -99,23 +102,21 @@ class Scheduler:
 
     async def _start(self, key: Key, now: float) -> Started | Exception | None:
         """The first pass: plan, and release what starts at this second."""
-        async with self._slots:
-            try:
-                return await asyncio.get_running_loop().run_in_executor(
-                    self._threads, start, self.cluster, key, now, self.staging)
-            except Exception as error:
-                return error
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._threads, start, self.cluster, key, now, self.staging)
+        except Exception as error:
+            return error
 
     async def _finish(self, key: Key, started: Started | Exception | None, now: float) -> None:
         """The second pass: the rest of the plan; then the wake-up it asks for."""
         wake_at: float | None = None
         if isinstance(started, Started):
-            async with self._slots:
-                try:
-                    wake_at = await asyncio.get_running_loop().run_in_executor(
-                        self._threads, finish, self.cluster, started)
-                except Exception as error:
-                    started = error
+            try:
+                wake_at = await asyncio.get_running_loop().run_in_executor(self._threads, finish, self.cluster,
+                                                                           started)
+            except Exception as error:
+                started = error
         if isinstance(started, Exception):
             log.error("reconciling %s/%s failed; retrying in %d minute(s)", *key, RETRY_MINUTES,
                       exc_info=started)
@@ -131,7 +132,7 @@ class Scheduler:
         if self._dirty:
             return
         try:
-            await asyncio.wait_for(self._signal.wait(), timeout=max(delay, 0.05))
+            await asyncio.wait_for(self._signal.wait(), timeout=max(delay, MIN_SLEEP_SECONDS))
         except asyncio.TimeoutError:
             pass
 

@@ -67,10 +67,54 @@ class Side:
     user: str
     qps: float | None = None  # None: cronctl
     burst: int | None = None
+    shards: int = 0  # cronctl: operator processes, each owning the schedules labelled cronctl.dev/shard=s<k>
+
+
+SHARD_LABEL = "cronctl.dev/shard"
+
+
+class ShardedOperator(kb.Controller):
+    """Several cronctl operators (``--shard s0``, ``s1``...) as one side: the first stands for all
+    where one process is asked for (its pid, log); CPU and requests are summed over them."""
+
+    def __init__(self, shards: list[kb.OperatorProcess]) -> None:
+        self.shards = shards
+        self.name, self.user = "cronctl", shards[0].user
+        self.process, self.log_path = shards[0].process, shards[0].log_path
+
+    def pids(self) -> dict[str, int]:
+        return {"controller" if k == 0 else f"controller shard {k}": shard.pid for k, shard in enumerate(self.shards)}
+
+    def cpu_seconds(self) -> float:
+        return sum(shard.cpu_seconds() for shard in self.shards)
+
+    def peak_rss_mib(self) -> float:
+        return max(shard.peak_rss_mib() for shard in self.shards)
+
+    def rss_per_shard(self) -> list[float]:
+        return [shard.peak_rss_mib() for shard in self.shards]
+
+    def alive(self) -> bool:
+        return all(shard.alive() for shard in self.shards)
+
+    def stop(self) -> None:
+        for shard in self.shards:
+            shard.stop()
+
+    def log_text(self) -> str:
+        return "\n".join(shard.log_text() for shard in self.shards)
+
+
+def merged_controllers(used: dict[str, float]) -> dict[str, float]:
+    """The CPU of a side's shards summed into "controller"."""
+    out = {name: value for name, value in used.items() if not name.startswith("controller shard")}
+    out["controller"] = sum(value for name, value in used.items() if name.startswith("controller"))
+    return out
 
 
 def sides(raised_qps: float, raised_burst: int) -> list[Side]:
     return [Side("cronctl", "cronctl", CRONCTL_USER),
+            Side("cronctl-2-shards", "cronctl 2 shards", CRONCTL_USER, shards=2),
             Side("cronjob-default", "CronJob qps 20", "cronjob-controller-default", 20, 30),
             Side("cronjob-raised", f"CronJob qps {raised_qps:g}", "cronjob-controller-raised", raised_qps,
                  raised_burst)]
@@ -100,6 +144,7 @@ class Phase:
     requests_all: dict[str, int] = field(default_factory=dict)  # from the controller's start on
     burst_requests: int = 0  # launch work only (see per_launch)
     rss_mib: float = float("nan")
+    rss_per_shard: list[float] = field(default_factory=list)  # a sharded side: each process's peak RSS
     ended: str = ""  # why the phase ended
 
     @property
@@ -176,17 +221,27 @@ class Bench:
         return controller
 
     def _spawn(self, side: Side, namespace: str) -> kb.Controller:
+        if side.qps is None and side.shards:
+            sharded = ShardedOperator([self._operator(side, namespace, ["--shard", f"s{k}"], f"-s{k}")
+                                       for k in range(side.shards)])
+            if self.nice is not None:
+                for shard in sharded.shards[1:]:
+                    kb.prioritize(shard.pid, self.nice)
+            return sharded
         if side.qps is None:
-            controller: kb.Controller = kb.OperatorProcess(self.cp, self.kubeconfig(side.user), side.user,
-                                                           namespace, self.work, operator_dir=self.operator_dir)
-            kb.wait_until("the operator's scheduler", lambda: "scheduler started" in controller.log_text()
-                          or not controller.alive(), timeout=60, every=0.2)
-            if not controller.alive():
-                raise RuntimeError("cronctl operator exited:\n" + controller.log_text()[-3000:])
-            return controller
+            return self._operator(side, namespace)
         controller = kb.CronJobControllerProcess(self.cp, self.kubeconfig(side.user), side.user, namespace,
                                                  self.work, side.qps, side.burst or 1, side.key)
         kb.wait_until(f"{side.key} caches", controller.ready, timeout=60, every=0.2)
+        return controller
+
+    def _operator(self, side: Side, namespace: str, args: Sequence[str] = (), suffix: str = "") -> kb.OperatorProcess:
+        controller = kb.OperatorProcess(self.cp, self.kubeconfig(side.user), side.user, namespace, self.work,
+                                        operator_dir=self.operator_dir, args=args, log_suffix=suffix)
+        kb.wait_until("the operator's scheduler", lambda: "scheduler started" in controller.log_text()
+                      or not controller.alive(), timeout=60, every=0.2)
+        if not controller.alive():
+            raise RuntimeError("cronctl operator exited:\n" + controller.log_text()[-3000:])
         return controller
 
     def _attempt(self, side: Side, workload: str, size: int, attempt: int) -> Phase | None:
@@ -196,7 +251,8 @@ class Bench:
         watch = kb.JobWatch(self.api, namespace)
         audit = kb.AuditTail(self.audit_log, self.audit_log.stat().st_size, {side.user})
         controller = self._start(side, namespace)
-        sampler = kb.Sampler({"controller": controller.pid, **self.pids}, every=0.25)
+        pids = controller.pids() if isinstance(controller, ShardedOperator) else {"controller": controller.pid}
+        sampler = kb.Sampler({**pids, **self.pids}, every=0.25)
         started = time.time()
         try:
             rate = self.accept_rate.get(side.key, 0.05 if side.qps is None else 0.01)
@@ -209,6 +265,8 @@ class Bench:
             objects = kb.fleet_objects(kb.render_fleet(self.helm, namespace, PREFIX, size, schedule))
             if side.qps is not None:
                 objects = [as_cronjob(obj) for obj in objects]
+            for index, obj in enumerate(objects if side.shards else []):  # round robin over the shards
+                obj["metadata"].setdefault("labels", {})[SHARD_LABEL] = f"s{index % side.shards}"
             t0 = time.time()
             self.api.create_all(objects)
             phase.created_s = time.time() - t0
@@ -234,6 +292,8 @@ class Bench:
             # short by its deadline ends there, where its count of launches was taken.
             window_end = self._settle(controller, audit) if phase.ended == "all launched" else time.time()
             phase.rss_mib = controller.peak_rss_mib()
+            if isinstance(controller, ShardedOperator):
+                phase.rss_per_shard = controller.rss_per_shard()
         finally:
             sampler.stop()
             controller.stop()
@@ -241,9 +301,9 @@ class Bench:
             if missed:
                 self._delete(namespace)
         phase.window_s = window_end - accepted
-        phase.cpu = sampler.used(accepted, window_end)
-        phase.cpu_before = sampler.used(accepted, phase.nominal[0])
-        phase.cpu_all = sampler.used(started, window_end)
+        phase.cpu = merged_controllers(sampler.used(accepted, window_end))
+        phase.cpu_before = merged_controllers(sampler.used(accepted, phase.nominal[0]))
+        phase.cpu_all = merged_controllers(sampler.used(started, window_end))
         self._bursts(phase, watch.snapshot(), sampler)
         audit.read()
         self._requests(phase, audit.requests, accepted, window_end, watch.snapshot())
@@ -314,7 +374,7 @@ class Bench:
         phase.burst_s, phase.burst_cpu = 0.0, {}
         for start, end in self._burst_intervals(phase, jobs):
             phase.burst_s += end - start
-            for name, used in sampler.used(start, end).items():
+            for name, used in merged_controllers(sampler.used(start, end)).items():
                 phase.burst_cpu[name] = phase.burst_cpu.get(name, 0.0) + used
 
     def _burst_intervals(self, phase: Phase, jobs: list[kb.JobSeen]) -> list[tuple[float, float]]:
@@ -446,6 +506,10 @@ def rows(phases: list[Phase]) -> list[tuple[str, list[str], list[float]]]:
                         ("machine", "whole machine")):
         row(f"cores used during launches: {label}", [share(p, name) for p in phases], lambda v: f"{v:.2f}")
     row("controller peak RSS, MiB", [p.rss_mib for p in phases], lambda v: f"{v:.0f}")
+    if any(p.rss_per_shard for p in phases):
+        out.append(("  per process (shards), MiB", [" / ".join(f"{v:.0f}" for v in p.rss_per_shard) or "-"
+                                                    for p in phases],
+                    [max(p.rss_per_shard, default=p.rss_mib) for p in phases]))
     row("the watch's lag behind the API's answer, p50 / max, s",
         [percentile(p.watch_lag, 0.5) if p.watch_lag else math.nan for p in phases], lambda v: "-")
     out[-1] = (out[-1][0], [f"{percentile(p.watch_lag, 0.5):.3f} / {max(p.watch_lag):.3f}" if p.watch_lag else "-"
@@ -525,7 +589,8 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
     parser.add_argument("--minutes", type=int, default=3, help="minutes of the every-minute workload (default 3)")
     parser.add_argument("--workloads", nargs="+", choices=["herd", "every-minute"], default=["herd", "every-minute"])
-    parser.add_argument("--sides", nargs="+", choices=["cronctl", "cronjob-default", "cronjob-raised"],
+    parser.add_argument("--sides", nargs="+", choices=["cronctl", "cronctl-2-shards", "cronjob-default",
+                                                       "cronjob-raised"],
                         default=["cronctl", "cronjob-default", "cronjob-raised"])
     parser.add_argument("--raised-qps", type=float, default=1000.0)
     parser.add_argument("--raised-burst", type=int, default=2000)

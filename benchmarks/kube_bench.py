@@ -260,7 +260,7 @@ class OperatorProcess(Controller):
 
     def __init__(self, cp: ControlPlane, kubeconfig: Path, user: str, namespace: str, workdir: Path,
                  clock_start: str | None = None, args: Sequence[str] = (),
-                 operator_dir: Path = OPERATOR_DIR) -> None:
+                 operator_dir: Path = OPERATOR_DIR, log_suffix: str = "") -> None:
         self.name, self.user = "cronctl", user
         extra = {"KUBECONFIG": str(kubeconfig), "PYTHONPATH": str(operator_dir)}
         self.clock: Path | None = None
@@ -271,7 +271,7 @@ class OperatorProcess(Controller):
         env = cp.env(**extra)
         if clock_start is None:
             env.pop("CRONCTL_CLOCK_FILE", None)
-        log = self._open_log(workdir / f"operator-{namespace}.log")
+        log = self._open_log(workdir / f"operator-{namespace}{log_suffix}.log")
         self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "-n", namespace, *args],
                                         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                         preexec_fn=_set_pdeathsig)

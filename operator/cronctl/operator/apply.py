@@ -32,6 +32,15 @@ NOT_FOUND = 404
 CONFLICT = 409
 
 
+def status_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """The merge patch that turns status ``old`` into ``new``: the top-level fields that changed,
+    and None for those gone. A launch changes a few fields of a status that may hold a long
+    history; the API server merges the patch into what it has, as it would the whole status."""
+    changes = {key: value for key, value in new.items() if old.get(key) != value}
+    changes.update({key: None for key in old if key not in new and old[key] is not None})
+    return changes
+
+
 def load_client(connections: int | None = None) -> client.ApiClient:
     """In-cluster credentials when running in a Pod, else the kubeconfig (KUBECONFIG).
     ``connections``: the HTTP connections kept open to the API server, at least one per thread
@@ -139,7 +148,7 @@ class Cluster:
             elif isinstance(effect, LabelJob):
                 self.label_job(namespace, effect.name, effect.shard)
             elif isinstance(effect, PatchStatus):
-                self.patch_status(namespace, owner, effect.status)
+                self.patch_status(namespace, owner, status_changes(schedule.get("status") or {}, effect.status))
             elif isinstance(effect, PostEvent):
                 self.record_event(schedule, effect.event)
         return True

@@ -25,7 +25,7 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from .apply import Cluster
 from ..clock import Clock
@@ -63,6 +63,7 @@ class Scheduler:
         # loop (busy with the watch events the batch's own writes cause). The default executor has
         # min(32, CPUs + 4) threads, and kopf's sync handlers share it.
         self._threads = ThreadPoolExecutor(concurrency, thread_name_prefix="cronctl-reconcile")
+        self._driver = ThreadPoolExecutor(1, thread_name_prefix="cronctl-pass")  # hands each pass to them
 
     # -- called by the watch handlers -------------------------------------------
 
@@ -86,8 +87,11 @@ class Scheduler:
             batch = self._take_due(now)
             if batch:
                 keys = sorted(batch)
-                started = await asyncio.gather(*(self._start(key, now) for key in keys))
-                await asyncio.gather(*(self._finish(key, pending, now) for key, pending in zip(keys, started)))
+                started = await self._pass(self._start_one, [(key, now) for key in keys])
+                wakes = await self._pass(self._finish_one, [(key, pending, now)
+                                                            for key, pending in zip(keys, started)])
+                for key, second in zip(keys, wakes):
+                    self._wake_at(key, second)
                 continue
             await self._sleep(now)
 
@@ -100,30 +104,39 @@ class Scheduler:
                 due.add(key)
         return due
 
-    async def _start(self, key: Key, now: float) -> Started | Exception | None:
+    async def _pass(self, step: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+        """One pass over a batch: ``step`` of each item on the reconcile threads, results in order.
+        The batch goes to the threads whole (``map``), from a thread of its own: one hop of the
+        event loop per pass, not one per schedule."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self._driver, lambda: list(self._threads.map(step, items)))
+
+    def _start_one(self, item: tuple[Key, float]) -> Started | Exception | None:
         """The first pass: plan, and release what starts at this second."""
+        key, now = item
         try:
-            return await asyncio.get_running_loop().run_in_executor(
-                self._threads, start, self.cluster, key, now, self.staging)
+            return start(self.cluster, key, now, self.staging)
         except Exception as error:
             return error
 
-    async def _finish(self, key: Key, started: Started | Exception | None, now: float) -> None:
-        """The second pass: the rest of the plan; then the wake-up it asks for."""
-        wake_at: float | None = None
+    def _finish_one(self, item: tuple[Key, Started | Exception | None, float]) -> float | None:
+        """The second pass: the rest of the plan; the second it asks to be looked at again."""
+        key, started, now = item
         if isinstance(started, Started):
             try:
-                wake_at = await asyncio.get_running_loop().run_in_executor(self._threads, finish, self.cluster,
-                                                                           started)
+                return finish(self.cluster, started)
             except Exception as error:
                 started = error
         if isinstance(started, Exception):
             log.error("reconciling %s/%s failed; retrying in %d minute(s)", *key, RETRY_MINUTES,
                       exc_info=started)
-            wake_at = (now // 60 + RETRY_MINUTES) * 60
-        if wake_at is not None and key in self.known:
-            self._wake[key] = wake_at  # replaces any earlier entry: this plan is the newest word
-            heapq.heappush(self._heap, (wake_at, key))
+            return (now // 60 + RETRY_MINUTES) * 60
+        return None
+
+    def _wake_at(self, key: Key, second: float | None) -> None:
+        if second is not None and key in self.known:
+            self._wake[key] = second  # replaces any earlier entry: this plan is the newest word
+            heapq.heappush(self._heap, (second, key))
 
     async def _sleep(self, now: float) -> None:
         next_second = self._heap[0][0] if self._heap else (now // 60 + 1) * 60

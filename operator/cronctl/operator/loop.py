@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from .apply import Cluster
-from .forecast import Forecast, forecast
 from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
@@ -59,7 +58,6 @@ class Scheduler:
         self.known: set[Key] = set()
         self._dirty: set[Key] = set()
         self._wake: dict[Key, float] = {}
-        self.forecasts: dict[Key, Forecast] = {}  # the plans of staged releases, made ahead (``forecast``)
         self._heap: list[tuple[float, Key]] = []  # (second since 1970, schedule)
         self._signal = asyncio.Event()
         # Its own threads, which bound the writes at once: a batch is handed to them whole, so a
@@ -80,7 +78,6 @@ class Scheduler:
         self.known.discard(key)
         self._dirty.discard(key)
         self._wake.pop(key, None)
-        self.forecasts.pop(key, None)
 
     # -- the loop ---------------------------------------------------------------
 
@@ -121,7 +118,7 @@ class Scheduler:
         """The first pass: plan, and release what starts at this second."""
         key, now = item
         try:
-            return start(self.cluster, key, now, self.staging, forecasts=self.forecasts)
+            return start(self.cluster, key, now, self.staging)
         except Exception as error:
             return error
 
@@ -130,7 +127,7 @@ class Scheduler:
         key, started, now = item
         if isinstance(started, Started):
             try:
-                return finish(self.cluster, started, self.forecasts)
+                return finish(self.cluster, started)
             except Exception as error:
                 started = error
         if isinstance(started, Exception):
@@ -182,33 +179,26 @@ class Started:
     released_at: float | None  # the clock once the releases were out (None: there were none)
     complete: bool  # False: a staged Job to release was gone, and the plan stopped there
     metrics: Metrics
-    staging: bool = True
 
 
 def reconcile(cluster: Cluster, key: Key, now: float, metrics: Metrics = METRICS,
-              staging: bool = True, forecasts: dict[Key, Forecast] | None = None) -> float | None:
+              staging: bool = True) -> float | None:
     """Read one schedule and its Jobs, plan, apply, count and log; the second to look again.
     ``now`` is seconds since 1970: the core decides by the minute, jitter by the second."""
-    started = start(cluster, key, now, staging, metrics, forecasts)
-    return None if started is None else finish(cluster, started, forecasts)
+    started = start(cluster, key, now, staging, metrics)
+    return None if started is None else finish(cluster, started)
 
 
-def start(cluster: Cluster, key: Key, now: float, staging: bool = True, metrics: Metrics = METRICS,
-          forecasts: dict[Key, Forecast] | None = None) -> Started | None:
-    """Read one schedule and its Jobs, plan (or take the plan made ahead for this second, if
-    nothing changed since: ``forecast``), and carry out the plan's first writes: the releases
-    and resumes that start runs at this second. None: the schedule is gone."""
+def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
+          metrics: Metrics = METRICS) -> Started | None:
+    """Read one schedule and its Jobs, plan, and carry out the plan's first writes: the
+    releases and resumes that start runs at this second. None: the schedule is gone."""
     namespace, name = key
     schedule = cluster.schedule(namespace, name)
     if schedule is None:
         metrics.forget(namespace, name)
         return None
-    jobs = cluster.plan_jobs(schedule)
-    ahead = None if forecasts is None else forecasts.pop(key, None)
-    if ahead is not None and ahead.holds(schedule, jobs, now):
-        result = ahead.plan
-    else:
-        result = plan(schedule, jobs, int(now // 60), second=now, staging=staging)
+    result = plan(schedule, cluster.plan_jobs(schedule), int(now // 60), second=now, staging=staging)
     if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
         result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging)
     urgent, rest = result.split()
@@ -216,12 +206,11 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = True, metrics:
     if urgent.effects:
         complete = cluster.apply(schedule, urgent) is not False
         released_at = metrics.now_seconds()
-    return Started(key, schedule, result, rest, now, released_at, complete, metrics, staging)
+    return Started(key, schedule, result, rest, now, released_at, complete, metrics)
 
 
-def finish(cluster: Cluster, started: Started, forecasts: dict[Key, Forecast] | None = None) -> float | None:
-    """Carry out the rest of a started reconcile's plan, count and log; the second to look again.
-    With ``forecasts``, the plan of that second is made now, when it releases a staged Job."""
+def finish(cluster: Cluster, started: Started) -> float | None:
+    """Carry out the rest of a started reconcile's plan, count and log; the second to look again."""
     (namespace, name), schedule, result, metrics = started.key, started.schedule, started.plan, started.metrics
     if not started.complete:
         return started.now  # look again at once: a fresh plan launches afresh what could not be released
@@ -232,16 +221,5 @@ def finish(cluster: Cluster, started: Started, forecasts: dict[Key, Forecast] | 
     metrics.record(namespace, name, result, created_at, schedule.get("status"), released_seconds=started.released_at)
     for event, fields in zip(result.events, event_fields(namespace, name, result, schedule.get("status"))):
         log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message, extra=fields)
-    if forecasts is not None and getattr(cluster, "cache", None) is not None:
-        _plan_ahead(cluster, started, result.wake_second, forecasts)
     return result.wake_second
-
-
-def _plan_ahead(cluster: Cluster, started: Started, second: float | None, forecasts: dict[Key, Forecast]) -> None:
-    schedule = cluster.schedule(*started.key)
-    if schedule is None:
-        return
-    ahead = forecast(schedule, cluster.jobs(*started.key), second, staging=started.staging)
-    if ahead is not None:
-        forecasts[started.key] = ahead
 

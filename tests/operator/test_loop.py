@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import gc
 from typing import Any
 
-from cronctl.operator.loop import Scheduler, no_collection_pauses
+from cronctl.operator.loop import no_collection_pauses
 from cronctl.operator.plan import Plan
 
-from .test_staging import A_MINUTE_BEFORE_THE_HOUR, THE_HOUR, StoppedClock, Worlds, seen
+from .test_staging import A_MINUTE_BEFORE_THE_HOUR, Worlds, run_one_batch, seen
 
 
 class CollectionWatching(Worlds):
@@ -31,21 +30,9 @@ def test_the_releases_go_out_with_the_collector_off_and_the_rest_with_it_on() ->
         world.reconcile(A_MINUTE_BEFORE_THE_HOUR)
         worlds[("team-a", f"s{index}")] = world
     cluster = CollectionWatching(worlds)
-
-    async def one_batch() -> None:
-        scheduler = Scheduler(cluster, StoppedClock(THE_HOUR * 60 + 0.1))  # type: ignore[arg-type]
-        for key in worlds:
-            scheduler.touch(key)
-        task = asyncio.create_task(scheduler.run())
-        for _ in range(3000):
-            await asyncio.sleep(0.01)
-            if sum(kind == "PostEvent" for kind, _ in cluster.collecting) == len(worlds):
-                break
-        task.cancel()
-        scheduler._threads.shutdown(wait=True)
-
     assert gc.isenabled()
-    asyncio.run(one_batch())
+    run_one_batch(cluster, list(worlds),
+                  lambda: sum(kind == "PostEvent" for kind, _ in cluster.collecting) == len(worlds))
     assert {on for kind, on in cluster.collecting if kind == "ReleaseJob"} == {False}
     assert {on for kind, on in cluster.collecting if kind != "ReleaseJob"} == {True}
     assert gc.isenabled()

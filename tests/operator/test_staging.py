@@ -545,29 +545,33 @@ class StoppedClock:
         return 3600.0
 
 
-def test_the_loop_releases_every_due_schedule_before_any_other_write_of_that_second() -> None:
+def run_one_batch(cluster: Any, keys: list[tuple[str, str]], done: Callable[[], bool]) -> None:
+    """The loop, its clock stopped just after THE_HOUR, over these schedules until ``done``."""
     from cronctl.operator.loop import Scheduler
 
+    async def one_batch() -> None:
+        scheduler = Scheduler(cluster, StoppedClock(THE_HOUR * 60 + 0.1))
+        for key in keys:
+            scheduler.touch(key)
+        task = asyncio.create_task(scheduler.run())
+        for _ in range(3000):  # at most 30 s on a loaded machine; a few ms usually
+            await asyncio.sleep(0.01)
+            if done():
+                break
+        task.cancel()
+        scheduler._threads.shutdown(wait=True)
+
+    asyncio.run(one_batch())
+
+
+def test_the_loop_releases_every_due_schedule_before_any_other_write_of_that_second() -> None:
     worlds = {}
     for index in range(20):  # more than the loop's 16 reconciles at once
         world = seen("0 * * * *", schedule=f"s{index:02d}")
         world.reconcile(A_MINUTE_BEFORE_THE_HOUR)
         worlds[("team-a", f"s{index:02d}")] = world
     cluster = Worlds(worlds)
-
-    async def one_batch() -> None:
-        scheduler = Scheduler(cluster, StoppedClock(THE_HOUR * 60 + 0.1))  # type: ignore[arg-type]
-        for key in worlds:
-            scheduler.touch(key)
-        task = asyncio.create_task(scheduler.run())
-        for _ in range(3000):  # at most 30 s on a loaded machine; a few ms usually
-            await asyncio.sleep(0.01)
-            if sum(kind == "PostEvent" for _, kind in cluster.writes) == len(worlds):
-                break
-        task.cancel()
-        scheduler._threads.shutdown(wait=True)
-
-    asyncio.run(one_batch())
+    run_one_batch(cluster, list(worlds), lambda: sum(kind == "PostEvent" for _, kind in cluster.writes) == len(worlds))
     written = [kind for _, kind in cluster.writes]
     assert written[:20] == ["ReleaseJob"] * 20
     assert sorted(written[20:]) == ["PatchStatus"] * 20 + ["PostEvent"] * 20

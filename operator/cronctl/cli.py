@@ -267,7 +267,8 @@ def _read_assignment(namespace: str | None, lease_namespace: str, base: str) -> 
 
     from .manifest import GROUP, PLURAL, VERSION
     from .operator.apply import load_client
-    from .operator.assignment import is_operator_lease, lease_view
+    from .operator.assignment import lease_view
+    from .operator.shard import shard_of_lease
 
     api = load_client()
     custom = client.CustomObjectsApi(api)
@@ -276,7 +277,7 @@ def _read_assignment(namespace: str | None, lease_namespace: str, base: str) -> 
     leases = [lease_view(lease.metadata.name, lease.spec.holder_identity,
                          lease.spec.renew_time or lease.spec.acquire_time, lease.spec.lease_duration_seconds)
               for lease in client.CoordinationV1Api(api).list_namespaced_lease(lease_namespace).items
-              if is_operator_lease(lease.metadata.name, base)]
+              if shard_of_lease(lease.metadata.name, base) is not None]
     return listed.get("items") or [], leases
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from cronctl.operator.plan import LabelJob, plan
-from cronctl.operator.shard import Shard, parse_shard_name, shard_of
+from cronctl.operator.shard import Shard, parse_shard_name, shard_of, shard_of_lease
 
 from .scenarios import CREATED, after, schedule, t
 from .world import World
@@ -48,6 +48,16 @@ def test_the_api_server_filters_each_shards_watches_by_label() -> None:
 def test_each_shard_has_a_lease_of_its_own_and_the_default_keeps_the_old_name() -> None:
     assert Shard().lease_name("cronctl-operator") == "cronctl-operator"
     assert Shard("a").lease_name("cronctl-operator") == "cronctl-operator-a"
+
+
+@pytest.mark.parametrize("shard", [Shard(), Shard("a"), Shard("eu-west")])
+def test_a_leases_name_reads_back_as_its_shard(shard: Shard) -> None:
+    assert shard_of_lease(shard.lease_name("cronctl-operator"), "cronctl-operator") == shard
+
+
+@pytest.mark.parametrize("lease", ["other", "cronctl-operator-", "cronctl-operatorx"])
+def test_a_lease_of_someone_else_is_no_shards(lease: str) -> None:
+    assert shard_of_lease(lease, "cronctl-operator") is None
 
 
 @pytest.mark.parametrize("text", ["", "-a", "a-", "a b", "x" * 64, "a/b"])

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .leader import DEFAULT_LEASE_NAME
-from .shard import Shard, recorded_shard, shard_of
+from .shard import Shard, recorded_shard, shard_of, shard_of_lease
 
 
 @dataclass(frozen=True)
@@ -72,10 +72,9 @@ def assignment(schedules: Iterable[Mapping[str, Any]], leases: Iterable[LeaseVie
         return rows[shard]
 
     for lease_name in by_lease:
-        if lease_name == base:
-            row(None)
-        elif lease_name.startswith(base + "-"):
-            row(lease_name[len(base) + 1:])
+        shard = shard_of_lease(lease_name, base)
+        if shard is not None:
+            row(shard.name)
     for schedule in schedules:
         metadata = schedule.get("metadata") or {}
         key = f"{metadata.get('namespace', '')}/{metadata.get('name', '')}"
@@ -111,7 +110,3 @@ def lease_view(name: str, holder: str | None, renewed: dt.datetime | None, durat
     if renewed is not None and renewed.tzinfo is None:
         renewed = renewed.replace(tzinfo=dt.timezone.utc)
     return LeaseView(name, holder, None if renewed is None else renewed.timestamp(), duration)
-
-
-def is_operator_lease(name: str, base: str = DEFAULT_LEASE_NAME) -> bool:
-    return name == base or name.startswith(base + "-")

@@ -86,3 +86,12 @@ class Shard:
     def lease_name(self, base: str) -> str:
         """Each shard elects its own leader: the default shard keeps the base name."""
         return base if self.name is None else f"{base}-{self.name}"
+
+
+def shard_of_lease(lease: str, base: str) -> Shard | None:
+    """The shard whose Lease this is (``Shard.lease_name`` read back); None: not an operator's."""
+    if lease == base:
+        return Shard()
+    if lease.startswith(base + "-") and len(lease) > len(base) + 1:
+        return Shard(lease[len(base) + 1:])
+    return None

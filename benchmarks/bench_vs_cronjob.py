@@ -599,6 +599,9 @@ def main() -> int:
     parser.add_argument("--grace", type=float, default=30.0,
                         help="every-minute: seconds after the last minute's end to give up (default 30)")
     parser.add_argument("--json", type=Path, help="also write the phases' figures to this file")
+    parser.add_argument("--apiserver-arg", action="append", default=[], metavar="FLAG",
+                        help="one more kube-apiserver flag, repeatable (--apiserver-arg=--profiling=true lets "
+                             "`kubectl get --raw /debug/pprof/profile` profile it during a phase)")
     parser.add_argument("--nice", type=int, default=None,
                         help="run the benchmark, the control plane and the controllers in a session of their own "
                              "with this priority (e.g. -20, as root): on a shared machine whose kernel gives every "
@@ -619,7 +622,8 @@ def main() -> int:
     policy, audit_log = work / "audit-policy.yaml", work / "audit.log"
     policy.write_text(kb.audit_policy(side.user for side in chosen))
     audit_args = [f"--audit-policy-file={policy}", f"--audit-log-path={audit_log}", "--audit-log-format=json",
-                  "--audit-log-mode=blocking", "--max-requests-inflight=800", "--max-mutating-requests-inflight=400"]
+                  "--audit-log-mode=blocking", "--max-requests-inflight=800", "--max-mutating-requests-inflight=400",
+                  *args.apiserver_arg]
     operator_dir, digest = kb.snapshot_operator(work)
     print(f"cronctl vs CronJob; operator {kb.describe_operator()}, run from a copy (python files {digest}); "
           f"{os.cpu_count()} CPUs, load average {Path('/proc/loadavg').read_text().split()[0]}"

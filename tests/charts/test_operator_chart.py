@@ -219,20 +219,20 @@ def test_no_rbac_and_an_existing_service_account(helm: Path) -> None:
     assert result.returncode != 0 and "serviceAccount.name is required" in result.stderr
 
 
-_VERBS = {"read": "get", "get": "get", "list": "list", "create": "create", "delete": "delete", "patch": "patch",
-          "replace": "update"}
+_VERBS = {"read": "get", "get": "get", "list": "list", "watch": "watch", "create": "create", "delete": "delete",
+          "patch": "patch", "replace": "update"}
 _KINDS = {"job": ("batch", "jobs"), "job_status": ("batch", "jobs/status"), "event": ("", "events"),
           "lease": ("coordination.k8s.io", "leases"), "custom_object": ("cronctl.dev", "cronschedules"),
           "custom_object_status": ("cronctl.dev", "cronschedules/status")}
 # `list_job_for_all_namespaces` is the cluster-wide install's form of `list_namespaced_job` (the
 # ClusterRole's grant covers both; with --namespace flags the operator lists each namespace).
-_CLIENT_CALL = re.compile(r"^(read|get|list|create|delete|patch|replace)_(?:namespaced_([a-z_]+)|([a-z_]+?)"
+_CLIENT_CALL = re.compile(r"^(read|get|list|watch|create|delete|patch|replace)_(?:namespaced_([a-z_]+)|([a-z_]+?)"
                           r"_for_all_namespaces)$")
 
 
 def _operator_api_use() -> tuple[set[tuple[str, str, str, None]], bool, bool]:
     """What the operator's code asks of the API server: the kubernetes-client calls in
-    cronctl/operator/*.py, the kopf watches (list + watch), whether it elects a leader with
+    cronctl/operator/*.py (and ``rest``'s, named as the client's), the kopf watches (list + watch), whether it elects a leader with
     a LeaseLock, and whether it leaves kopf's CRD scanning on."""
     from cronctl import manifest as resource  # GROUP, VERSION, PLURAL: what the resource is
 

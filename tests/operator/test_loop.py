@@ -1,11 +1,15 @@
-"""The scheduling loop's passes: the busy second's releases go out with no collection pause."""
+"""The scheduling loop: the busy second's releases go out with no collection pause; a watch's
+touch from any thread wakes it."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import threading
+import time
 from typing import Any
 
-from cronctl.operator.loop import no_collection_pauses
+from cronctl.operator.loop import Scheduler, no_collection_pauses
 from cronctl.operator.plan import Plan
 
 from .test_staging import A_MINUTE_BEFORE_THE_HOUR, Worlds, run_one_batch, seen
@@ -49,3 +53,20 @@ def test_the_collector_is_left_as_it_was_found() -> None:
     with no_collection_pauses():
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_a_touch_from_another_thread_wakes_the_sleeping_loop_at_once() -> None:
+    """The Jobs' watch runs on a thread of its own: its touch must wake the loop's selector,
+    not wait for something else to (an idle loop sleeps up to MAX_IDLE_SECONDS)."""
+    scheduler = Scheduler(cluster=None, clock=None)  # type: ignore[arg-type]
+
+    async def sleep_until_touched() -> float:
+        scheduler._loop = asyncio.get_running_loop()
+        scheduler._signal.clear()
+        begun = time.monotonic()
+        threading.Timer(0.05, scheduler.touch, [("team-a", "sync")]).start()
+        await asyncio.wait_for(scheduler._signal.wait(), timeout=5)
+        return time.monotonic() - begun
+
+    assert asyncio.run(sleep_until_touched()) < 1
+    assert ("team-a", "sync") in scheduler._dirty

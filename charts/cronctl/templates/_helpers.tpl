@@ -77,9 +77,10 @@ ClusterRole (all namespaces) and the per-namespace Roles. Each verb is a call th
 operator makes (cronctl/operator/apply.py) or a watch kopf keeps (handlers.py):
   cronschedules         get (read before a reconcile), list + watch (kopf's watch)
   cronschedules/status  patch (the status the core's state lives in)
-  jobs                  get (adopt after a name conflict), list (the runs of a schedule;
-                        kopf's watch), watch, create (a launch), delete (Replace,
-                        retention), patch (resume a Job held for its jitter)
+  jobs                  get (adopt after a name conflict), list + watch (the runs of
+                        the schedules: jobwatch.py), create (a launch), delete
+                        (Replace, retention), patch (release a staged Job, resume
+                        one held for its jitter, relabel one moved between shards)
   events                create (Launched, Skipped, Replaced, ... on the CronSchedule) */}}
 {{- define "cronctl.namespacedRules" -}}
 - apiGroups: ["cronctl.dev"]

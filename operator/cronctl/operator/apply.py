@@ -109,23 +109,11 @@ class Cluster:
 
     def live_jobs(self, namespace: str, schedule: str) -> list[dict[str, Any]]:
         """The schedule's Jobs as the API has them now (and so the cache, from now on)."""
-        items = self.rest.list_namespaced_job(namespace, label_selector=f"{SCHEDULE_LABEL}={schedule}")
+        items = self.rest.list_namespaced_job(namespace, label_selector=f"{SCHEDULE_LABEL}={schedule}")["items"]
         if self.cache is not None:
             self.cache.replace_jobs(namespace, schedule, items)
         return items
 
-    def seed(self, namespaces: list[str]) -> int:
-        """Fill the cache with every Job a schedule owns, before the first reconcile:
-        the Jobs' watch may deliver them after the schedules' watch delivers their owners."""
-        assert self.cache is not None
-        count = 0
-        for namespace in namespaces or [None]:
-            selector = self.shard.job_selector
-            items = (self.rest.list_job_for_all_namespaces(label_selector=selector) if namespace is None
-                     else self.rest.list_namespaced_job(namespace, label_selector=selector))
-            self.cache.put_jobs(items)
-            count += len(items)
-        return count
     # -- writes ---------------------------------------------------------------
 
     def apply(self, schedule: Mapping[str, Any], plan: Plan) -> bool:

@@ -52,7 +52,7 @@ class Cache:
             return list(self._jobs.get((namespace, schedule), {}).values())
 
     def put_job(self, body: Mapping[str, Any]) -> None:
-        owner = _owner(body)
+        owner = owner_of(body)
         if owner is None:
             return
         name = body["metadata"]["name"]
@@ -68,6 +68,23 @@ class Cache:
     def drop_job(self, namespace: str, schedule: str, name: str) -> None:
         with self._lock:
             self._jobs.get((namespace, schedule), {}).pop(name, None)
+
+    def replace_all_jobs(self, namespace: str | None, bodies: Iterable[Mapping[str, Any]]) -> set[Key]:
+        """What a fresh LIST of a namespace's Jobs (None: every namespace's) says, whatever the
+        cache held; the schedules whose Jobs it changed (a Job gone, come, or of another version)."""
+        listed: dict[Key, dict[str, dict[str, Any]]] = {}
+        for body in bodies:
+            owner = owner_of(body)
+            if owner is not None:
+                listed.setdefault(owner, {})[body["metadata"]["name"]] = slim_job(body)
+        with self._lock:
+            held = {key: jobs for key, jobs in self._jobs.items() if namespace in (None, key[0])}
+            changed = {key for key in held.keys() | listed.keys()
+                       if _versions(held.get(key, {})) != _versions(listed.get(key, {}))}
+            for key in held.keys() - listed.keys():
+                del self._jobs[key]
+            self._jobs.update(listed)
+        return changed
 
     def replace_jobs(self, namespace: str, schedule: str, bodies: Iterable[Mapping[str, Any]]) -> None:
         """What a fresh LIST of the API says, whatever the cache held."""
@@ -92,10 +109,14 @@ def _key(body: Mapping[str, Any]) -> Key:
     return metadata.get("namespace") or "", metadata["name"]
 
 
-def _owner(body: Mapping[str, Any]) -> Key | None:
+def owner_of(body: Mapping[str, Any]) -> Key | None:
     metadata = body.get("metadata") or {}
     schedule = (metadata.get("labels") or {}).get(SCHEDULE_LABEL)
     return None if schedule is None else (metadata.get("namespace") or "", schedule)
+
+
+def _versions(jobs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    return {name: job["metadata"].get("resourceVersion") for name, job in jobs.items()}
 
 
 def _newer(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:

@@ -1,7 +1,8 @@
-"""kopf registrations: watch events mark schedules for the loop; nothing else.
+"""kopf registrations: the schedules' watch events mark schedules for the loop; nothing else.
 
 Each handler is a few lines: the decisions are the core's, the API work is
-``apply``'s, the timing is ``loop``'s.
+``apply``'s, the timing is ``loop``'s. The Jobs' watch is ``jobwatch``'s,
+started and stopped here.
 """
 
 from __future__ import annotations
@@ -15,22 +16,23 @@ import kopf
 
 from .apply import Cluster, load_client
 from .cache import Cache
+from .jobwatch import JobWatch, watches
 from ..clock import clock_from_environment
 from .leader import Election, Leadership
 from .events import POSTERS
 from .loop import CONCURRENCY, Scheduler
 from .plan import pending_trigger
 from ..manifest import GROUP, PLURAL, VERSION
-from .resource import SCHEDULE_LABEL
 from .shard import Shard
 
 _scheduler: Scheduler | None = None
 _task: asyncio.Task[None] | None = None
+_job_watches: list[JobWatch] = []
 election = Election(enabled=False)  # set by ``cronctl operator`` from its flags before kopf starts
 namespaces: list[str] = []  # likewise: the watched namespaces, none for all
 shard = Shard()  # likewise (``--shard``): the CronSchedules this operator owns
 _cache = Cache()  # what the watches showed; reconciles read it instead of the API
-CONNECTIONS = CONCURRENCY + POSTERS + 2  # the reconciles, the Event posters, the seed and spare
+CONNECTIONS = CONCURRENCY + POSTERS + 1  # the reconciles, the Event posters, a spare; and one per Jobs' watch
 STAGING_VARIABLE = "CRONCTL_STAGING"  # on (the default) or off, where ``cronctl operator --[no-]staging`` is not given
 staging: bool | None = None  # set by ``cronctl operator --[no-]staging``; None: STAGING_VARIABLE decides
 
@@ -68,19 +70,25 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
     # No cluster-scoped discovery of namespaces and CRDs: the resources and namespaces are
     # known, and a namespaced install grants nothing cluster-wide.
     settings.scanning.disabled = True
-    # Only this shard's objects, filtered by the API server: the watches, the cache and the seed.
+    # Only this shard's schedules, filtered by the API server (its Jobs' watch: shard.job_selector).
     settings.watching.label_selectors[GROUP, PLURAL] = shard.schedule_selector
-    settings.watching.label_selectors["batch", "jobs"] = shard.job_selector
     try:
         staged = staging_from_environment() if staging is None else staging
     except ValueError as error:
         raise kopf.PermanentError(str(error)) from None  # the operator stops: a setting, not a hiccup
-    cluster = Cluster(load_client(CONNECTIONS), _cache, record_events_later=True, shard=shard)
-    logger.info("cronctl: %s (label selector %s): %d Jobs of its CronSchedules known", shard.title,
-                shard.schedule_selector, await asyncio.to_thread(cluster.seed, namespaces))
+    cluster = Cluster(load_client(CONNECTIONS + len(namespaces or [None])), _cache, record_events_later=True,
+                      shard=shard)
     leadership = Leadership(election)
     leadership.start()
     _scheduler = Scheduler(cluster, clock_from_environment(), leading=leadership.leading, staging=staged)
+    # Every Job a schedule owns is in the cache before the first reconcile (the schedules' watch
+    # may deliver an owner before the Jobs' watch would deliver its Jobs).
+    _job_watches[:] = watches(cluster.rest, _cache, namespaces, shard.job_selector, _scheduler.touch)
+    known = sum([await asyncio.to_thread(watch.list) for watch in _job_watches])
+    logger.info("cronctl: %s (label selector %s): %d Jobs of its CronSchedules known", shard.title,
+                shard.schedule_selector, known)
+    for watch in _job_watches:
+        watch.start()
     _task = asyncio.create_task(_scheduler.run(), name="cronctl-scheduler")
     logger.info("cronctl scheduler started; staged launches %s", "on" if staged else "off")
 
@@ -89,6 +97,8 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
 async def stop(**_: Any) -> None:
     if _task is not None:
         _task.cancel()
+    for watch in _job_watches:
+        watch.stop()
 
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
@@ -106,20 +116,6 @@ def schedule_changed(type: str | None, body: kopf.Body, event: kopf.RawEvent, **
         _scheduler.touch(key)
 
 
-@kopf.on.event("batch", "v1", "jobs", labels={SCHEDULE_LABEL: kopf.PRESENT})
-def job_changed(type: str | None, body: kopf.Body, labels: kopf.Labels, event: kopf.RawEvent, **_: Any) -> None:
-    if type == "DELETED":
-        _cache.drop_job(body.metadata.namespace or "", labels[SCHEDULE_LABEL], body.metadata.name or "")
-    else:
-        _cache.put_job(event["object"])
-    if _scheduler is not None and (type == "DELETED" or _has_ended(body)):
-        _scheduler.touch((body.metadata.namespace or "", labels[SCHEDULE_LABEL]))
-
-
 def _spec_changed(body: kopf.Body) -> bool:
     return body.metadata.get("generation") != body.get("status", {}).get("observedGeneration")
 
-
-def _has_ended(body: kopf.Body) -> bool:
-    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-               for c in body.get("status", {}).get("conditions") or [])

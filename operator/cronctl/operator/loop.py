@@ -60,6 +60,7 @@ class Scheduler:
         self._wake: dict[Key, float] = {}
         self._heap: list[tuple[float, Key]] = []  # (second since 1970, schedule)
         self._signal = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop ``run`` runs on, once it does
         # Its own threads, which bound the writes at once: a batch is handed to them whole, so a
         # thread that finishes one reconcile takes the next at once, without waiting for the event
         # loop (busy with the watch events the batch's own writes cause). The default executor has
@@ -67,12 +68,21 @@ class Scheduler:
         self._threads = ThreadPoolExecutor(concurrency, thread_name_prefix="cronctl-reconcile")
         self._driver = ThreadPoolExecutor(1, thread_name_prefix="cronctl-pass")  # hands each pass to them
 
-    # -- called by the watch handlers -------------------------------------------
+    # -- called by the watches, on any thread ----------------------------------------
 
     def touch(self, key: Key) -> None:
         self.known.add(key)
         self._dirty.add(key)
-        self._signal.set()
+        self._wake_up()
+
+    def _wake_up(self) -> None:
+        """Set the signal on the loop's own thread: an asyncio.Event set from another thread
+        would not wake a loop asleep in its selector."""
+        loop = self._loop
+        if loop is None or _running_loop() is loop:
+            self._signal.set()
+        elif not self._signal.is_set():
+            loop.call_soon_threadsafe(self._signal.set)
 
     def forget(self, key: Key) -> None:
         self.known.discard(key)
@@ -82,6 +92,7 @@ class Scheduler:
     # -- the loop ---------------------------------------------------------------
 
     async def run(self) -> None:
+        self._loop = asyncio.get_running_loop()
         while self.leading is not None and not self.leading.is_set():
             await asyncio.sleep(LEADER_POLL_SECONDS)  # watch events keep marking schedules meanwhile
         while True:
@@ -151,6 +162,13 @@ class Scheduler:
             await asyncio.wait_for(self._signal.wait(), timeout=max(delay, MIN_SLEEP_SECONDS))
         except asyncio.TimeoutError:
             pass
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 @contextmanager

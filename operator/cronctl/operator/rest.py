@@ -37,11 +37,23 @@ class Rest:
 
     # -- Jobs -------------------------------------------------------------------------
 
-    def list_namespaced_job(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
-        return self.request("GET", _jobs(namespace), query={"labelSelector": label_selector})["items"]
+    def list_namespaced_job(self, namespace: str, label_selector: str) -> dict[str, Any]:
+        """The JobList: its ``items``, and the ``metadata.resourceVersion`` to watch from."""
+        return self.request("GET", _jobs(namespace), query={"labelSelector": label_selector})
 
-    def list_job_for_all_namespaces(self, label_selector: str) -> list[dict[str, Any]]:
-        return self.request("GET", "/apis/batch/v1/jobs", query={"labelSelector": label_selector})["items"]
+    def list_job_for_all_namespaces(self, label_selector: str) -> dict[str, Any]:
+        return self.request("GET", "/apis/batch/v1/jobs", query={"labelSelector": label_selector})
+
+    def watch_namespaced_job(self, namespace: str, label_selector: str, resource_version: str | None,
+                             timeout_seconds: int) -> urllib3.BaseHTTPResponse:
+        """The open stream of watch events, one JSON document a line (``jobwatch`` reads it)."""
+        return self.stream(_jobs(namespace), _watch_query(label_selector, resource_version, timeout_seconds),
+                           timeout_seconds)
+
+    def watch_job_for_all_namespaces(self, label_selector: str, resource_version: str | None,
+                                     timeout_seconds: int) -> urllib3.BaseHTTPResponse:
+        return self.stream("/apis/batch/v1/jobs", _watch_query(label_selector, resource_version, timeout_seconds),
+                           timeout_seconds)
 
     def read_namespaced_job(self, namespace: str, name: str) -> dict[str, Any]:
         return self.request("GET", _jobs(namespace, name))
@@ -73,9 +85,7 @@ class Rest:
 
     def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
                 query: Mapping[str, str] | None = None) -> Any:
-        headers = {"Accept": "application/json", "User-Agent": self.user_agent}
-        for setting in self.configuration.auth_settings().values():
-            headers[setting["key"]] = setting["value"]
+        headers = self._headers()
         data = None
         if body is not None:
             data = json.dumps(body, separators=(",", ":")).encode()
@@ -87,7 +97,32 @@ class Rest:
                                body=response.data.decode("utf-8", "replace"))
         return json.loads(response.data)
 
+    def stream(self, path: str, query: Mapping[str, str], seconds: int) -> urllib3.BaseHTTPResponse:
+        """A GET whose answer is read as it comes (a watch): the server ends it after ``seconds``,
+        and a read waits a little longer than that before calling the connection dead."""
+        response = self.pool.request("GET", self.configuration.host + path + "?" + urlencode(query),
+                                     headers=self._headers(), preload_content=False, retries=False,
+                                     timeout=urllib3.Timeout(connect=10.0, read=seconds + 30.0))
+        if not 200 <= response.status < 300:
+            data = response.read()
+            response.release_conn()
+            raise ApiException(status=response.status, reason=response.reason,
+                               body=data.decode("utf-8", "replace"))
+        return response
 
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": self.user_agent}
+        for setting in self.configuration.auth_settings().values():
+            headers[setting["key"]] = setting["value"]
+        return headers
+
+
+def _watch_query(label_selector: str, resource_version: str | None, timeout_seconds: int) -> dict[str, str]:
+    query = {"labelSelector": label_selector, "watch": "true", "allowWatchBookmarks": "true",
+             "timeoutSeconds": str(timeout_seconds)}
+    if resource_version is not None:
+        query["resourceVersion"] = resource_version
+    return query
 
 
 def _jobs(namespace: str, name: str | None = None) -> str:

@@ -20,6 +20,7 @@ from cronctl.core.times import parse_time
 from cronctl.operator.logs import event_fields
 from cronctl.operator.manifests import job_name
 from cronctl.operator.metrics import launch_delays
+from cronctl.operator import plan as plan_module
 from cronctl.operator.observe import observe
 from cronctl.operator.plan import REPLACED, UNSTAGED, CreateJob, DeleteJob, Plan, ReleaseJob, StageJob
 from cronctl.operator.resource import (REASON_ANNOTATION, REPLACES_ANNOTATION, RUN_LABEL, STAGED_LABEL,
@@ -157,6 +158,26 @@ def test_a_template_edited_before_the_minute_gets_its_staged_job_replaced() -> N
     assert kinds(result) == [f"DeleteJob({UNSTAGED})", "PatchStatus", "StageJob"]  # the delete first: the same name
     assert image(world, name(THE_HOUR)) == "alpine" and staged(world) == [name(THE_HOUR)]
     assert world.plan(A_MINUTE_BEFORE_THE_HOUR).effects == []
+
+
+def test_the_release_compares_the_staged_job_with_the_digest_its_staging_computed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The busy second builds no manifest: the staging remembered what it staged."""
+    world = seen("0 * * * *")
+    world.reconcile(A_MINUTE_BEFORE_THE_HOUR)
+    built: list[Any] = []
+    original = plan_module._staged_manifest
+    monkeypatch.setattr(plan_module, "_staged_manifest", lambda *args: built.append(args) or original(*args))
+    assert kinds(world.plan(THE_HOUR))[0] == "ReleaseJob"
+    assert built == []
+
+
+def test_an_edit_is_seen_at_the_minute_whatever_the_generation_says() -> None:
+    """What the digest is remembered by is the spec itself, not the generation a client may not bump."""
+    world = seen("0 * * * *")
+    world.reconcile(A_MINUTE_BEFORE_THE_HOUR)
+    world.schedule["spec"]["timeoutMinutes"] = 30
+    assert kinds(world.plan(THE_HOUR))[:2] == [f"DeleteJob({UNSTAGED})", "CreateJob"]
 
 
 def test_a_template_edited_at_the_very_minute_launches_a_fresh_job() -> None:

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Build the local test control plane (kube-apiserver, kube-controller-manager
-# and etcd, optionally helm) from the Go module proxy into a cache directory:
+# Build the local test control plane (kube-apiserver, kube-controller-manager,
+# kube-scheduler, etcd and kwok, optionally helm) from the Go module proxy into
+# a cache directory:
 #
 #   ${CRONCTL_CACHE:-$HOME/.cache/cronctl}/control-plane/<kube version>/bin/
-#       kube-apiserver  kube-controller-manager  etcd  [helm]
+#       kube-apiserver  kube-controller-manager  kube-scheduler  etcd  kwok  [helm]
 #
 # The versions are pinned by the wrapper modules in scripts/control-plane/
-# (go.mod + go.sum): k8s.io/kubernetes for kube-apiserver and
-# kube-controller-manager, the etcd server that
-# k8s.io/kubernetes itself pins for etcd, and helm.sh/helm in
+# (go.mod + go.sum): k8s.io/kubernetes for kube-apiserver,
+# kube-controller-manager and kube-scheduler, the etcd server that
+# k8s.io/kubernetes itself pins for etcd, sigs.k8s.io/kwok (simulated Nodes
+# and Pods) in scripts/control-plane/kwok/, and helm.sh/helm in
 # scripts/control-plane/helm/. Binaries are static (CGO_ENABLED=0) and carry
 # the version ldflags upstream uses, so /version reports the real version.
 #
@@ -34,6 +36,7 @@ BUILD_REV=1
 local here; here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mod_dir="$here/control-plane"
 helm_dir="$mod_dir/helm"
+kwok_dir="$mod_dir/kwok"
 
 with_helm=0
 force=0
@@ -58,8 +61,9 @@ mod_version() { # mod_version FILE MODULE
 kube_version="$(mod_version "$mod_dir/go.mod" k8s.io/kubernetes)"
 etcd_version="$(mod_version "$mod_dir/go.mod" go.etcd.io/etcd/server/v3)"
 helm_version="$(mod_version "$helm_dir/go.mod" helm.sh/helm/v3)"
-if [[ -z "$kube_version" || -z "$etcd_version" || -z "$helm_version" ]]; then
-    echo "build-control-plane: cannot read versions from $mod_dir/go.mod / $helm_dir/go.mod" >&2
+kwok_version="$(mod_version "$kwok_dir/go.mod" sigs.k8s.io/kwok)"
+if [[ -z "$kube_version" || -z "$etcd_version" || -z "$helm_version" || -z "$kwok_version" ]]; then
+    echo "build-control-plane: cannot read versions from the go.mod files in $mod_dir" >&2
     exit 1
 fi
 
@@ -75,8 +79,9 @@ inputs_hash() { # inputs_hash FILE...
 }
 cp_stamp="$(inputs_hash "$mod_dir/go.mod" "$mod_dir/go.sum" "$mod_dir/cmd/etcd/main.go")"
 helm_stamp="$(inputs_hash "$helm_dir/go.mod" "$helm_dir/go.sum")"
+kwok_stamp="$(inputs_hash "$kwok_dir/go.mod" "$kwok_dir/go.sum")"
 
-cp_bins=(kube-apiserver kube-controller-manager etcd)
+cp_bins=(kube-apiserver kube-controller-manager kube-scheduler etcd)
 # The control-plane binaries to build: all of them when the stamp does not
 # match the inputs (or --force), else only those missing from the cache.
 cp_todo() {
@@ -93,8 +98,11 @@ cp_ok() {
 helm_ok() {
     [[ -x "$bin_dir/helm" ]] && [[ "$(cat "$bin_dir/.stamp-helm" 2>/dev/null)" == "$helm_stamp" ]]
 }
+kwok_ok() {
+    [[ -x "$bin_dir/kwok" ]] && [[ "$(cat "$bin_dir/.stamp-kwok" 2>/dev/null)" == "$kwok_stamp" ]]
+}
 up_to_date() {
-    (( force == 0 )) && cp_ok && { (( with_helm == 0 )) || helm_ok; }
+    (( force == 0 )) && cp_ok && kwok_ok && { (( with_helm == 0 )) || helm_ok; }
 }
 
 if (( check )); then
@@ -102,7 +110,7 @@ if (( check )); then
     exit $?
 fi
 if up_to_date; then
-    echo "build-control-plane: up to date: $bin_dir (kube-apiserver and kube-controller-manager $kube_version, etcd $etcd_version$( ((with_helm)) && echo ", helm $helm_version"))"
+    echo "build-control-plane: up to date: $bin_dir (kube-apiserver, kube-controller-manager and kube-scheduler $kube_version, etcd $etcd_version, kwok $kwok_version$( ((with_helm)) && echo ", helm $helm_version"))"
     exit 0
 fi
 
@@ -139,6 +147,7 @@ if [[ "$todo" != "  " ]]; then
     pkgs=()
     wants kube-apiserver && pkgs+=(k8s.io/kubernetes/cmd/kube-apiserver)
     wants kube-controller-manager && pkgs+=(k8s.io/kubernetes/cmd/kube-controller-manager)
+    wants kube-scheduler && pkgs+=(k8s.io/kubernetes/cmd/kube-scheduler)
     wants etcd && pkgs+=(./cmd/etcd)
     step "to build:${todo% }; downloading modules (kubernetes $kube_version, etcd $etcd_version)"
     t=$SECONDS
@@ -163,10 +172,10 @@ if [[ "$todo" != "  " ]]; then
     done
 
     built=()
-    # kube-controller-manager shares most packages with kube-apiserver, so
-    # building it second reuses the Go build cache: its step time is the
-    # extra cost of having it.
-    for cmd in kube-apiserver kube-controller-manager; do
+    # kube-controller-manager and kube-scheduler share most packages with
+    # kube-apiserver, so building them after it reuses the Go build cache:
+    # their step times are the extra cost of having them.
+    for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
         wants "$cmd" || continue
         step "building $cmd $kube_version$( [[ $cmd == kube-apiserver ]] && echo " (this is the slow part)")"
         t=$SECONDS
@@ -191,6 +200,18 @@ if [[ "$todo" != "  " ]]; then
     # stamp, so the next run still sees what is missing or stale.
     mv -f "${built[@]}" "$bin_dir/"
     echo "$cp_stamp" > "$bin_dir/.stamp-control-plane"
+fi
+
+if (( force )) || ! kwok_ok; then
+    cd "$kwok_dir"
+    step "building kwok $kwok_version"
+    t=$SECONDS
+    "$GO" build -trimpath -ldflags "-s -w" \
+        -o "$tmp_out/kwok" sigs.k8s.io/kwok/cmd/kwok
+    step "kwok built in $(( SECONDS - t ))s"
+    "$tmp_out/kwok" --version 2>/dev/null | head -1 || true
+    mv -f "$tmp_out/kwok" "$bin_dir/"
+    echo "$kwok_stamp" > "$bin_dir/.stamp-kwok"
 fi
 
 if (( with_helm )) && { (( force )) || ! helm_ok; }; then

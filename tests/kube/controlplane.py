@@ -5,12 +5,19 @@ plus a kube-controller-manager that runs only two controllers:
   real cluster (ownerReferences work; foreground deletion completes);
 * ``namespace``: a deleted namespace is emptied and then disappears.
 
-Nothing else runs: no kubelet or scheduler, and on purpose no job controller
-(tests set Job status by hand, and a job controller would overwrite it), so
-Jobs and Deployments never create Pods; no default ServiceAccounts or tokens
+Nothing else runs by default: no kubelet or scheduler, and on purpose no job
+controller (tests set Job status by hand, and a job controller would
+overwrite it), so Jobs and Deployments never create Pods; no default ServiceAccounts or tokens
 appear, and the aggregated ClusterRoles (view/edit/admin) have no rules, since
 aggregating them is another controller's job: grant explicit Roles in RBAC
 tests. Tests should still use unique namespaces / names.
+
+``ControlPlane(lifecycle=True)`` is a whole cluster's Job lifecycle instead:
+kube-controller-manager also runs the ``job`` controller, kube-scheduler
+binds Pods, and kwok simulates ``NODES`` Nodes and the Pods bound to them
+with the Stages of ``kwok-stages.yaml`` (Running at once, then Succeeded or
+Failed after the time and with the exit code the Pod's annotations give).
+Nothing writes a Job's status but the job controller.
 
 The binaries come from ``scripts/build-control-plane.sh`` (built from the Go
 module proxy and cached under ``${CRONCTL_CACHE:-~/.cache/cronctl}``), or from
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import json
 import os
 import re
 import shutil
@@ -52,9 +60,13 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO_ROOT / "scripts" / "build-control-plane.sh"
-BINARIES = ("kube-apiserver", "kube-controller-manager", "etcd")
+BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok")
 # The only controllers kube-controller-manager runs (see the module docstring).
 CONTROLLERS = ("garbagecollector", "namespace")
+LIFECYCLE_CONTROLLERS = (*CONTROLLERS, "job")
+KWOK_STAGES = Path(__file__).resolve().parent / "kwok-stages.yaml"
+NODES = ("kwok-node-0", "kwok-node-1")
+FAKE_NODE = {"kwok.x-k8s.io/node": "fake"}  # the annotation kwok manages Nodes by
 
 __all__ = ["ControlPlane", "ControlPlaneError", "find_binaries", "ensure_binaries"]
 
@@ -211,7 +223,9 @@ class ControlPlane:
         keep_tmp: bool | None = None,
         extra_apiserver_args: Sequence[str] = (),
         extra_controller_manager_args: Sequence[str] = (),
+        lifecycle: bool = False,
     ) -> None:
+        self.lifecycle = lifecycle
         self._bin_dir = Path(bin_dir) if bin_dir else None
         self.start_timeout = float(
             start_timeout or os.environ.get("CRONCTL_CONTROL_PLANE_TIMEOUT") or 90
@@ -230,6 +244,8 @@ class ControlPlane:
         self._etcd: subprocess.Popen | None = None
         self._apiserver: subprocess.Popen | None = None
         self._controller_manager: subprocess.Popen | None = None
+        self._scheduler: subprocess.Popen | None = None
+        self._kwok: subprocess.Popen | None = None
         self._logs: dict[str, Path] = {}
         self._log_files: list = []
         self._user_seq = 0
@@ -285,6 +301,8 @@ class ControlPlane:
             t_cm = time.monotonic()
             self._start_controller_manager(bin_dir, deadline)
             self.controller_manager_seconds = time.monotonic() - t_cm
+            if self.lifecycle:
+                self._start_nodes(bin_dir, deadline)
         except BaseException:
             self.stop()
             raise
@@ -312,7 +330,7 @@ class ControlPlane:
     def _stop_processes(self) -> None:
         # Clients first: the controller-manager, then the apiserver (so it
         # doesn't log storms about a vanished etcd), then etcd.
-        for attr in ("_controller_manager", "_apiserver", "_etcd"):
+        for attr in ("_kwok", "_scheduler", "_controller_manager", "_apiserver", "_etcd"):
             proc: subprocess.Popen | None = getattr(self, attr)
             if proc is None:
                 continue
@@ -346,6 +364,9 @@ class ControlPlane:
         self._client_cert("admin", self.ADMIN_USER, self.ADMIN_GROUPS)
         self._client_cert("controller-manager", self.CONTROLLER_MANAGER_USER,
                           self.CONTROLLER_MANAGER_GROUPS)
+        # kube-scheduler and kwok: as kube-controller-manager, system:masters (they are the cluster).
+        self._client_cert("scheduler", "system:kube-scheduler", ("system:masters",))
+        self._client_cert("kwok", "kwok", ("system:masters",))
         # Service-account token signing key pair.
         _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "sa.key", cwd=d)
         _openssl("ec", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=d)
@@ -392,7 +413,7 @@ class ControlPlane:
 
     def _fail(self, what: str) -> ControlPlaneError:
         parts = [what]
-        for name in ("etcd", "kube-apiserver", "kube-controller-manager"):
+        for name in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"):
             if name in self._logs:
                 parts.append(f"--- last lines of {self._logs[name]} ---\n{self.log_tail(name)}")
         return ControlPlaneError("\n".join(parts))
@@ -499,7 +520,7 @@ class ControlPlane:
             argv = [
                 str(bin_dir / "kube-controller-manager"),
                 f"--kubeconfig={kubeconfig}",
-                f"--controllers={','.join(CONTROLLERS)}",
+                f"--controllers={','.join(LIFECYCLE_CONTROLLERS if self.lifecycle else CONTROLLERS)}",
                 "--leader-elect=false",
                 "--use-service-account-credentials=false",
                 # Serves only /healthz (and metrics) on loopback; the serving
@@ -523,6 +544,50 @@ class ControlPlane:
                 self._controller_manager.wait(timeout=10)
                 self._controller_manager = None
         raise ControlPlaneError("kube-controller-manager could not bind a free port after 3 attempts")
+
+    def _start_nodes(self, bin_dir: Path, deadline: float) -> None:
+        """kube-scheduler, kwok with the tests' Stages, and the fake Nodes, until every Node is Ready."""
+        d = self.certs_dir
+        scheduler = self._write_kubeconfig("scheduler.kubeconfig", d / "scheduler.crt", d / "scheduler.key",
+                                           user="system:kube-scheduler")
+        self._scheduler = self._spawn("kube-scheduler", [
+            str(bin_dir / "kube-scheduler"), f"--kubeconfig={scheduler}", "--leader-elect=false",
+            "--secure-port=0", "--profiling=false"])
+        kwok = self._write_kubeconfig("kwok.kubeconfig", d / "kwok.crt", d / "kwok.key", user="kwok")
+        self._kwok = self._spawn("kwok", [
+            str(bin_dir / "kwok"), f"--kubeconfig={kwok}", f"--config={KWOK_STAGES}",
+            "--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+            "--cidr=10.0.0.0/24", "--node-ip=10.0.0.1"])
+        for name in NODES:
+            node = {"apiVersion": "v1", "kind": "Node",
+                    "metadata": {"name": name, "annotations": FAKE_NODE, "labels": {
+                        "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "type": "kwok"}}}
+            self._api("POST", "/api/v1/nodes", node)
+        while True:
+            for proc, name in ((self._scheduler, "kube-scheduler"), (self._kwok, "kwok")):
+                assert proc is not None
+                self._check_alive(name, proc)
+            nodes = self._api("GET", "/api/v1/nodes")["items"]
+            ready = [n["metadata"]["name"] for n in nodes if any(
+                c.get("type") == "Ready" and c.get("status") == "True" for c in n.get("status", {}).get("conditions", []))]
+            if sorted(ready) == sorted(NODES):
+                # The API server taints a new Node not-ready (TaintNodesByCondition); the node
+                # lifecycle controller, which does not run here, would lift it once Ready.
+                for name in NODES:
+                    self._api("PATCH", f"/api/v1/nodes/{name}", {"spec": {"taints": None}},
+                              "application/merge-patch+json")
+                return
+            if time.monotonic() > deadline:
+                raise self._fail(f"kwok did not make the Nodes Ready within {self.start_timeout:.0f}s (ready: {ready})")
+            time.sleep(0.2)
+
+    def _api(self, method: str, path: str, body: object = None, content_type: str = "application/json") -> dict:
+        """One request to the API server as the admin (the control plane's own setup)."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": content_type})
+        with urllib.request.urlopen(request, timeout=10, context=self.ssl_context()) as response:
+            return json.loads(response.read())
 
     def _wait_healthz(self, name: str, proc: subprocess.Popen, url: str, deadline: float) -> None:
         ctx = ssl.create_default_context(cafile=str(self.ca_file))

@@ -137,6 +137,22 @@ def test_a_timeout_marks_the_run_timed_out_at_launch_plus_timeout_and_sets_the_j
                                           "finishedTime": "2024-03-01T01:45:00Z"}]
 
 
+def test_a_job_the_job_controller_ended_at_its_deadline_timed_out_and_is_not_retried() -> None:
+    """Its Failed condition's reason says so, even where the operator's clock puts the timeout's
+    expiry a minute later (the Job started early in the minute it was launched)."""
+    spec = {"timeoutMinutes": 1, "maxRetries": 2}
+    body = after(schedule("0 * * * *", **spec), plan(schedule("0 * * * *", **spec), [], CREATED).status)
+    first = plan(body, [], t("2024-03-01T01:00"))
+    job = finished(first.create[0], "Failed", t("2024-03-01T01:00"))
+    job["status"]["conditions"][0]["reason"] = "DeadlineExceeded"
+    ended = plan(after(body, first.status), [job], t("2024-03-01T01:00"))
+    assert ended.create == []  # no second attempt: a timed-out run is not retried
+    assert ended.status is not None
+    assert [(run["state"], run["finishedTime"]) for run in ended.status["history"]] == [
+        ("timed_out", "2024-03-01T01:00:00Z")]
+    assert [event.reason for event in ended.events] == ["TimedOut"]
+
+
 def test_retention_deletes_the_jobs_of_dropped_runs() -> None:
     spec = {"successfulJobsHistoryLimit": 1}
     body = after(schedule(**spec), plan(schedule(**spec), [], CREATED).status)

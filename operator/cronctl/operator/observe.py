@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..core.retention import Finished, retention_class
-from ..core.state import FAILED, RUNNING, SUCCEEDED, JobState, Queued
+from ..core.state import FAILED, RUNNING, SUCCEEDED, TIMED_OUT, JobState, Queued
 from .manifests import OverflowNote, job_name, replaced_runs, staged_digest
 from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
                        STAGED_LABEL, START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, parse_rfc3339,
@@ -109,12 +109,19 @@ class Observed:
     staged: dict[int, StagedView] = field(default_factory=dict)  # staged Jobs that are no run, by nominal time
 
 
+DEADLINE_EXCEEDED = "DeadlineExceeded"  # the job controller's reason: activeDeadlineSeconds passed
+
+
 def job_outcome(job: Mapping[str, Any]) -> tuple[str, int] | None:
-    """A Job's Complete or Failed condition as (outcome, minute)."""
+    """A Job's Complete or Failed condition as (outcome, minute). A Job the job controller ended
+    at its deadline (the ``activeDeadlineSeconds`` a timeout sets) timed out: its run is not
+    retried, whatever minute the operator's clock says its timeout expires."""
     for condition in (job.get("status") or {}).get("conditions") or []:
         if condition.get("status") != "True":
             continue
         outcome = {"Complete": SUCCEEDED, "Failed": FAILED}.get(condition.get("type"))
+        if outcome == FAILED and condition.get("reason") == DEADLINE_EXCEEDED:
+            outcome = TIMED_OUT
         at = parse_rfc3339(condition.get("lastTransitionTime"))
         if outcome is not None and at is not None:
             return outcome, at

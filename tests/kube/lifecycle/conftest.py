@@ -1,0 +1,79 @@
+"""A whole cluster's Job lifecycle (``ControlPlane(lifecycle=True)``): the job controller,
+kube-scheduler and kwok's simulated Nodes and Pods, so that no test writes a Job's status.
+
+It overrides ``control_plane`` and ``crd`` for the tests here, so tests/kube's
+``namespace``, ``cluster`` and ``operator`` fixtures run on this control plane, a
+second one beside the session's plain one. The operator's clock starts at the real
+minute (the job controller stamps its conditions with the real time, and the operator
+counts an outcome once its clock has reached it) and moves only forward.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from ..controlplane import ControlPlane, ensure_binaries, find_binaries
+from ..helpers import CRD, Operator, kubectl
+
+
+@pytest.fixture(scope="session")
+def control_plane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
+    bin_dir, ready = find_binaries()
+    if not ready:
+        capman = request.config.pluginmanager.getplugin("capturemanager")
+        with capman.global_and_fixture_disabled():
+            bin_dir = ensure_binaries(stream=sys.stderr)
+    with ControlPlane(bin_dir=bin_dir, lifecycle=True) as cp:
+        print(f"\nlifecycle control plane: {cp.url} ready in {cp.start_seconds:.1f}s with the job controller, "
+              f"kube-scheduler and kwok (logs in {cp.tmp_dir}/logs)", file=sys.stderr)
+        yield cp
+
+
+@pytest.fixture(scope="session")
+def crd(control_plane: ControlPlane) -> None:
+    kubectl(control_plane, "apply", "-f", str(CRD))
+    kubectl(control_plane, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
+
+
+class Clock:
+    """The operator's clock file, in minutes from the real minute the test began at."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.start = dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0)
+        self.at = 0
+
+    def text(self, minutes: int) -> str:
+        return (self.start + dt.timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M")
+
+    def minute_of_hour(self, minutes: int) -> int:
+        return (self.start + dt.timedelta(minutes=minutes)).minute
+
+    def set(self, minutes: int) -> None:
+        assert minutes >= self.at, "the clock only moves forward"
+        self.at = minutes
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(self.text(minutes))
+        tmp.replace(self.path)
+
+
+@pytest.fixture
+def clock(tmp_path: Path) -> Clock:
+    clock = Clock(tmp_path / "clock")
+    clock.set(0)
+    return clock
+
+
+@pytest.fixture
+def operator(control_plane: ControlPlane, namespace: str, tmp_path: Path, clock: Clock) -> Iterator[Operator]:
+    op = Operator(control_plane, namespace, tmp_path)
+    assert op.clock_file == clock.path
+    op.start()
+    yield op
+    op.stop()
+    print(op.log()[-6000:])

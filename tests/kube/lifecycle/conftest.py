@@ -41,7 +41,8 @@ def crd(control_plane: ControlPlane) -> None:
 
 
 class Clock:
-    """The operator's clock file, in minutes from the real minute the test began at."""
+    """The operator's clock file, in minutes from the real minute the test began at
+    (``at``: seconds from it)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -54,11 +55,23 @@ class Clock:
     def minute_of_hour(self, minutes: int) -> int:
         return (self.start + dt.timedelta(minutes=minutes)).minute
 
+    def minute(self, minutes: int) -> int:
+        """The clock's ``minutes`` as minutes since 1970 (the core's time)."""
+        return int(self.start.timestamp()) // 60 + minutes
+
     def set(self, minutes: int) -> None:
-        assert minutes >= self.at, "the clock only moves forward"
-        self.at = minutes
+        self._write(minutes * 60, self.text(minutes))
+
+    def set_second(self, second: int) -> None:
+        """``second`` since 1970, for what starts within a minute (a jittered firing)."""
+        at = dt.datetime.fromtimestamp(second, dt.timezone.utc)
+        self._write(second - int(self.start.timestamp()), at.strftime("%Y-%m-%dT%H:%M:%S"))
+
+    def _write(self, seconds: int, text: str) -> None:
+        assert seconds >= self.at, "the clock only moves forward"
+        self.at = seconds
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(self.text(minutes))
+        tmp.write_text(text)
         tmp.replace(self.path)
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from kubernetes import client
 
+from cronctl.operator.resource import parse_rfc3339_seconds
+
 from ..helpers import Cluster, Operator, kubectl, wait_for
 from .conftest import Clock
 
@@ -171,6 +173,26 @@ def test_a_staged_job_makes_no_pod_until_it_is_released_at_its_minute(
     assert pods(cluster, job) == []
     clock.set(2)
     wait_for("released: its Pod runs and completes", lambda: job_condition(cluster, job) == ("Complete", "CompletionsReached"))
+    assert phases(cluster, job) == ["Succeeded"]
+
+
+def test_a_jittered_job_makes_no_pod_until_its_second(operator: Operator, cluster: Cluster, clock: Clock) -> None:
+    cluster.apply(schedule("spread", at_minute(clock, 1), run_for="1s", jitterSeconds=900))
+    seen(cluster, "spread")
+    clock.set(1)
+    # Launched at its minute (else moving the clock on would make it a catch-up, which starts at once).
+    wait_for("the launch at its minute", lambda: cluster.status("spread").get("active"))
+    [job] = cluster.job_names("spread")
+    held = cluster.jobs("spread")[0]
+    assert held.spec.suspend is True
+    start = parse_rfc3339_seconds(held.metadata.annotations["cronctl.dev/start-at"])
+    assert start is not None
+    clock.set_second(start - 1)
+    time.sleep(3)  # the job controller and the scheduler have had every chance to start it
+    assert pods(cluster, job) == [] and cluster.jobs("spread")[0].spec.suspend is True
+    clock.set_second(start)
+    wait_for("resumed at its second: its Pod runs and completes",
+             lambda: job_condition(cluster, job) == ("Complete", "CompletionsReached"))
     assert phases(cluster, job) == ["Succeeded"]
 
 

@@ -10,6 +10,7 @@ import json
 import time
 from typing import Any
 
+import pytest
 from kubernetes import client
 
 from cronctl.operator.resource import parse_rfc3339_seconds
@@ -20,8 +21,11 @@ from .conftest import Clock
 LONG = 90  # the job controller's deadline is wall-clock: a 1-minute timeout takes 60 s
 
 
-def schedule(name: str, expression: str, run_for: str = "1s", exit_code: int = 0, **spec: Any) -> str:
+def schedule(name: str, expression: str, run_for: str = "1s", exit_code: int = 0, stuck: bool = False,
+             **spec: Any) -> str:
     pod_annotations = {"cronctl.test/run-for": run_for, "cronctl.test/exit-code": str(exit_code)}
+    if stuck:
+        pod_annotations["cronctl.test/stuck"] = "true"  # never starts, as with an image that cannot be pulled
     body = {"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule", "metadata": {"name": name},
             "spec": {"schedule": expression, **spec, "jobTemplate": {"spec": {"template": {
                 "metadata": {"annotations": pod_annotations},
@@ -117,16 +121,19 @@ def test_a_hung_run_is_ended_by_the_job_controllers_deadline_and_recorded_timed_
     wait_for("the run timed out", lambda: history(cluster, "hung") == [("timed_out", 1)])
 
 
-def test_forbid_skips_a_firing_while_the_previous_pod_runs(operator: Operator, cluster: Cluster,
-                                                           clock: Clock) -> None:
-    cluster.apply(schedule("single", "* * * * *", run_for="24h", concurrencyPolicy="Forbid"))
+@pytest.mark.parametrize("pod", ["Running", "Pending"], ids=["running", "stuck"])
+def test_forbid_skips_a_firing_while_the_previous_pod_runs_or_never_starts(
+        operator: Operator, cluster: Cluster, clock: Clock, pod: str) -> None:
+    """Stuck: Kubernetes issue 58748, a Pod whose image cannot be pulled."""
+    cluster.apply(schedule("single", "* * * * *", run_for="24h", stuck=pod == "Pending", concurrencyPolicy="Forbid"))
     seen(cluster, "single")
     clock.set(1)
     [job] = wait_for("the first Job", lambda: runs(cluster, "single"))
-    wait_for("its Pod running", lambda: phases(cluster, job) == ["Running"])
+    wait_for(f"its Pod {pod}", lambda: phases(cluster, job) == [pod])
     clock.set(2)
     wait_for("the skip", lambda: any(reason == "Skipped" for reason, _ in cluster.events("single")))
-    assert runs(cluster, "single") == [job] and phases(cluster, job) == ["Running"]
+    assert runs(cluster, "single") == [job] and phases(cluster, job) == [pod]
+    assert len(cluster.core.list_namespaced_pod(cluster.namespace).items) == 1
 
 
 def test_replace_deletes_the_running_job_and_its_pod(operator: Operator, cluster: Cluster, clock: Clock) -> None:

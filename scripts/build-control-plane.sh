@@ -48,7 +48,7 @@ for arg in "$@"; do
         --force) force=1 ;;
         --print-bin-dir) print_bin_dir=1 ;;
         --check) check=1 ;;
-        -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "build-control-plane: unknown argument: $arg" >&2; exit 2 ;;
     esac
 done

@@ -5,7 +5,9 @@ controller (see controlplane.py).
 ``control_plane`` starts one ControlPlane per test session (building the
 binaries first if the cache lacks them) and points KUBECONFIG at its admin
 kubeconfig while the session lasts. Tests under tests/kube are marked
-``cluster`` automatically, so ``-m "not cluster"`` skips them.
+``cluster`` automatically, so ``-m "not cluster"`` skips them. The tests in
+``lifecycle/`` run on a control plane of their own with the job controller,
+kube-scheduler and kwok (its conftest overrides ``control_plane``).
 """
 
 from __future__ import annotations

@@ -153,6 +153,21 @@ def test_a_job_the_job_controller_ended_at_its_deadline_timed_out_and_is_not_ret
     assert [event.reason for event in ended.events] == ["TimedOut"]
 
 
+def test_why_a_job_failed_reaches_the_history_and_the_event() -> None:
+    body = after(schedule("0 * * * *"), plan(schedule("0 * * * *"), [], CREATED).status)
+    first = plan(body, [], t("2024-03-01T01:00"))
+    job = finished(first.create[0], "Failed", t("2024-03-01T01:03"))
+    job["status"]["conditions"][0].update(reason="BackoffLimitExceeded",
+                                          message="Job has reached the specified backoff limit")
+    ended = plan(after(body, first.status), [job], t("2024-03-01T01:03"))
+    assert ended.status is not None
+    [run] = ended.status["history"]
+    assert run["failure"] == "BackoffLimitExceeded: Job has reached the specified backoff limit"
+    assert ended.events[0].message.endswith(": BackoffLimitExceeded: Job has reached the specified backoff limit")
+    kept = plan(after(after(body, first.status), ended.status), [job], t("2024-03-01T01:10"))
+    assert kept.status is None or kept.status["history"][0]["failure"] == run["failure"]  # read back, kept
+
+
 def test_retention_deletes_the_jobs_of_dropped_runs() -> None:
     spec = {"successfulJobsHistoryLimit": 1}
     body = after(schedule(**spec), plan(schedule(**spec), [], CREATED).status)

@@ -57,6 +57,7 @@ class RunView:
     # For a running run whose Job waits, suspended, for the second its jitter names.
     held_until: int | None = None
     staged: bool = False  # its Job is still a staged one: its release makes it this run's
+    failure: str | None = None  # why its latest attempt's Job failed, as the job controller says
 
     @property
     def job(self) -> str:
@@ -69,10 +70,13 @@ class RunView:
 
     def history_entry(self) -> dict[str, Any]:
         assert self.finished is not None
-        return {"name": self.name, "run": self.number, "state": self.state, "attempts": self.attempt,
-                "reason": self.reason,
-                "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started),
-                "finishedTime": rfc3339(self.finished)}
+        entry = {"name": self.name, "run": self.number, "state": self.state, "attempts": self.attempt,
+                 "reason": self.reason,
+                 "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started),
+                 "finishedTime": rfc3339(self.finished)}
+        if self.failure is not None and self.state != SUCCEEDED:
+            entry["failure"] = self.failure
+        return entry
 
     def active_entry(self) -> dict[str, Any]:
         return {"name": self.name, "run": self.number, "attempt": self.attempt, "state": self.state,
@@ -128,6 +132,19 @@ def job_outcome(job: Mapping[str, Any]) -> tuple[str, int] | None:
     return None
 
 
+FAILURE_CHARACTERS = 300  # of the job controller's message kept in a history entry
+
+
+def job_failure(job: Mapping[str, Any]) -> str | None:
+    """Why the job controller failed a Job ("BackoffLimitExceeded: Job has reached the specified
+    backoff limit", "DeadlineExceeded: ..."), from its Failed condition."""
+    for condition in (job.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Failed" and condition.get("status") == "True":
+            text = ": ".join(str(part) for part in (condition.get("reason"), condition.get("message")) if part)
+            return text[:FAILURE_CHARACTERS] or None
+    return None
+
+
 def run_of_job(job: Mapping[str, Any], owner_uid: str) -> RunView | None:
     """The run a Job carries, if this schedule controls it and it is not being deleted."""
     metadata = job.get("metadata") or {}
@@ -151,7 +168,7 @@ def run_of_job(job: Mapping[str, Any], owner_uid: str) -> RunView | None:
     held = (job.get("spec") or {}).get("suspend") is True
     held_until = parse_rfc3339_seconds(annotations.get(START_AT_ANNOTATION)) if held else None
     return RunView(name, number, scheduled, started, ended=job_outcome(job), attempt=attempt, reason=reason,
-                   held_until=held_until)
+                   held_until=held_until, failure=job_failure(job))
 
 
 def staged_of_job(job: Mapping[str, Any], owner_uid: str) -> StagedView | None:
@@ -281,4 +298,6 @@ def _finished_run(entry: object) -> RunView | None:
         return None
     run.state, run.finished = str(entry.get("state")), finished  # type: ignore[union-attr]
     run.attempt = int(entry.get("attempts", 1))  # type: ignore[union-attr]
+    failure = entry.get("failure")  # type: ignore[union-attr]
+    run.failure = failure if isinstance(failure, str) else None
     return run

@@ -501,8 +501,9 @@ def _end_event(run: RunView, lost: bool) -> EventSpec:
     if lost:
         return EventSpec("Warning", "JobGone", f"run {run.number}: its Job {run.name} was deleted; counted as failed")
     reason = {SUCCEEDED: "Succeeded", FAILED: "Failed", TIMED_OUT: "TimedOut"}[run.state]
+    why = f": {run.failure}" if run.failure is not None and run.state != SUCCEEDED else ""
     return EventSpec("Normal" if run.state == SUCCEEDED else "Warning", reason,
-                     f"run {run.number} ({run.name}) {run.state.replace('_', ' ')} at {rfc3339(run.finished or 0)}")
+                     f"run {run.number} ({run.name}) {run.state.replace('_', ' ')} at {rfc3339(run.finished or 0)}{why}")
 
 
 def _trigger(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, trigger: str, now: int,

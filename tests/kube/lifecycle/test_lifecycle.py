@@ -103,6 +103,7 @@ def test_a_failing_pod_fails_its_attempt_and_the_run_fails_after_its_retries(
     clock.set(3)
     wait_for("the run failed after its retry", lambda: history(cluster, "flaky") == [("failed", 2)])
     assert exit_codes(cluster, first) == [3] and exit_codes(cluster, f"{first}-2") == [3]
+    assert cluster.status("flaky")["history"][0]["failure"].startswith("BackoffLimitExceeded: ")
     assert len(cluster.job_names("flaky")) == 2  # no third attempt
 
 
@@ -119,6 +120,7 @@ def test_a_hung_run_is_ended_by_the_job_controllers_deadline_and_recorded_timed_
     wait_for("the hung Pod killed", lambda: "Running" not in phases(cluster, job))
     clock.set(2)
     wait_for("the run timed out", lambda: history(cluster, "hung") == [("timed_out", 1)])
+    assert cluster.status("hung")["history"][0]["failure"].startswith("DeadlineExceeded: ")
 
 
 @pytest.mark.parametrize("pod", ["Running", "Pending"], ids=["running", "stuck"])

@@ -148,6 +148,15 @@ def test_gone_means_list_again_and_the_list_replaces_the_cache() -> None:
     assert sorted(looked_at.looked_at) == [("team-a", "other"), ("team-a", "sync")]
 
 
+def test_gone_as_the_watchs_answer_status_is_gone_too() -> None:
+    from kubernetes.client.exceptions import ApiException
+
+    watch, _ = a_watch(Api([], [ApiException(status=GONE, reason="Gone")]))
+    watch.resource_version = "1"
+    with pytest.raises(Gone):
+        watch.watch_once()
+
+
 def test_a_namespaced_list_replaces_that_namespace_only() -> None:
     cache = Cache()
     cache.put_jobs([job("sync-1", "1"), job("sync-1", "2", namespace="team-b")])

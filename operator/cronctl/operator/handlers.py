@@ -101,10 +101,10 @@ async def stop(**_: Any) -> None:
         watch.stop()
 
 
+# A coroutine, run on the event loop: kopf would hand a plain function to a thread per event.
 @kopf.on.event(GROUP, VERSION, PLURAL)
 async def schedule_changed(type: str | None, body: kopf.Body, event: kopf.RawEvent, **_: Any) -> None:
     key = (body.metadata.namespace or "", body.metadata.name or "")
-    # A coroutine, run on the event loop: kopf would hand a plain function to a thread per event.
     if type == "DELETED":
         _cache.drop_schedule(*key)
     else:

@@ -77,8 +77,13 @@ class JobWatch:
         """One WATCH from the last version, until the server ends it. Raises ``Gone``."""
         kwargs = dict(label_selector=self.selector, resource_version=self.resource_version,
                       timeout_seconds=WATCH_SECONDS)
-        self._response = (self.rest.watch_job_for_all_namespaces(**kwargs) if self.namespace is None
-                          else self.rest.watch_namespaced_job(self.namespace, **kwargs))
+        try:
+            self._response = (self.rest.watch_job_for_all_namespaces(**kwargs) if self.namespace is None
+                              else self.rest.watch_namespaced_job(self.namespace, **kwargs))
+        except ApiException as error:
+            if error.status == GONE:  # said by the answer's status, before any event
+                raise Gone(error.reason or "") from None
+            raise
         try:
             for line in self._response:
                 if self._stopping.is_set():

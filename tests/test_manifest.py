@@ -41,12 +41,19 @@ def test_a_good_manifest_reads_into_the_cores_spec() -> None:
     ({"schedul": "* * * * *"}, "spec.schedul"),
     ({"schedule": "0 9 * * 8"}, "spec.schedule"),  # the core's check: day-of-week 8
     ({"timeZone": "Mars/Olympus"}, "spec.timeZone"),  # the core's check: no such zone
+    ({"upcomingTimes": 0}, "spec.upcomingTimes"),
+    ({"upcomingTimes": 21}, "spec.upcomingTimes"),
 ])
 def test_a_bad_manifest_is_refused_naming_the_field(fields: dict[str, Any], field: str) -> None:
     with pytest.raises(SpecError) as refused:
         read_manifest(with_spec(**fields), anchor=0)
     assert refused.value.field == field
     assert str(refused.value).startswith(field + ": ")
+
+
+def test_upcoming_times_default_to_five_and_may_be_one_to_twenty() -> None:
+    assert read_manifest(GOOD, anchor=0).upcoming == 5
+    assert read_manifest(with_spec(upcomingTimes=20), anchor=0).upcoming == 20
 
 
 def test_null_is_no_value_and_two_point_zero_is_two_as_the_api_server_stores_them() -> None:

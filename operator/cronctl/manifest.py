@@ -38,6 +38,7 @@ API_VERSION = f"{GROUP}/{VERSION}"
 
 MAX_JITTER_SECONDS = 3600
 MAX_MISSED_LIMIT = 10000  # the CRD's maximum of missedSchedulesLimit
+DEFAULT_UPCOMING, MAX_UPCOMING = 5, 20  # status.nextScheduleTimes: the CRD's default and maximum of upcomingTimes
 
 POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.REPLACE,
             "WaitForLast": Policy.WAIT_FOR_LAST}
@@ -58,6 +59,7 @@ class ScheduleSpec:
     job: JobSpec
     suspend: bool
     job_template: Mapping[str, Any]
+    upcoming: int = DEFAULT_UPCOMING  # how many next fire times the status lists
 
 
 def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
@@ -95,6 +97,9 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
             or not 1 <= missed_limit <= MAX_MISSED_LIMIT:
         raise SpecError("spec.missedSchedulesLimit", f"{missed_limit!r} is out of range 1-{MAX_MISSED_LIMIT}",
                         "InvalidMissedSchedulesLimit")
+    upcoming = spec.get("upcomingTimes", DEFAULT_UPCOMING)
+    if not isinstance(upcoming, int) or isinstance(upcoming, bool) or not 1 <= upcoming <= MAX_UPCOMING:
+        raise SpecError("spec.upcomingTimes", f"{upcoming!r} is out of range 1-{MAX_UPCOMING}", "InvalidUpcomingTimes")
     deadline_seconds = spec.get("startingDeadlineSeconds")
     options = Options(
         # Schedule times are whole minutes: t >= now - s seconds is t >= now - floor(s / 60) minutes.
@@ -113,7 +118,7 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     job = JobSpec(name=metadata["name"], expression=expression.text, policy=policy, options=options,
                   created_at=anchor, index=0)
     return ScheduleSpec(job=job, suspend=bool(spec.get("suspend", False)),
-                        job_template=spec.get("jobTemplate", {}))
+                        job_template=spec.get("jobTemplate", {}), upcoming=upcoming)
 
 
 def read_manifest(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:

@@ -26,6 +26,15 @@ def times(expression: str, after: str, count: int, tz: str = "+00:00") -> list[s
                                              parse_offset(tz))]
 
 
+def test_upcoming_lists_the_next_times_and_stops_where_the_chain_ends() -> None:
+    timeline = Timeline(parse_expression("0 9 * * 1-5"), t("2024-03-01T00:00"))  # a Friday
+    assert [format_time(m) for m in timeline.upcoming(t("2024-03-01T09:00"), 3)] == [
+        "2024-03-04T09:00", "2024-03-05T09:00", "2024-03-06T09:00"]
+    assert timeline.upcoming(t("2024-03-01T00:00"), 1) == [t("2024-03-01T09:00")]
+    never = Timeline(parse_expression("0 0 30 2 *"), t("2024-03-01T00:00"))
+    assert never.upcoming(t("2024-03-01T00:00"), 5) == []
+
+
 def test_leap_day_is_within_the_eight_year_horizon_even_across_2100() -> None:
     assert times("0 0 29 2 *", "2096-03-01T00:00", 1) == ["2104-02-29T00:00"]
 

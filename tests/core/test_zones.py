@@ -14,7 +14,7 @@ import pytest
 
 from cronctl.core.errors import Code, ZoneError
 from cronctl.core.times import format_time, parse_time, to_minute
-from cronctl.core.zones import UTC, FixedOffset, IanaZone, Transition, parse_offset, parse_zone
+from cronctl.core.zones import UTC, FixedOffset, IanaZone, Transition, local_rfc3339, parse_offset, parse_zone
 
 
 def t(text: str) -> int:
@@ -226,3 +226,16 @@ def test_offsets_and_abbreviations_agree_with_zoneinfo(zone: str) -> None:
         local = dt.datetime.fromtimestamp(minute * 60, reference)
         assert ours.utc_offset(minute) == local.utcoffset() // dt.timedelta(minutes=1), format_time(minute)
         assert ours.abbreviation(minute) == local.tzname()
+
+
+@pytest.mark.parametrize(("utc", "zone", "local"), [
+    ("2024-03-31T00:59", "Europe/Berlin", "2024-03-31T01:59:00+01:00"),  # the last minute of winter time
+    ("2024-03-31T01:00", "Europe/Berlin", "2024-03-31T03:00:00+02:00"),  # the first of summer time
+    ("2024-03-01T00:00", "+05:30", "2024-03-01T05:30:00+05:30"),
+    ("2024-03-01T12:00", "-03:00", "2024-03-01T09:00:00-03:00"),
+    ("2024-03-01T12:00", "+00:00", "2024-03-01T12:00:00+00:00"),
+])
+def test_a_local_time_is_the_zones_wall_clock_with_its_offset_then(utc: str, zone: str, local: str) -> None:
+    minute = parse_time(utc)
+    assert minute is not None
+    assert local_rfc3339(minute, parse_zone(zone)) == local

@@ -138,6 +138,9 @@ def test_the_schema_refuses_what_it_can_at_apply_time(cluster: Cluster) -> None:
     result = kubectl(cluster.cp, "apply", "-n", cluster.namespace, "-f", "-", check=False,
                      input=schedule_manifest("iv", "@every 5m", timeZone="+01:00"))
     assert result.returncode != 0 and "timeZone" in result.stderr
+    result = kubectl(cluster.cp, "apply", "-n", cluster.namespace, "-f", "-", check=False,
+                     input=schedule_manifest("many", "* * * * *", upcomingTimes=21))
+    assert result.returncode != 0 and "upcomingTimes" in result.stderr
 
 
 def test_a_restarted_operator_creates_no_duplicate_and_loses_no_run(operator: Operator, cluster: Cluster) -> None:
@@ -172,6 +175,9 @@ def test_kubectl_get_shows_the_printer_columns(operator: Operator, cluster: Clus
     for value in ("shown", "True", "*/10 * * * *", "+05:30", "Forbid", "false", "2024-03-01T00:10:00Z"):
         assert value in row
     assert kubectl(cluster.cp, "get", "cronsched", "-n", cluster.namespace).returncode == 0
+    assert cluster.status("shown")["nextScheduleTimes"][:2] == [  # kept by the API server's schema
+        {"time": "2024-03-01T00:10:00Z", "localTime": "2024-03-01T05:40:00+05:30"},
+        {"time": "2024-03-01T00:20:00Z", "localTime": "2024-03-01T05:50:00+05:30"}]
 
 
 def test_an_idle_schedule_costs_no_status_write(operator: Operator, cluster: Cluster) -> None:

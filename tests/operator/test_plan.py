@@ -168,6 +168,27 @@ def test_why_a_job_failed_reaches_the_history_and_the_event() -> None:
     assert kept.status is None or kept.status["history"][0]["failure"] == run["failure"]  # read back, kept
 
 
+def test_the_status_lists_the_next_fire_times_in_utc_and_in_the_zone() -> None:
+    spec = {"timeZone": "Europe/Berlin", "upcomingTimes": 3}
+    body = after(schedule("30 2 * * *", **spec), plan(schedule("30 2 * * *", **spec), [], t("2024-03-29T12:00")).status)
+    assert body["status"]["nextScheduleTimes"] == [
+        {"time": "2024-03-30T01:30:00Z", "localTime": "2024-03-30T02:30:00+01:00"},
+        # 02:30 does not exist on the 31st: Vixie cron runs it at the jump (03:00 summer time)
+        {"time": "2024-03-31T01:00:00Z", "localTime": "2024-03-31T03:00:00+02:00"},
+        {"time": "2024-04-01T00:30:00Z", "localTime": "2024-04-01T02:30:00+02:00"}]
+    assert plan(body, [], t("2024-03-30T01:00")).status is None  # kept current with no write of its own
+    fired = plan(body, [], t("2024-03-30T01:30"))
+    assert fired.status is not None
+    assert [entry["time"] for entry in fired.status["nextScheduleTimes"]] == [
+        "2024-03-31T01:00:00Z", "2024-04-01T00:30:00Z", "2024-04-02T00:30:00Z"]
+
+
+def test_a_suspended_schedule_lists_no_next_fire_time() -> None:
+    result = plan(schedule(suspend=True), [], CREATED)
+    assert result.status is not None and result.status["nextScheduleTimes"] == []
+    assert len(plan(schedule(), [], CREATED).status["nextScheduleTimes"]) == 5  # type: ignore[index]
+
+
 def test_retention_deletes_the_jobs_of_dropped_runs() -> None:
     spec = {"successfulJobsHistoryLimit": 1}
     body = after(schedule(**spec), plan(schedule(**spec), [], CREATED).status)

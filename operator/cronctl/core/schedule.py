@@ -124,6 +124,16 @@ class Timeline:
             return self.first
         return self._times.next_after(t)
 
+    def upcoming(self, t: int, count: int) -> list[int]:
+        """The next ``count`` schedule times strictly after t (fewer where the chain ends)."""
+        times: list[int] = []
+        after: int | None = t
+        while len(times) < count and after is not None:
+            after = self.next_after(after)
+            if after is not None:
+                times.append(after)
+        return times
+
     def latest_in(self, low: int, high: int) -> int | None:
         """The last schedule time in (low, high]."""
         if self.first is None:

@@ -34,7 +34,8 @@ from itertools import groupby
 from typing import NamedTuple, Protocol, Union
 
 from .errors import ZoneError
-from .times import MINUTES_PER_DAY, days_from_civil, days_in_month, is_leap, weekday, year_of, year_start
+from .times import (MINUTES_PER_DAY, days_from_civil, days_in_month, format_time, is_leap, weekday, year_of,
+                    year_start)
 
 MAX_OFFSET_MINUTES = 14 * 60
 _QUARTERS = ("00", "15", "30", "45")
@@ -502,3 +503,11 @@ def _parse_tz_string(text: str) -> _Rule:
 
 __all__ = ["Zone", "FixedOffset", "IanaZone", "Transition", "AnyZone", "UTC", "parse_offset", "parse_zone",
            "MAX_OFFSET_MINUTES"]
+
+
+def local_rfc3339(utc_minute: int, zone: Zone) -> str:
+    """The instant as the zone's wall clock with its offset then: ``2024-03-31T03:00:00+02:00``."""
+    offset = zone.utc_offset(utc_minute)
+    sign = "-" if offset < 0 else "+"
+    hours, minutes = divmod(abs(offset), 60)
+    return f"{format_time(utc_minute + offset)}:00{sign}{hours:02d}:{minutes:02d}"

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence, Union
 
 from ..core.schedule import Timeline
+from ..core.zones import local_rfc3339
 from ..core.staging import DELETE, RELEASE, Fate, next_staging, staged_fate, to_stage
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
 from ..core.tick import (MAX_COUNTED_DROPPED, Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip,
@@ -641,6 +642,10 @@ def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
         "anchorTime": rfc3339(anchor),
         "lastScheduleTime": None if state.last_schedule is None else rfc3339(state.last_schedule),
         "nextFireTime": None if next_fire is None else rfc3339(next_fire),
+        # Changes only when nextFireTime does (the first of them passes): no write of its own.
+        "nextScheduleTimes": [] if spec.suspend else [
+            {"time": rfc3339(minute), "localTime": local_rfc3339(minute, spec.job.options.tz)}
+            for minute in timeline.upcoming(now, spec.upcoming)],
         "launched": state.launched,
         "skipped": state.skipped,
         "overflowed": state.overflowed,
@@ -663,7 +668,7 @@ def _refused(schedule: Mapping[str, Any], status: Mapping[str, Any], anchor: int
     previous = status.get("conditions") or []
     ready = condition("Ready", False, error.reason, error.message, generation, now, previous)
     new = {**status, "version": STATUS_VERSION, "observedGeneration": generation, "anchorTime": rfc3339(anchor),
-           "nextFireTime": None, "conditions": [ready], "shard": shard_of(schedule)}
+           "nextFireTime": None, "nextScheduleTimes": [], "conditions": [ready], "shard": shard_of(schedule)}
     already_said = any(c.get("type") == "Ready" and c.get("message") == error.message for c in previous)
     out = _Effects(labels=_relabels(schedule, jobs))
     # A spec the core cannot read fires nothing: no staged Job of it is released (a run's is kept).

@@ -503,16 +503,7 @@ def next_times(folder: Path, name: str, count: int = 5, now: int | None = None) 
     else:
         start = _wall_minute() if now is None else now
         spec = _manifest_spec(folder, name, start)
-    timeline = _timeline(spec)
-    times: list[int] = []
-    t = start
-    while len(times) < count:
-        nxt = timeline.next_after(t)
-        if nxt is None:
-            break
-        times.append(nxt)
-        t = nxt
-    return NextTimes(spec, times)
+    return NextTimes(spec, _timeline(spec).upcoming(start, count))
 
 
 def next_lines(folder: Path, name: str, count: int = 5, now: int | None = None) -> list[str]:

@@ -43,6 +43,8 @@ def test_a_good_manifest_reads_into_the_cores_spec() -> None:
     ({"timeZone": "Mars/Olympus"}, "spec.timeZone"),  # the core's check: no such zone
     ({"upcomingTimes": 0}, "spec.upcomingTimes"),
     ({"upcomingTimes": 21}, "spec.upcomingTimes"),
+    ({"suspendReason": 7}, "spec.suspendReason"),
+    ({"suspendReason": "x" * 257}, "spec.suspendReason"),
 ])
 def test_a_bad_manifest_is_refused_naming_the_field(fields: dict[str, Any], field: str) -> None:
     with pytest.raises(SpecError) as refused:

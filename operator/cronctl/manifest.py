@@ -60,6 +60,7 @@ class ScheduleSpec:
     suspend: bool
     job_template: Mapping[str, Any]
     upcoming: int = DEFAULT_UPCOMING  # how many next fire times the status lists
+    suspend_reason: str | None = None  # why it is suspended, as its owner wrote it
 
 
 def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
@@ -100,6 +101,9 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     upcoming = spec.get("upcomingTimes", DEFAULT_UPCOMING)
     if not isinstance(upcoming, int) or isinstance(upcoming, bool) or not 1 <= upcoming <= MAX_UPCOMING:
         raise SpecError("spec.upcomingTimes", f"{upcoming!r} is out of range 1-{MAX_UPCOMING}", "InvalidUpcomingTimes")
+    suspend_reason = spec.get("suspendReason")
+    if suspend_reason is not None and not isinstance(suspend_reason, str):
+        raise SpecError("spec.suspendReason", f"{suspend_reason!r} is not text", "InvalidSuspendReason")
     deadline_seconds = spec.get("startingDeadlineSeconds")
     options = Options(
         # Schedule times are whole minutes: t >= now - s seconds is t >= now - floor(s / 60) minutes.
@@ -118,7 +122,8 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     job = JobSpec(name=metadata["name"], expression=expression.text, policy=policy, options=options,
                   created_at=anchor, index=0)
     return ScheduleSpec(job=job, suspend=bool(spec.get("suspend", False)),
-                        job_template=spec.get("jobTemplate", {}), upcoming=upcoming)
+                        job_template=spec.get("jobTemplate", {}), upcoming=upcoming,
+                        suspend_reason=suspend_reason or None)
 
 
 def read_manifest(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:

@@ -180,6 +180,22 @@ def test_kubectl_get_shows_the_printer_columns(operator: Operator, cluster: Clus
         {"time": "2024-03-01T00:20:00Z", "localTime": "2024-03-01T05:50:00+05:30"}]
 
 
+def test_a_suspension_reason_shows_in_kubectl_get_and_in_an_event(operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("paused", "*/10 * * * *"))
+    wait_for("seen", ready(cluster, "paused"))
+    kubectl(cluster.cp, "patch", "cronschedule", "paused", "-n", cluster.namespace, "--type=merge",
+            "-p", '{"spec": {"suspend": true, "suspendReason": "db migration"}}')
+    wait_for("the Event", lambda: ("Suspended", "suspended: db migration") in cluster.events("paused"))
+    out = kubectl(cluster.cp, "get", "cronschedules", "paused", "-n", cluster.namespace).stdout
+    header, row = out.splitlines()[:2]
+    assert "SUSPEND REASON" in header and "db migration" in row
+    assert cluster.status("paused")["nextScheduleTimes"] == []
+    kubectl(cluster.cp, "patch", "cronschedule", "paused", "-n", cluster.namespace, "--type=merge",
+            "-p", '{"spec": {"suspend": false}}')
+    wait_for("resumed", lambda: any(reason == "Resumed" for reason, _ in cluster.events("paused")))
+    assert "suspendReason" not in cluster.status("paused") or cluster.status("paused")["suspendReason"] is None
+
+
 def test_an_idle_schedule_costs_no_status_write(operator: Operator, cluster: Cluster) -> None:
     cluster.apply(schedule_manifest("idle", "0 12 * * *"))
     wait_for("seen", ready(cluster, "idle"))

@@ -189,6 +189,29 @@ def test_a_suspended_schedule_lists_no_next_fire_time() -> None:
     assert len(plan(schedule(), [], CREATED).status["nextScheduleTimes"]) == 5  # type: ignore[index]
 
 
+def test_a_suspension_with_a_reason_is_said_in_the_status_the_condition_and_an_event() -> None:
+    body = after(schedule(), plan(schedule(), [], CREATED).status)
+    body["spec"].update(suspend=True, suspendReason="database migration, ask #ops")
+    paused = plan(body, [], CREATED + 1)
+    assert paused.status is not None and paused.status["suspendReason"] == "database migration, ask #ops"
+    assert paused.status["conditions"][0]["message"] == "suspended: nothing fires (database migration, ask #ops)"
+    assert [(e.reason, e.message) for e in paused.events] == [("Suspended", "suspended: database migration, ask #ops")]
+    body = after(body, paused.status)
+    assert plan(body, [], CREATED + 2).events == []  # said once
+    body["spec"]["suspendReason"] = "migration takes longer"
+    reworded = plan(body, [], CREATED + 3)
+    assert [(e.reason, e.message) for e in reworded.events] == [("Suspended", "suspended: migration takes longer")]
+    body = after(body, reworded.status)
+    body["spec"].update(suspend=False)
+    resumed = plan(body, [], CREATED + 4)
+    assert [e.reason for e in resumed.events] == ["Resumed"]
+    assert resumed.status is not None and resumed.status["suspendReason"] is None
+
+
+def test_a_schedule_created_suspended_says_nothing_until_it_changes() -> None:
+    assert plan(schedule(suspend=True, suspendReason="not yet"), [], CREATED).events == []
+
+
 def test_retention_deletes_the_jobs_of_dropped_runs() -> None:
     spec = {"successfulJobsHistoryLimit": 1}
     body = after(schedule(**spec), plan(schedule(**spec), [], CREATED).status)

@@ -207,7 +207,7 @@ def test_a_suspended_schedule_keeps_no_staged_job_and_gets_one_again_when_resume
     world = seen("0 * * * *")
     world.reconcile(A_MINUTE_BEFORE_THE_HOUR)
     edit(world, suspend=True)
-    assert kinds(world.reconcile(A_MINUTE_BEFORE_THE_HOUR)) == [f"DeleteJob({UNSTAGED})", "PatchStatus"]
+    assert kinds(world.reconcile(A_MINUTE_BEFORE_THE_HOUR)) == [f"DeleteJob({UNSTAGED})", "PatchStatus", "PostEvent"]
     assert world.jobs == {}
     assert world.reconcile(THE_HOUR).create == [] and world.jobs == {}
     edit(world, suspend=False)

@@ -279,8 +279,22 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     result.release_at = _release_held(observed, second, out)
     new_status = _status(schedule, spec, observed, timeline, anchor, now, suspended_through, missed)
     new_status["lastTrigger"] = trigger if trigger is not None else status.get("lastTrigger")
+    _say_suspension(status, spec, out)
     result.effects = ordered(out, _changed(status, new_status))
     return result
+
+
+def _say_suspension(status: Mapping[str, Any], spec: ScheduleSpec, out: _Effects) -> None:
+    """An Event when the schedule is suspended, its reason changes, or it is resumed (not at
+    first sight: a schedule created suspended has said nothing yet)."""
+    if not status.get("conditions"):
+        return
+    was = any(c.get("type") == "Ready" and c.get("reason") == "Suspended" for c in status["conditions"])
+    if spec.suspend and (not was or status.get("suspendReason") != spec.suspend_reason):
+        out.event("Normal", "Suspended", "suspended" + (f": {spec.suspend_reason}" if spec.suspend_reason else
+                                                        ": nothing fires until spec.suspend is false"))
+    elif was and not spec.suspend:
+        out.event("Normal", "Resumed", "resumed: the next fire times count from now (missed ones are not caught up)")
 
 
 def pending_trigger(schedule: Mapping[str, Any]) -> str | None:
@@ -630,7 +644,8 @@ def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
     generation = schedule["metadata"].get("generation", 0)
     previous = (schedule.get("status") or {}).get("conditions") or []
     if spec.suspend:
-        ready = condition("Ready", True, "Suspended", "suspended: nothing fires", generation, now, previous)
+        message = "suspended: nothing fires" + (f" ({spec.suspend_reason})" if spec.suspend_reason else "")
+        ready = condition("Ready", True, "Suspended", message, generation, now, previous)
     else:
         ready = condition("Ready", True, "Scheduled", "the schedule is valid", generation, now, previous)
     next_fire = None if spec.suspend else timeline.next_after(now)
@@ -652,6 +667,7 @@ def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
         "overflowing": True if state.overflowing else None,
         "lastSkippedTime": None if state.last_skipped is None else rfc3339(state.last_skipped),
         "suspendedThrough": None if suspended_through is None else rfc3339(suspended_through),
+        "suspendReason": spec.suspend_reason if spec.suspend else None,
         "activeCount": len(state.active),
         "queue": [{"scheduledTime": rfc3339(q.nominal), "reason": q.reason} for q in state.queue],
         "active": [observed.runs[name].active_entry() for name in state.active],

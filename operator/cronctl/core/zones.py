@@ -501,13 +501,13 @@ def _parse_tz_string(text: str) -> _Rule:
     return _Rule(std, (dst_abbr, dst_offset), start, end)
 
 
-__all__ = ["Zone", "FixedOffset", "IanaZone", "Transition", "AnyZone", "UTC", "parse_offset", "parse_zone",
-           "MAX_OFFSET_MINUTES"]
-
-
 def local_rfc3339(utc_minute: int, zone: Zone) -> str:
     """The instant as the zone's wall clock with its offset then: ``2024-03-31T03:00:00+02:00``."""
     offset = zone.utc_offset(utc_minute)
     sign = "-" if offset < 0 else "+"
     hours, minutes = divmod(abs(offset), 60)
     return f"{format_time(utc_minute + offset)}:00{sign}{hours:02d}:{minutes:02d}"
+
+
+__all__ = ["Zone", "FixedOffset", "IanaZone", "Transition", "AnyZone", "UTC", "parse_offset", "parse_zone",
+           "local_rfc3339", "MAX_OFFSET_MINUTES"]

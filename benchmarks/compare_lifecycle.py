@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 import time
@@ -173,12 +174,14 @@ def main() -> int:
                   flush=True)
             seen: dict[tuple[str, str], Seen] = {}
             deadline = time.monotonic() + args.minutes * 60
+            said = args.minutes
             while time.monotonic() < deadline:
                 poll(cp, seen)
                 time.sleep(3)
-                left = int(deadline - time.monotonic())
-                if left % 60 < 3:
-                    print(f"  {left // 60} min left", flush=True)
+                left = max(0, math.ceil((deadline - time.monotonic()) / 60))
+                if left < said:
+                    said = left
+                    print(f"  {left} min left", flush=True)
             print(f"\n## {args.minutes} minutes of every-minute schedules, each controller alone in its namespace\n")
             for scenario in SCENARIOS:
                 rows = {side: outcome(cp, namespace, scenario.name, seen.get((namespace, scenario.name), Seen()))

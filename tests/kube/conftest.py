@@ -20,8 +20,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from .controlplane import ControlPlane, ensure_binaries, find_binaries
-from .helpers import CRD, Cluster, Operator, kubectl
+from .controlplane import ControlPlane
+from .helpers import Cluster, Operator, binaries, install_crd, kubectl
 
 
 def pytest_collection_modifyitems(config, items):
@@ -32,14 +32,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def control_plane(request):
-    bin_dir, ready = find_binaries()
-    if not ready:
-        # A cold build takes minutes: show its progress instead of capturing it.
-        capman = request.config.pluginmanager.getplugin("capturemanager")
-        with capman.global_and_fixture_disabled():
-            bin_dir = ensure_binaries(stream=sys.stderr)
-
-    with ControlPlane(bin_dir=bin_dir) as cp:
+    with ControlPlane(bin_dir=binaries(request)) as cp:
         print(f"\ncontrol plane: {cp.url} ready in {cp.start_seconds:.1f}s, kube-controller-manager "
               f"healthy after {cp.controller_manager_seconds:.1f}s of it (logs in {cp.tmp_dir}/logs)",
               file=sys.stderr)
@@ -59,8 +52,7 @@ def control_plane(request):
 
 @pytest.fixture(scope="session")
 def crd(control_plane: Any) -> None:
-    kubectl(control_plane, "apply", "-f", str(CRD))
-    kubectl(control_plane, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
+    install_crd(control_plane)
 
 
 @pytest.fixture

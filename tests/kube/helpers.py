@@ -14,9 +14,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+import pytest
 from kubernetes import client, config
 
 from cronctl.core.times import parse_time
+
+from .controlplane import ensure_binaries, find_binaries
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "crds" / "cronschedule.yaml"
@@ -161,3 +164,19 @@ def job_of(schedule: str, when: str) -> str:
 
 def ready(cluster: Cluster, name: str) -> Callable[[], Any]:
     return lambda: cluster.status(name).get("nextFireTime")
+
+
+def binaries(request: pytest.FixtureRequest) -> Path:
+    """The control plane's binaries, built first if the cache lacks them."""
+    bin_dir, up_to_date = find_binaries()
+    if not up_to_date:
+        # A cold build takes minutes: show its progress instead of capturing it.
+        capman = request.config.pluginmanager.getplugin("capturemanager")
+        with capman.global_and_fixture_disabled():
+            bin_dir = ensure_binaries(stream=sys.stderr)
+    return bin_dir
+
+
+def install_crd(cp: Any) -> None:
+    kubectl(cp, "apply", "-f", str(CRD))
+    kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")

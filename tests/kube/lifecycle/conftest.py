@@ -17,18 +17,13 @@ from typing import Iterator
 
 import pytest
 
-from ..controlplane import ControlPlane, ensure_binaries, find_binaries
-from ..helpers import CRD, Operator, kubectl
+from ..controlplane import ControlPlane
+from ..helpers import Operator, binaries, install_crd
 
 
 @pytest.fixture(scope="session")
 def control_plane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
-    bin_dir, ready = find_binaries()
-    if not ready:
-        capman = request.config.pluginmanager.getplugin("capturemanager")
-        with capman.global_and_fixture_disabled():
-            bin_dir = ensure_binaries(stream=sys.stderr)
-    with ControlPlane(bin_dir=bin_dir, lifecycle=True) as cp:
+    with ControlPlane(bin_dir=binaries(request), lifecycle=True) as cp:
         print(f"\nlifecycle control plane: {cp.url} ready in {cp.start_seconds:.1f}s with the job controller, "
               f"kube-scheduler and kwok (logs in {cp.tmp_dir}/logs)", file=sys.stderr)
         yield cp
@@ -36,8 +31,7 @@ def control_plane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
 
 @pytest.fixture(scope="session")
 def crd(control_plane: ControlPlane) -> None:
-    kubectl(control_plane, "apply", "-f", str(CRD))
-    kubectl(control_plane, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
+    install_crd(control_plane)
 
 
 class Clock:

@@ -191,6 +191,11 @@ def interrupted_while_reading(*args: str) -> subprocess.CompletedProcess[str]:
         except OSError:
             assert process.poll() is None and time.monotonic() < deadline, "the command never read its input"
             time.sleep(0.02)
+    # Ctrl-C only once the command sleeps in read(2): a signal that lands between open(2) and
+    # read(2), outside Python's checks, would leave read blocked for good (the race is the test's).
+    wchan = Path(f"/proc/{process.pid}/wchan")
+    while not wchan.read_text().endswith("pipe_read") and time.monotonic() < deadline:
+        time.sleep(0.02)
     try:
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=30)

@@ -45,6 +45,11 @@ def test_a_good_manifest_reads_into_the_cores_spec() -> None:
     ({"upcomingTimes": 21}, "spec.upcomingTimes"),
     ({"suspendReason": 7}, "spec.suspendReason"),
     ({"suspendReason": "x" * 257}, "spec.suspendReason"),
+    ({"schedules": ["0 9 * * *"]}, "spec.schedule"),  # both schedule and schedules
+    ({"schedules": ["0 9 * * *"] * 21}, "spec.schedules"),
+    ({"daylightSaving": "Wall"}, "spec.daylightSaving"),
+    ({"exclude": ["2026-12-25", "2026-02-30"]}, "spec.exclude[1]"),  # the core's check: no such date
+    ({"exclude": ["2026-12-25"] * 1001}, "spec.exclude"),
 ])
 def test_a_bad_manifest_is_refused_naming_the_field(fields: dict[str, Any], field: str) -> None:
     with pytest.raises(SpecError) as refused:
@@ -67,3 +72,35 @@ def test_null_is_no_value_and_two_point_zero_is_two_as_the_api_server_stores_the
 def test_every_problem_is_listed_first_field_first() -> None:
     problems = schema_problems(with_spec(timeoutMinutes=-1, concurrencyPolicy="Often", extra=1))
     assert [p.field for p in problems] == ["spec.concurrencyPolicy", "spec.extra", "spec.timeoutMinutes"]
+
+
+def without_schedule(**fields: Any) -> dict[str, Any]:
+    body = with_spec(**fields)
+    del body["spec"]["schedule"]
+    return body
+
+
+def test_schedules_exclude_and_daylight_saving_read_into_the_cores_options() -> None:
+    spec = read_manifest(without_schedule(schedules=["0 9 * * MON-FRI", "30 12 * * MON-FRI"],
+                                          exclude=["2026-12-24/2026-12-26", "* * 1 1 *"],
+                                          daylightSaving="Skip"), anchor=0)
+    options = spec.job.options
+    assert (spec.job.expression, options.more_schedules, options.exclude, options.daylight_saving.value) == \
+        ("0 9 * * MON-FRI", ("30 12 * * MON-FRI",), ("2026-12-24/2026-12-26", "* * 1 1 *"), "Skip")
+
+
+@pytest.mark.parametrize("fields, field", [
+    ({}, "spec.schedule"),  # neither schedule nor schedules
+    ({"schedules": []}, "spec.schedules"),
+    ({"schedules": ["0 9 * * *", "0 9 * * 8"]}, "spec.schedules[1]"),  # the core's check
+    ({"schedules": ["0 9 * * *", "@every 90m"], "timeZone": "Europe/Berlin"}, "spec.timeZone"),
+    ({"schedules": ["0 9 * * *", "every(1).day.at(10:00).jitter(30)"]}, "spec.schedules[1]"),
+])
+def test_a_bad_list_of_schedules_is_refused_naming_the_entry(fields: dict[str, Any], field: str) -> None:
+    with pytest.raises(SpecError) as refused:
+        read_manifest(without_schedule(**fields), anchor=0)
+    assert refused.value.field == field
+
+
+def test_daylight_saving_defaults_to_vixie() -> None:
+    assert read_manifest(GOOD, anchor=0).job.options.daylight_saving.value == "Vixie"

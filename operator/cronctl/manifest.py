@@ -23,9 +23,12 @@ from typing import Any, Iterable, Mapping
 import jsonschema
 import yaml
 
-from .core.errors import CronctlError
-from .core.every import check_jitter_allowed
-from .core.schedule import IntervalExpression, parse_expression
+from .core.errors import CronctlError, ExpressionError
+from .core.dst import DaylightSaving
+from .core.every import check_jitter_allowed, rule_jitter
+from .core.exclusions import parse_exclusions
+from .core.merged import MAX_SCHEDULES
+from .core.schedule import Expression, IntervalExpression, parse_expression
 from .core.spec import (CATCH_UP_ALL, CATCH_UP_LATEST, DEFAULT_KEEP_FAILED, DEFAULT_KEEP_SUCCEEDED, MAX_MISSED,
                         PAST_LIMIT_LAUNCH, JobSpec, Options, Policy)
 from .core.zones import UTC, AnyZone, parse_zone
@@ -43,6 +46,7 @@ DEFAULT_UPCOMING, MAX_UPCOMING = 5, 20  # status.nextScheduleTimes: the CRD's de
 POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.REPLACE,
             "WaitForLast": Policy.WAIT_FOR_LAST}
 CATCH_UP = {"Latest": CATCH_UP_LATEST, "All": CATCH_UP_ALL}
+DAYLIGHT_SAVING = {rule.value: rule for rule in DaylightSaving}
 
 
 class SpecError(CronctlError):
@@ -66,14 +70,11 @@ class ScheduleSpec:
 def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     """The core's view of a CronSchedule's spec; raises SpecError naming the field."""
     metadata, spec = body.get("metadata", {}), body.get("spec", {})
-    schedule = spec.get("schedule")
-    try:
-        expression = parse_expression(schedule)
-    except CronctlError as error:
-        raise SpecError("spec.schedule", error.message, "InvalidSchedule") from None
+    texts, expressions = _schedules(spec)
+    expression = expressions[0]
     zone: AnyZone = UTC
     if spec.get("timeZone") is not None:
-        if isinstance(expression, IntervalExpression):
+        if any(isinstance(each, IntervalExpression) for each in expressions):
             raise SpecError("spec.timeZone", "an @every interval counts real time and takes no time zone",
                             "InvalidTimeZone")
         try:
@@ -89,10 +90,22 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     jitter = spec.get("jitterSeconds", 0)
     if not isinstance(jitter, int) or isinstance(jitter, bool) or not 0 <= jitter <= MAX_JITTER_SECONDS:
         raise SpecError("spec.jitterSeconds", f"{jitter!r} is out of range 0-{MAX_JITTER_SECONDS}", "InvalidJitter")
+    for field, each in zip(texts, expressions):
+        try:
+            check_jitter_allowed(each, jitter)
+        except CronctlError as error:
+            raise SpecError(field, error.message, "InvalidJitter") from None
+        if len(expressions) > 1 and rule_jitter(each) is not None:
+            raise SpecError(field, "a rule in a list cannot set .jitter(); spec.jitterSeconds applies to all",
+                            "InvalidJitter")
+    exclude = spec.get("exclude", [])
     try:
-        check_jitter_allowed(expression, jitter)
-    except CronctlError as error:
-        raise SpecError("spec.schedule", error.message, "InvalidJitter") from None
+        parse_exclusions(exclude, "spec.exclude")
+    except ExpressionError as error:
+        raise SpecError(error.field, error.reason, "InvalidExclusion") from None
+    daylight_saving = DAYLIGHT_SAVING.get(spec.get("daylightSaving", "Vixie"))
+    if daylight_saving is None:
+        raise SpecError("spec.daylightSaving", "must be Vixie, Literal or Skip", "InvalidDaylightSaving")
     missed_limit = spec.get("missedSchedulesLimit", MAX_MISSED)
     if not isinstance(missed_limit, int) or isinstance(missed_limit, bool) \
             or not 1 <= missed_limit <= MAX_MISSED_LIMIT:
@@ -118,12 +131,36 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
         jitter=jitter,
         missed_limit=missed_limit,
         past_limit=PAST_LIMIT_LAUNCH,  # as CronJob: an outage never strands a schedule
+        more_schedules=tuple(each.text for each in expressions[1:]),
+        exclude=tuple(exclude),
+        daylight_saving=daylight_saving,
     )
     job = JobSpec(name=metadata["name"], expression=expression.text, policy=policy, options=options,
                   created_at=anchor, index=0)
     return ScheduleSpec(job=job, suspend=bool(spec.get("suspend", False)),
                         job_template=spec.get("jobTemplate", {}), upcoming=upcoming,
                         suspend_reason=suspend_reason or None)
+
+
+def _schedules(spec: Mapping[str, Any]) -> tuple[list[str], list[Expression]]:
+    """The fields and compiled expressions of spec.schedule, or of each of spec.schedules."""
+    if ("schedule" in spec) == ("schedules" in spec):
+        raise SpecError("spec.schedule", "give schedule (one expression) or schedules (a list), exactly one "
+                        "of them", "InvalidSchedule")
+    if "schedule" in spec:
+        fields, texts = ["spec.schedule"], [spec["schedule"]]
+    else:
+        texts = spec["schedules"]
+        if not isinstance(texts, list) or not 1 <= len(texts) <= MAX_SCHEDULES:
+            raise SpecError("spec.schedules", f"must be a list of 1-{MAX_SCHEDULES} expressions", "InvalidSchedule")
+        fields = [f"spec.schedules[{i}]" for i in range(len(texts))]
+    expressions = []
+    for field, text in zip(fields, texts):
+        try:
+            expressions.append(parse_expression(text))
+        except CronctlError as error:
+            raise SpecError(field, error.message, "InvalidSchedule") from None
+    return fields, expressions
 
 
 def read_manifest(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
 
-from .dst import ZonedSearch
+from .dst import DaylightSaving, ZonedSearch
 from .errors import ExpressionError
 from .times import (CYCLE_YEARS, MINUTES_PER_DAY, MONTH_LENGTHS, MONTH_STARTS, YEAR_TYPES,
                     civil_from_days, is_leap, type_is_leap, year_of, year_start, year_type)
@@ -335,11 +335,13 @@ class CronExpression:
     def days_or(self) -> bool:
         return self.day_of_month_restricted and self.day_of_week_restricted
 
-    def times(self, anchor: int, zone: AnyZone) -> FixedCronTimes | ZonedCronTimes:
-        """The schedule times in a zone (cron times do not depend on the anchor)."""
+    def times(self, anchor: int, zone: AnyZone,
+              rule: DaylightSaving = DaylightSaving.VIXIE) -> FixedCronTimes | ZonedCronTimes:
+        """The schedule times in a zone under a daylight-saving rule (cron times do not
+        depend on the anchor)."""
         if isinstance(zone, FixedOffset):
             return FixedCronTimes(self, zone.minutes)
-        return ZonedCronTimes(self, zone)
+        return ZonedCronTimes(self, zone, rule)
 
     # -- days ---------------------------------------------------------------
 
@@ -642,9 +644,10 @@ class ZonedCronTimes:
 
     __slots__ = ("expression", "search")
 
-    def __init__(self, expression: CronExpression, zone: IanaZone) -> None:
+    def __init__(self, expression: CronExpression, zone: IanaZone,
+                 rule: DaylightSaving = DaylightSaving.VIXIE) -> None:
         self.expression = expression
-        self.search = ZonedSearch(expression, zone, is_fixed_time(expression), HORIZON_YEARS)
+        self.search = ZonedSearch(expression, zone, is_fixed_time(expression), HORIZON_YEARS, rule)
 
     def next_after(self, t: int) -> int | None:
         return self.search.next_fire(t)

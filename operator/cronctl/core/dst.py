@@ -1,10 +1,11 @@
-"""Wall-time searches in an IANA zone, with Vixie cron's daylight-saving rules.
+"""Wall-time searches in an IANA zone, under a daylight-saving rule.
 
 A schedule that fires at local wall times (a cron expression, an ``.at()``
 rule) is searched here once its zone is an ``IanaZone``. UTC time is cut at
 the zone's transitions into stretches of constant offset; inside one, the
 schedule's own local-minute searches apply as they are (local = utc +
-offset). At a transition the rules are Vixie cron's (``DST_ADJUSTED_BELOW``):
+offset). What happens at a transition is the schedule's ``DaylightSaving``
+rule. ``VIXIE``, the default, is Vixie cron's (``DST_ADJUSTED_BELOW``):
 
 * A *fixed-time* schedule (a cron job whose minute and hour fields do not
   begin with ``*``, and every ``.at()`` rule) whose local time falls in a
@@ -17,17 +18,32 @@ offset). At a transition the rules are Vixie cron's (``DST_ADJUSTED_BELOW``):
 * A jump of three hours or more is taken literally by every schedule: gap
   times do not run, repeated times run in both copies.
 
+``LITERAL`` reads the wall clock as the CronJob controller does, for every
+schedule: wall times a gap skips do not run, repeated ones run in both
+copies. ``SKIP`` runs no skipped wall time and each repeated one once, in its
+first copy, for every schedule and every size of jump.
+
 Only the zone's transitions are looked at, never single minutes.
 """
 
 from __future__ import annotations
 
+import enum
 from typing import Protocol
 
 from .times import MINUTES_PER_DAY, year_of, year_start
 from .zones import IanaZone, Transition
 
 DST_ADJUSTED_BELOW = 180  # minutes: a jump at least this long is taken literally
+LONGEST_REPEAT = 24 * 60  # minutes: no fall back repeats more (SKIP's look back for one)
+
+
+class DaylightSaving(str, enum.Enum):
+    """What a wall-clock schedule does at a zone's transitions (see the module notes)."""
+
+    VIXIE = "Vixie"
+    LITERAL = "Literal"
+    SKIP = "Skip"
 
 
 class LocalTimes(Protocol):
@@ -60,18 +76,23 @@ class ZonedSearch:
     years ahead.
     """
 
-    def __init__(self, local: LocalTimes, zone: IanaZone, fixed_time: bool, horizon_years: int) -> None:
+    def __init__(self, local: LocalTimes, zone: IanaZone, fixed_time: bool, horizon_years: int,
+                 rule: DaylightSaving = DaylightSaving.VIXIE) -> None:
         self.local = local
         self.zone = zone
         self.fixed_time = fixed_time
         self.horizon_years = horizon_years
+        self.rule = rule
+        # How long after a transition it can still change what fires: a held-back repeat.
+        self.look_back = LONGEST_REPEAT if rule is DaylightSaving.SKIP else DST_ADJUSTED_BELOW
 
     def local_year(self, utc: int) -> int:
         return year_of(utc + self.zone.utc_offset(utc))
 
     def _gap_fires(self, change: Transition) -> bool:
         """Whether a fixed-time schedule runs at this spring forward for wall times it skipped."""
-        if not self.fixed_time or not 0 < change.jump < DST_ADJUSTED_BELOW:
+        if self.rule is not DaylightSaving.VIXIE or not self.fixed_time \
+                or not 0 < change.jump < DST_ADJUSTED_BELOW:
             return False
         skipped_from = change.at + change.before  # the first wall time that does not exist
         found = self.local.next_local(skipped_from - 1, 1)
@@ -79,8 +100,10 @@ class ZonedSearch:
 
     def _repeat_end(self, change: Transition) -> int | None:
         """After a fall back, the end (exclusive) of the second copy of the repeated wall
-        times, in which a fixed-time schedule does not run; None when nothing is held back."""
-        if self.fixed_time and -DST_ADJUSTED_BELOW < change.jump < 0:
+        times, in which the schedule does not run; None when nothing is held back."""
+        if change.jump >= 0 or self.rule is DaylightSaving.LITERAL:
+            return None
+        if self.rule is DaylightSaving.SKIP or (self.fixed_time and -DST_ADJUSTED_BELOW < change.jump):
             return change.at - change.jump
         return None
 
@@ -93,7 +116,7 @@ class ZonedSearch:
         through = (year_start(last_year + 1) + 1) * MINUTES_PER_DAY  # past local last_year in any zone
         m = after + 1
         offset = zone.utc_offset(m)
-        change = zone.last_transition(m, m - DST_ADJUSTED_BELOW)  # only a recent one can adjust m
+        change = zone.last_transition(m, m - self.look_back)  # only a recent one can adjust m
         while True:
             upcoming = zone.next_transition(m, through)
             low = m
@@ -120,7 +143,7 @@ class ZonedSearch:
         zone, local = self.zone, self.local
         m = high
         while m > low:
-            change = zone.last_transition(m, low - DST_ADJUSTED_BELOW)
+            change = zone.last_transition(m, low - self.look_back)
             offset = zone.utc_offset(m)
             floor = low
             if change is not None:
@@ -145,7 +168,7 @@ class ZonedSearch:
         count = 0
         m = low + 1
         offset = zone.utc_offset(m)
-        change = zone.last_transition(m, m - DST_ADJUSTED_BELOW)
+        change = zone.last_transition(m, m - self.look_back)
         while True:
             upcoming = zone.next_transition(m, high)
             last = high if upcoming is None else upcoming.at - 1
@@ -174,4 +197,4 @@ class ZonedSearch:
         return times
 
 
-__all__ = ["DST_ADJUSTED_BELOW", "LocalTimes", "ZonedSearch"]
+__all__ = ["DST_ADJUSTED_BELOW", "DaylightSaving", "LocalTimes", "ZonedSearch"]

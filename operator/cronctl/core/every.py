@@ -90,7 +90,7 @@ import hashlib
 from dataclasses import dataclass
 
 from .cron import HORIZON_YEARS
-from .dst import ZonedSearch
+from .dst import DaylightSaving, ZonedSearch
 from .errors import ExpressionError
 from .interval import Progression
 from .times import MINUTES_PER_DAY
@@ -131,8 +131,9 @@ class EveryRule:
         """Counted in UTC from the anchor (no ``.at()``); else counted in the schedule's zone."""
         return self.at is None
 
-    def times(self, anchor: int, zone: AnyZone) -> Progression | ZonedAtTimes:
-        """The firings after ``anchor`` (see the module notes)."""
+    def times(self, anchor: int, zone: AnyZone,
+              rule: DaylightSaving = DaylightSaving.VIXIE) -> Progression | ZonedAtTimes:
+        """The firings after ``anchor`` (see the module notes); ``rule`` applies to ``.at()``."""
         if self.at is None or self.step_days is None:
             return Progression(anchor + self.step_minutes, self.step_minutes)
         local_anchor = anchor + zone.utc_offset(anchor)
@@ -140,7 +141,7 @@ class EveryRule:
         wall_times = Progression(day_start + self.at, self.step_days * MINUTES_PER_DAY)
         if isinstance(zone, FixedOffset):
             return Progression(wall_times.next_after(local_anchor) - zone.minutes, wall_times.step)
-        return ZonedAtTimes(wall_times, zone, anchor)
+        return ZonedAtTimes(wall_times, zone, anchor, rule)
 
 
 def is_every(text: object) -> bool:
@@ -341,8 +342,10 @@ class ZonedAtTimes:
 
     __slots__ = ("search", "anchor")
 
-    def __init__(self, wall_times: Progression, zone: IanaZone, anchor: int) -> None:
-        self.search = ZonedSearch(_WallTimes(wall_times), zone, fixed_time=True, horizon_years=HORIZON_YEARS)
+    def __init__(self, wall_times: Progression, zone: IanaZone, anchor: int,
+                 rule: DaylightSaving = DaylightSaving.VIXIE) -> None:
+        self.search = ZonedSearch(_WallTimes(wall_times), zone, fixed_time=True, horizon_years=HORIZON_YEARS,
+                                  rule=rule)
         self.anchor = anchor
 
     def next_after(self, t: int) -> int | None:

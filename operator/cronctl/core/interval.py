@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import ExpressionError
+from .dst import DaylightSaving
 from .zones import AnyZone
 
 MAX_INTERVAL_MINUTES = 525_600  # one year of minutes
@@ -56,8 +57,8 @@ class IntervalExpression:
     text: str
     minutes: int
 
-    def times(self, anchor: int, zone: AnyZone) -> Progression:
-        """The schedule times from ``anchor`` on; the zone does not matter."""
+    def times(self, anchor: int, zone: AnyZone, rule: DaylightSaving = DaylightSaving.VIXIE) -> Progression:
+        """The schedule times from ``anchor`` on; neither the zone nor its rule matters."""
         return Progression(anchor + self.minutes, self.minutes)
 
 

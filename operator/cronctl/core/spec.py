@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import Code, CronctlError, OptionError
+from .dst import DaylightSaving
+from .merged import MergedExpression, merged_expression
 from .schedule import Expression, IntervalExpression, parse_expression
 from .zones import UTC, AnyZone, parse_offset
 
@@ -73,13 +75,23 @@ class Options:
     jitter: int = 0  # seconds (0-3600) a scheduled firing may start after its nominal time
     missed_limit: int = MAX_MISSED  # more missed times than this is an overflow
     past_limit: str = PAST_LIMIT_HOLD  # what an overflow does (PAST_LIMIT_HOLD or PAST_LIMIT_LAUNCH)
+    # The job's times beyond its one expression (never set by the run() harness): more
+    # expressions merged with it, exclusions, and the daylight-saving rule (core/merged.py).
+    more_schedules: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    daylight_saving: DaylightSaving = DaylightSaving.VIXIE
 
     def to_json(self) -> dict[str, object]:
-        return {"starting_deadline": self.starting_deadline, "timeout": self.timeout,
-                "keep_succeeded": self.keep_succeeded, "keep_failed": self.keep_failed,
-                "tz": self.tz.name, "retries": self.retries, "retry_delay": self.retry_delay,
-                "catch_up": self.catch_up, "jitter": self.jitter, "missed_limit": self.missed_limit,
-                "past_limit": self.past_limit}
+        shown: dict[str, object] = {
+            "starting_deadline": self.starting_deadline, "timeout": self.timeout,
+            "keep_succeeded": self.keep_succeeded, "keep_failed": self.keep_failed,
+            "tz": self.tz.name, "retries": self.retries, "retry_delay": self.retry_delay,
+            "catch_up": self.catch_up, "jitter": self.jitter, "missed_limit": self.missed_limit,
+            "past_limit": self.past_limit}
+        if self.more_schedules or self.exclude or self.daylight_saving is not DaylightSaving.VIXIE:
+            shown.update(more_schedules=list(self.more_schedules), exclude=list(self.exclude),
+                         daylight_saving=self.daylight_saving.value)
+        return shown
 
 
 def _is_int(value: object) -> bool:
@@ -146,5 +158,10 @@ class JobSpec:
     index: int  # 0-based position among all successful creations
 
     @property
-    def compiled(self) -> Expression:
-        return parse_expression(self.expression)
+    def compiled(self) -> Expression | MergedExpression:
+        options = self.options
+        if not options.more_schedules and not options.exclude \
+                and options.daylight_saving is DaylightSaving.VIXIE:
+            return parse_expression(self.expression)
+        return merged_expression((self.expression, *options.more_schedules), options.exclude,
+                                 options.daylight_saving)

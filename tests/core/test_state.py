@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from cronctl.core.dst import DaylightSaving
 from cronctl.core.retention import Finished
 from cronctl.core.spec import CATCH_UP_ALL, PAST_LIMIT_LAUNCH, JobSpec, Options, Policy
 from cronctl.core.state import (FAILED, RETRY_PENDING, SUCCEEDED, ControllerState, Job, JobState, PendingRetry,
@@ -26,7 +27,8 @@ ONE, TWO, THREE = t("2024-03-01T01:00"), t("2024-03-01T02:00"), t("2024-03-01T03
 def a_full_state() -> ControllerState:
     options = Options(starting_deadline=5, timeout=30, keep_succeeded=2, keep_failed=0,
                       tz=parse_zone("Europe/Berlin"), retries=2, retry_delay=3, catch_up=CATCH_UP_ALL, jitter=40,
-                      missed_limit=7, past_limit=PAST_LIMIT_LAUNCH)
+                      missed_limit=7, past_limit=PAST_LIMIT_LAUNCH, more_schedules=("30 12 * * *",),
+                      exclude=("2024-12-25", "* * 1 1 *"), daylight_saving=DaylightSaving.SKIP)
     spec = JobSpec("etl", "0 * * * *", Policy.WAIT_FOR_LAST, options, ONE - 60, 0)
     state = JobState(last_schedule=TWO, launched=3, active=["etl-2", "etl-3"],
                      kept_succeeded=[Finished(TWO, 1, "etl-1")], skipped=4, last_skipped=THREE,

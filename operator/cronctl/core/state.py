@@ -12,6 +12,7 @@ from bisect import insort
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from .dst import DaylightSaving
 from .retention import SUCCEEDED_CLASS, Finished, keep_newest, retention_class
 from .spec import JobSpec, Options, Policy
 from .times import format_time, parse_stored_time
@@ -152,6 +153,11 @@ class Job:
     def from_json(cls, data: dict[str, Any]) -> Job:
         options = dict(data["options"])
         options["tz"] = parse_zone(options["tz"])
+        for key in ("more_schedules", "exclude"):
+            if key in options:
+                options[key] = tuple(options[key])
+        if "daylight_saving" in options:
+            options["daylight_saving"] = DaylightSaving(options["daylight_saving"])
         spec = JobSpec(name=data["name"], expression=data["expression"], policy=Policy(data["policy"]),
                        options=Options(**options), created_at=parse_stored_time(data["created_at"]),
                        index=data["index"])

@@ -247,7 +247,8 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
         spec = read_spec(schedule, anchor)
         timeline = Timeline(spec.job.compiled, anchor, spec.job.options.tz)
         if not timeline.fires:
-            raise SpecError("spec.schedule", f"{spec.job.expression!r} never fires within 8 years "
+            field = "spec.schedules" if "schedules" in schedule.get("spec", {}) else "spec.schedule"
+            raise SpecError(field, f"{spec.job.compiled.text!r} never fires within 8 years "
                             f"of {rfc3339(anchor)}", "NeverFires")
     except SpecError as error:
         return _refused(schedule, status, anchor, error, now, jobs)

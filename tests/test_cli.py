@@ -399,3 +399,70 @@ def test_operator_staging_flag_sets_the_handlers_setting(tmp_path: Path, monkeyp
     monkeypatch.setattr(handlers, "staging", "unset")
     assert main(["operator", "--no-leader-election", *([flag] if flag else [])]) == 2  # no credentials here
     assert handlers.staging == staging  # None: CRONCTL_STAGING decides
+
+
+# -- suspend and resume (pause with a reason) on a runner's folder ---------------------------------------
+
+
+def test_suspend_and_resume_say_what_happened_in_one_line_and_status_json_shows_the_pause(tmp_path: Path) -> None:
+    folder = a_runner_folder(tmp_path)
+    manifest_before = (folder / "hello.yaml").read_text()
+    suspended = run_cli("suspend", "hello", "--reason", "db migration until Friday", "--dir", str(folder),
+                        env=at(A_MINUTE, tmp_path))
+    assert (suspended.returncode, suspended.stdout, suspended.stderr) == (
+        0, 'hello suspended: "db migration until Friday"\n', "")
+    assert (folder / "hello.yaml").read_text() == manifest_before  # the user's manifest is not rewritten
+    status = run_cli("status", "--dir", str(folder), "--json", env=at(A_MINUTE, tmp_path))
+    [hello] = json.loads(status.stdout)["schedules"]
+    assert hello["suspended"] == {"by": "cronctl suspend", "since": "2024-03-01T00:10:00Z",
+                                  "reason": "db migration until Friday", "manifest": False, "problem": None}
+    assert hello["overdue_since"] is None
+    resumed = run_cli("resume", "hello", "--dir", str(folder), env=at(A_MINUTE, tmp_path))
+    assert (resumed.returncode, resumed.stdout, resumed.stderr) == (0, "hello resumed; next fire 2024-03-01 00:11 UTC\n",
+                                                                    "")
+    assert not (folder / "paused" / "hello.json").exists()
+
+
+def test_suspend_without_a_reason_says_none_was_given(tmp_path: Path) -> None:
+    folder = a_runner_folder(tmp_path)
+    result = run_cli("suspend", "hello", "--dir", str(folder), env=at(A_MINUTE, tmp_path))
+    assert (result.returncode, result.stdout) == (0, "hello suspended (no reason given)\n")
+
+
+def test_resume_of_a_schedule_its_manifest_suspends_is_one_line_naming_the_file_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "nightly.yaml").write_text(a_manifest("nightly", "30 2 * * *", suspend=True))
+    result = run_cli("resume", "nightly", "--dir", str(tmp_path), env=at(A_MINUTE, tmp_path))
+    assert_one_line(result, 2, f"cronctl: nightly is suspended by its manifest {tmp_path}/nightly.yaml "
+                               "(spec.suspend: true), not by cronctl suspend: set spec.suspend: false there")
+
+
+def test_a_reason_longer_than_256_characters_is_one_line_naming_reason_and_exit_2(tmp_path: Path) -> None:
+    folder = a_runner_folder(tmp_path)
+    result = run_cli("suspend", "hello", "--reason", "x" * 257, "--dir", str(folder))
+    assert_one_line(result, 2, "cronctl: --reason: 257 characters, more than the 256")
+    assert not (folder / "paused").exists()
+
+
+@pytest.mark.parametrize("command", ["suspend", "resume"])
+def test_suspend_and_resume_of_an_unknown_schedule_are_one_line_and_exit_2(tmp_path: Path, command: str) -> None:
+    folder = a_runner_folder(tmp_path)
+    assert_one_line(run_cli(command, "helo", "--dir", str(folder)), 2,
+                    f"cronctl: no schedule named 'helo' in {folder}; its manifests define: hello")
+
+
+@pytest.mark.parametrize("command", ["suspend", "resume"])
+def test_suspend_and_resume_of_a_missing_folder_are_one_line_and_exit_2(tmp_path: Path, command: str) -> None:
+    assert_one_line(run_cli(command, "hello", "--dir", str(tmp_path / "nope")), 2,
+                    f"cronctl: {tmp_path}/nope: no such folder")
+
+
+def test_next_of_a_suspended_schedule_says_so_before_its_times_and_on_stderr_with_json(tmp_path: Path) -> None:
+    folder = a_runner_folder(tmp_path)
+    run_cli("suspend", "hello", "--reason", "db migration", "--dir", str(folder), env=at(A_MINUTE, tmp_path))
+    text = run_cli("next", "hello", "--dir", str(folder), "--count", "1", env=at(A_MINUTE, tmp_path))
+    assert (text.returncode, text.stdout.splitlines()) == (0, [
+        'hello is suspended since 2024-03-01 00:10 UTC by cronctl suspend: "db migration"; it fires at these '
+        "times only if resumed by then:", "2024-03-01 00:11 UTC"])
+    as_json = run_cli("next", "hello", "--dir", str(folder), "--count", "1", "--json", env=at(A_MINUTE, tmp_path))
+    assert (as_json.returncode, json.loads(as_json.stdout)) == (0, ["2024-03-01T00:11"])
+    assert as_json.stderr.startswith("cronctl: hello is suspended since 2024-03-01 00:10 UTC")

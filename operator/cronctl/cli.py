@@ -131,6 +131,17 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--json", action="store_true", help="print one JSON object (times RFC 3339 UTC)")
         sub.set_defaults(command=_runner_view, view=name)
 
+    suspend = commands.add_parser("suspend", help="suspend a schedule of a runner's folder with a reason (a pause "
+                                                   "record: its manifest is left as it is)")
+    suspend.add_argument("name", help="the schedule's name")
+    suspend.add_argument("--reason", help="why, shown by status and the runner's log (free text, at most 256 "
+                                          "characters; default: none)")
+    resume = commands.add_parser("resume", help="resume a schedule that cronctl suspend suspended")
+    resume.add_argument("name", help="the schedule's name")
+    for name, sub in (("suspend", suspend), ("resume", resume)):
+        sub.add_argument("--dir", type=Path, default=Path("."), help="the runner's folder (default: here)")
+        sub.set_defaults(command=_runner_view, view=name)
+
     nxt = commands.add_parser("next", help="show the next fire times of an expression, or of a runner's schedule")
     nxt.add_argument("expression", help='a cron expression ("*/15 9-17 * * MON-FRI"), "@every 90m", '
                                         "or the name of a schedule in --dir")
@@ -344,7 +355,8 @@ def _runner_view(args: argparse.Namespace) -> int:
     from .clock import clock_from_environment
     from .runner import views
 
-    now = clock_from_environment().minute()
+    clock = clock_from_environment()
+    now = clock.minute()
     try:
         if args.view == "status":
             if args.json:
@@ -356,6 +368,10 @@ def _runner_view(args: argparse.Namespace) -> int:
                 _print_json(views.history(args.dir, args.name))
                 return 0
             lines = views.history_lines(args.dir, args.name)
+        elif args.view == "suspend":
+            lines = [views.suspend(args.dir, args.name, args.reason, clock.seconds()).message]
+        elif args.view == "resume":
+            lines = [views.resume(args.dir, args.name, now).message]
         else:
             lines = [f"triggered {args.name}: {views.trigger(args.dir, args.name, now).message}"]
     except views.ViewError as error:
@@ -409,9 +425,14 @@ def _next_of_schedule(args: argparse.Namespace, after: int | None) -> int:
     except views.ViewError as error:
         print(f"cronctl: {error.message}", file=sys.stderr)
         return error.exit_code
+    notice = found.notice()  # a suspended schedule: the times it fires at if resumed by then
     if args.json:
         _print_json([format_time(t) for t in found.times])
+        if notice is not None:
+            print(f"cronctl: {notice}", file=sys.stderr)
     else:
+        if notice is not None:
+            print(f"{notice}:")
         for t in found.times:
             print(both_times(t, found.spec.options.tz))
     if not found.times:

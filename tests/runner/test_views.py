@@ -218,7 +218,7 @@ def test_status_json_has_stable_keys_and_rfc3339_utc_times(folder: Path) -> None
         "schedules": [{"name": "hello", "expression": "* * * * *", "time_zone": "+00:00", "policy": "allow",
                        "last": None, "next": "2024-03-01T00:04:00Z", "overdue_since": "2024-03-01T00:04:00Z",
                        "skipped": 0, "running": [], "queued": [], "retrying": [], "overflow": None,
-                       "invalid": False, "retired": None}],
+                       "invalid": False, "retired": None, "suspended": None}],
         "invalid_manifests": [],
         "retired": [{"schedule": "gone", "at": "2024-03-01T00:02:00Z"}]}
 

@@ -9,4 +9,5 @@ what the core cannot: files, locks, processes and the wall clock.
   outlives a crash of the runner and never starts twice.
 - :mod:`.slots`: the pool of worker slots and the order due firings wait in.
 - :mod:`.definitions`: CronSchedule manifests read from a folder.
+- :mod:`.pauses`: the pause records of ``cronctl suspend`` (the manifests are never rewritten).
 """

@@ -51,6 +51,21 @@ executor folder of their own (``DIR/manual/<trigger id>/``), whatever else
 runs that minute; the file is deleted once the book that records its firing
 is saved, so a crash in between consumes it again into the same key.
 
+Suspension, as ``spec.suspend: true`` does on the operator: a schedule
+whose manifest says so, or that has a pause record (``DIR/paused/<name>.json``,
+written by ``cronctl suspend`` and deleted by ``cronctl resume``; see
+:mod:`.pauses`), fires nothing scheduled and counts no missed run for the
+time it is off (``transitions.hold``, as for an invalid manifest); manual
+triggers still run, as they did for a suspended manifest. The records are
+read at every step (only those that changed), as trigger files are, and a
+record that does not read pauses its schedule all the same. Each schedule
+that becomes suspended (or whose suspension changes: its reason, by whom)
+or resumed is one line; the first step says nothing of the schedules
+suspended already. The book's ``manifests.suspended`` keeps since when each
+manifest suspension was seen (None: since before this runner saw it), for
+``cronctl status``. A retired schedule's pause record is deleted with it, as
+deleting a CronSchedule takes its ``spec.suspend`` along.
+
 Faults are reported, never fatal: a broken trigger file is moved aside, an
 item of the book that does not read is left out, and a save the file system
 refuses (a full disk, a read-only folder) is said once and tried again at
@@ -78,7 +93,7 @@ from ..core.controller import Controller
 from ..core.schedule import Timeline
 from ..core.spec import JobSpec
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
-from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, start_time
+from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, start_time, window_start
 from ..core.transitions import Applied, apply, hold
 from ..manifest import read_manifest
 from .book import Book, Status
@@ -88,6 +103,7 @@ from .files import read_json, remove_tree, utc_iso
 from .firing import (MANUAL_DIR, SWITCH_OFF_FILE, TRIGGERS_DIR, BookContents, Firing, Overflowed, Unreadable,
                      both_times, read_book)
 from .lock import DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_identity, wait_for_lock
+from .pauses import BY_COMMAND, Pause, PauseFolder, Suspension, pause_path, remove_pause, suspension_of
 from .slots import SlotPool, order_due
 from .wrapper import DEFAULT_MAX_LOG_BYTES
 
@@ -149,7 +165,13 @@ class Runner:
         self.invalid: list[dict[str, Any]] = []  # the book's manifests.invalid
         self.retired: list[dict[str, Any]] = []  # the book's manifests.retired
         self._held: dict[str, str] = {}  # known schedules whose manifest is invalid -> its message
-        self._suspended: set[str] = set()
+        self._by_manifest: dict[str, str | None] = {}  # manifests saying spec.suspend: true -> suspendReason
+        # The book's manifests.suspended: schedule -> {"since": minute or None (not known), "reason": ...}.
+        self.suspended: dict[str, dict[str, Any]] = {}
+        self.pauses = PauseFolder(folder)
+        self._pauses: dict[str, Pause] = {}  # cronctl suspend's pause records, by schedule
+        self._suspensions: dict[str, Suspension] = {}  # the schedules suspended at the last step
+        self._suspensions_read = False  # the first step says nothing of schedules suspended already
         self._imaged: set[str] = set()  # schedules the notice that images are ignored named
         self._switched_off: bool | None = None
         self._judged = False
@@ -203,6 +225,8 @@ class Runner:
         self.firings = contents.firings
         self.journal, self.snapshots, self.overflows = contents.journal, contents.snapshots, contents.overflows
         self.invalid, self.retired, self.sources = contents.invalid, contents.retired, contents.sources
+        self.suspended = {entry["schedule"]: {"since": entry.get("since"), "reason": entry.get("reason")}
+                          for entry in contents.suspended}
         self._adopt()
 
     def _adopt(self) -> None:
@@ -262,6 +286,7 @@ class Runner:
         if self.controller.state.clock is not None and now < self.controller.state.clock:
             now = self.controller.state.clock  # a clock that went back fires nothing again
         changed = self._sync_definitions(now)
+        changed |= self._sync_suspensions(now)
         changed |= self._hold(now)
         changed |= self._take_triggers(now)
         # Runs end before the tick decides, as in the harness (finish, then tick): a run over by
@@ -293,7 +318,9 @@ class Runner:
         self.book.save({"controller": self.controller.state.to_json(),
                         "firings": [firing.to_json() for firing in self.firings.values()],
                         "journal": self.journal, "snapshots": self.snapshots, "overflows": self.overflows,
-                        "manifests": {"invalid": self.invalid, "retired": self.retired},
+                        "manifests": {"invalid": self.invalid, "retired": self.retired,
+                                      "suspended": [{"schedule": name, **entry}
+                                                    for name, entry in sorted(self.suspended.items())]},
                         "sources": self.sources, "workers": self.slots.size})
 
     def _save_and_settle(self) -> None:
@@ -384,7 +411,7 @@ class Runner:
             self._retire(name, now)
         if edited or gone:
             self.controller = Controller(state)
-        self._suspended = {name for name, (_, read) in verdict.valid.items() if read.suspend}
+        self._by_manifest = {name: read.suspend_reason for name, (_, read) in verdict.valid.items() if read.suspend}
         self._held = {name: message for name, (_, message) in verdict.invalid.items() if name in state.jobs}
         for name in self._held:
             self.sources.setdefault(name, verdict.invalid[name][0].name)
@@ -457,6 +484,14 @@ class Runner:
         kept = set(state.jobs) | {entry["schedule"] for entry in self.retired}
         self.journal = {schedule: rows for schedule, rows in self.journal.items() if schedule in kept}
         what = f"stopping {', '.join(stopping)}" if stopping else "nothing was running"
+        self.suspended.pop(name, None)
+        self._suspensions.pop(name, None)
+        try:
+            if remove_pause(self.folder, name):  # as deleting a CronSchedule takes its spec.suspend along
+                what += f"; its pause record {pause_path(self.folder, name)} is deleted"
+        except OSError as error:
+            self._fault(f"unpause {name}", f"{name}: cannot delete the pause record of a retired schedule "
+                                           f"{pause_path(self.folder, name)}: {error.strerror or error}")
         self._event("retired", f"{name}: retired, its manifest{f' {file}' if file else ''} is gone (deleted, or the "
                                f"schedule renamed); {what}", schedule=name, file=file, stopping=stopping)
 
@@ -481,13 +516,68 @@ class Runner:
                 self._event("switch", "the node switch is on again: the schedules fire", switch="on")
             self._switched_off = switched_off
         jobs = self.controller.state.jobs
-        names = list(jobs) if switched_off else [n for n in (*self._held, *self._suspended) if n in jobs]
+        names = list(jobs) if switched_off else [n for n in (*self._held, *self._suspensions) if n in jobs]
         held = False
         for name in names:
             held |= hold(jobs[name].state, now)
         if held:
             self.controller = Controller(self.controller.state)  # re-derive who is due
         return held
+
+    # -- suspensions ------------------------------------------------------------------------
+
+    def _sync_suspensions(self, now: int) -> bool:
+        """Read the pause records (those that changed), say each schedule that became suspended or
+        resumed since the last step, and keep since when each manifest suspension was seen.
+        Whether the book's ``manifests.suspended`` changed."""
+        try:
+            self._pauses, _ = self.pauses.scan()
+        except OSError as error:
+            self._fault("pauses", f"cannot read the pause records in {self.pauses.path}: {error.strerror or error}; "
+                                  "the schedules stay suspended or not as last read")
+        else:
+            self._clear_fault("pauses")
+        jobs = self.controller.state.jobs
+        first, self._suspensions_read = not self._suspensions_read, True
+        suspended: dict[str, dict[str, Any]] = {
+            name: {"since": self.suspended.get(name, {}).get("since", None if first else now), "reason": reason}
+            for name, reason in self._by_manifest.items() if name in jobs}
+        for name in self._pauses:
+            if name not in jobs:
+                self._notice(f"{pause_path(self.folder, name)}: no schedule named {name!r}; the pause record is "
+                             "ignored until a valid manifest defines it", "warning")
+        before, self._suspensions = self._suspensions, {}
+        for name in jobs:
+            since = suspended.get(name, {}).get("since")
+            found = suspension_of(self._pauses.get(name), name in suspended, self._by_manifest.get(name),
+                                  None if since is None else nominal_iso(since))
+            if found is not None:
+                self._suspensions[name] = found
+        if not first:
+            for name, suspension in self._suspensions.items():
+                if before.get(name) != suspension:
+                    self._say_suspended(name, suspension)
+            for name, was in before.items():
+                if name not in self._suspensions and name in jobs:
+                    self._say_resumed(name, was, now)
+        changed, self.suspended = suspended != self.suspended, suspended
+        return changed
+
+    def _say_suspended(self, name: str, suspension: Suspension) -> None:
+        lifted = f"'cronctl resume {name}'" if suspension.by == BY_COMMAND else ""
+        if suspension.manifest:
+            lifted += f"{' and ' if lifted else ''}its manifest says spec.suspend: false"
+        self._event("suspended", f"{name}: suspended {suspension.describe()}; no scheduled firing until {lifted} "
+                                 "(the time it is off counts no missed run)",
+                    "warning" if suspension.problem else "info", schedule=name, **suspension.to_json())
+
+    def _say_resumed(self, name: str, was: Suspension, now: int) -> None:
+        job = self.controller.state.jobs[name]
+        start = window_start(job.spec, job.state.last_schedule, now, job.state.not_before)
+        next_fire = Timeline(job.spec.compiled, job.spec.created_at, job.spec.options.tz).next_after(start)
+        then = "it fires no more" if next_fire is None else f"next fire {self._time(name, next_fire)}"
+        self._event("resumed", f"{name}: resumed (it was suspended {was.describe()}); {then}", schedule=name,
+                    was=was.to_json(), next=None if next_fire is None else nominal_iso(next_fire))
 
     # -- manual triggers -------------------------------------------------------------------
 

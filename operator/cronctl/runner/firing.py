@@ -150,6 +150,7 @@ class BookContents:
     overflows: dict[str, dict[str, Any]] = field(default_factory=dict)
     invalid: list[dict[str, Any]] = field(default_factory=list)
     retired: list[dict[str, Any]] = field(default_factory=list)
+    suspended: list[dict[str, Any]] = field(default_factory=list)  # manifests saying spec.suspend: true
     sources: dict[str, str] = field(default_factory=dict)  # schedule -> the name of its manifest file
 
 
@@ -179,7 +180,7 @@ def read_book(data: dict[str, Any]) -> tuple[BookContents, list[str]]:
     contents.overflows = {key: value for key, value in items("overflows", "mapping", {}).items()
                           if _fits(OVERFLOW, value, f"overflows.{key}", problems)}
     manifests = items("manifests", "mapping", {})
-    for key, shape in (("invalid", INVALID), ("retired", RETIRED)):
+    for key, shape in (("invalid", INVALID), ("retired", RETIRED), ("suspended", SUSPENDED)):
         value = manifests.get(key, [])
         if not isinstance(value, list):
             problems.append(f"manifests.{key}: not a list, left out")
@@ -299,6 +300,7 @@ OVERFLOW = _object({"at": _INT, "limit": _INT},
                     "queued": {"type": "array", "items": _INT}, "skipped": _MAYBE_INT})
 INVALID = _object({"file": STRING, "schedule": _MAYBE_STRING, "message": STRING})
 RETIRED = _object({"schedule": STRING, "at": _INT}, closed=False)
+SUSPENDED = _object({"schedule": STRING}, {"since": _MAYBE_INT, "reason": _MAYBE_STRING}, closed=False)
 
 # JSON's integers, not Python's: neither True nor 2.0 is one (jsonschema would take both).
 _Checker = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
@@ -306,4 +308,4 @@ _Checker = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
     type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)))
 _VALIDATORS = {id(schema): _Checker(schema) for schema in
-               (STRING, JOB, RUN, COMMAND, FIRING, ENTRY, OVERFLOW, INVALID, RETIRED)}
+               (STRING, JOB, RUN, COMMAND, FIRING, ENTRY, OVERFLOW, INVALID, RETIRED, SUSPENDED)}

@@ -1,8 +1,10 @@
-"""What ``cronctl status``, ``history``, ``next`` and ``trigger`` show or do for a runner's folder.
+"""What ``cronctl status``, ``history``, ``next``, ``trigger``, ``suspend`` and ``resume`` show or do
+for a runner's folder.
 
 They read the book without the lock (it is rewritten whole and atomically,
 so a reader sees a complete book) and never write it; a manual trigger is a
-file the running runner consumes once. Before the runner has ever run in a
+file the running runner consumes once, a pause a record it reads at every
+step (:mod:`.pauses`; the manifests, the user's, are never rewritten). Before the runner has ever run in a
 folder there is no book, and the views read the manifests instead, with the
 runner's reader (``load_definitions``, then ``read_manifest``).
 
@@ -36,9 +38,11 @@ from ..manifest import API_VERSION, KIND, read_manifest
 from .book import Book, Loaded, Status
 from .definitions import load_definitions
 from .executor import RUNS_DIR, RunKey, run_folder_name
-from .files import read_json
+from .files import read_json, utc_iso
 from .firing import MANUAL_DIR, SWITCH_OFF_FILE, TRIGGERS_DIR, Firing, Overflowed, both_times
 from .lock import RunnerLock, describe_holder
+from .pauses import (MAX_REASON, Pause, Suspension, pause_path, quoted, read_pause, read_pauses, remove_pause,
+                     suspension_of, write_pause)
 
 OVERDUE_AFTER = 1  # minutes a next time may lie in the past before a stopped runner makes it overdue
 EXIT_USAGE = 2
@@ -78,6 +82,8 @@ class Manifests:
 
     specs: dict[str, JobSpec]
     invalid: list[Invalid]
+    files: dict[str, str] = field(default_factory=dict)  # schedule -> its manifest file (the valid ones)
+    suspended: dict[str, str | None] = field(default_factory=dict)  # spec.suspend: true -> spec.suspendReason
 
 
 def read_manifests(folder: Path, now: int) -> Manifests:
@@ -86,17 +92,21 @@ def read_manifests(folder: Path, now: int) -> Manifests:
         loaded = load_definitions(folder)
     except OSError as error:
         raise ViewError(f"{folder}: cannot read its manifests: {error.strerror or error}") from None
-    invalid = [Invalid(str(e.file), e.schedule, str(e)) for e in loaded.errors]
-    specs: dict[str, JobSpec] = {}
+    manifests = Manifests({}, [Invalid(str(e.file), e.schedule, str(e)) for e in loaded.errors])
     for definition in loaded.definitions:
         body = definition.body or {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": definition.name},
                                    "spec": definition.spec}
         try:
-            specs[definition.name] = read_manifest(body, now).job
+            read = read_manifest(body, now)
         except CronctlError as error:
-            invalid.append(Invalid(str(definition.file), definition.name,
-                                   f"{definition.file}: {KIND} {definition.name!r}: {error.message}"))
-    return Manifests(specs, invalid)
+            manifests.invalid.append(Invalid(str(definition.file), definition.name,
+                                             f"{definition.file}: {KIND} {definition.name!r}: {error.message}"))
+            continue
+        manifests.specs[definition.name] = read.job
+        manifests.files[definition.name] = str(definition.file)
+        if read.suspend:
+            manifests.suspended[definition.name] = read.suspend_reason
+    return manifests
 
 
 def _check_folder(folder: Path) -> None:
@@ -138,6 +148,7 @@ class Decoded:
     workers: int
     invalid: list[Invalid]
     retired: dict[str, int]
+    suspended: dict[str, dict[str, Any]]  # manifests saying spec.suspend: true -> {"since", "reason"}
 
 
 def _decode(folder: Path, data: dict[str, Any]) -> Decoded:
@@ -154,7 +165,10 @@ def _decode(folder: Path, data: dict[str, Any]) -> Decoded:
             workers=int(data.get("workers", 1)),
             invalid=[Invalid(str(i["file"]), i.get("schedule"), str(i["message"]))
                      for i in manifests.get("invalid", [])],
-            retired={str(r["schedule"]): int(r["at"]) for r in manifests.get("retired", [])})
+            retired={str(r["schedule"]): int(r["at"]) for r in manifests.get("retired", [])},
+            suspended={str(e["schedule"]): {"since": None if e.get("since") is None else int(e["since"]),
+                                            "reason": None if e.get("reason") is None else str(e["reason"])}
+                       for e in manifests.get("suspended", [])})
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ViewError(f"{folder / 'cronctl.json'}: the book has a field this cronctl cannot read "
                         f"({type(error).__name__}: {error})") from None
@@ -190,6 +204,7 @@ class ScheduleView:
     overflow: Overflowed | None = None
     invalid: bool = False
     retired_at: int | None = None
+    suspension: Suspension | None = None
 
     @property
     def attempts(self) -> int:
@@ -222,6 +237,7 @@ def folder_view(folder: Path, now: int | None = None) -> FolderView:
     if data is None:
         return _unstarted_view(folder, holder, switched_off, now)
     book = _decode(folder, data)
+    pauses = _pauses(folder)
     invalid_names = {i.schedule for i in book.invalid}
     views = []
     for job in book.state.jobs.values():
@@ -234,8 +250,10 @@ def folder_view(folder: Path, now: int | None = None) -> FolderView:
                             queued=[f for f in mine if f.startable],
                             retrying=[f for f in mine if f.retry_due is not None],
                             overflow=book.overflows.get(spec.name),
-                            invalid=spec.name in invalid_names, retired_at=book.retired.get(spec.name))
+                            invalid=spec.name in invalid_names, retired_at=book.retired.get(spec.name),
+                            suspension=_book_suspension(book, pauses, spec.name))
         if (now is not None and holder is None and not switched_off and not view.invalid
+                and view.suspension is None
                 and view.retired_at is None and view.next is not None and now - view.next > OVERDUE_AFTER):
             view.overdue_since = view.next
         views.append(view)
@@ -249,8 +267,36 @@ def _unstarted_view(folder: Path, holder: dict[str, Any] | None, switched_off: b
     """No book yet: the schedules the manifests define, as a first start would see them."""
     anchor = now if now is not None else _wall_minute()
     manifests = read_manifests(folder, anchor)
-    views = [ScheduleView(spec, None, _timeline(spec).next_after(anchor)) for spec in manifests.specs.values()]
+    pauses = _pauses(folder)
+    views = [ScheduleView(spec, None, _timeline(spec).next_after(anchor),
+                          suspension=_manifest_suspension(manifests, pauses, spec.name))
+             for spec in manifests.specs.values()]
     return FolderView(folder, holder, switched_off, False, 0, 0, None, views, manifests.invalid, {})
+
+
+def _pauses(folder: Path) -> dict[str, Pause]:
+    try:
+        return read_pauses(folder)
+    except OSError as error:
+        raise ViewError(f"{folder}: cannot read its pause records: {error.strerror or error}") from None
+
+
+def _book_suspension(book: Decoded, pauses: dict[str, Pause], name: str) -> Suspension | None:
+    """A schedule's suspension: its pause record as it is now, its manifest's as the runner last saw it."""
+    seen = book.suspended.get(name)
+    return suspension_of(pauses.get(name), seen is not None, None if seen is None else seen["reason"],
+                         None if seen is None else rfc3339(seen["since"]))
+
+
+def _manifest_suspension(manifests: Manifests, pauses: dict[str, Pause], name: str) -> Suspension | None:
+    """A schedule's suspension before the runner ever ran: since when its manifest says so is not known."""
+    return suspension_of(pauses.get(name), name in manifests.suspended, manifests.suspended.get(name), None)
+
+
+def _suspended_line(suspension: Suspension, zone: AnyZone) -> str:
+    """``suspended since 2024-03-01 00:10 UTC by cronctl suspend: "db migration"``."""
+    since = f" since {_actual(suspension.since, zone)}" if suspension.since else ""
+    return f"suspended{since} {suspension.describe()}"
 
 
 def status(folder: Path, now: int | None = None) -> dict[str, Any]:
@@ -287,6 +333,7 @@ def _schedule_json(view: ScheduleView) -> dict[str, Any]:
             "at": rfc3339(view.overflow.at), "limit": view.overflow.limit, "dropped": view.overflow.dropped,
             "message": view.overflow.describe(spec.options.tz)},
         "invalid": view.invalid, "retired": rfc3339(view.retired_at),
+        "suspended": None if view.suspension is None else view.suspension.to_json(),
     }
 
 
@@ -318,10 +365,15 @@ def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
     lines = [f"{spec.name}: {spec.expression} ({zone.name}, {spec.policy.value})"]
     if folder.has_book:
         lines.append(f"  last:  {both_times(view.last, zone)}")
+    suspended = view.suspension is not None and view.retired_at is None
+    if view.suspension is not None and suspended:
+        lines.append(f"  {_suspended_line(view.suspension, zone)}")
     if view.retired_at is not None:
         lines.append(f"  retired at {both_times(view.retired_at, zone)}: its manifest is gone, nothing fires")
     elif view.invalid:
         lines.append("  its manifest is invalid (below): nothing fires until it is fixed")
+    elif suspended:
+        lines.append(f"  next:  {both_times(view.next, zone)} if resumed by then")
     elif view.overdue_since is not None:
         lines.append(f"  next:  {both_times(view.next, zone)}, overdue since {both_times(view.overdue_since, zone)}")
     else:
@@ -488,34 +540,52 @@ def _actual(stamp: str | None, zone: AnyZone) -> str:
 class NextTimes:
     spec: JobSpec
     times: list[int]
+    suspension: Suspension | None = None  # suspended: the times are those it fires at if resumed by then
+
+    def notice(self) -> str | None:
+        """What to say before the times of a suspended schedule; None for one that fires."""
+        if self.suspension is None:
+            return None
+        return (f"{self.spec.name} is {_suspended_line(self.suspension, self.spec.options.tz)}; "
+                "it fires at these times only if resumed by then")
 
 
 def next_times(folder: Path, name: str, count: int = 5, now: int | None = None) -> NextTimes:
     """The next fire times of a schedule after ``now`` (and after the runner's last step): from the
     book, or, for a schedule the book does not have yet (the runner never ran, a new manifest),
-    from its manifest, anchored at ``now`` as the runner's first sight of it would be."""
+    from its manifest, anchored at ``now`` as the runner's first sight of it would be. A
+    suspended schedule's are the times it would fire at once resumed, with its suspension."""
     data = _book(folder)
-    state = None if data is None else _decode(folder, data).state
-    job = None if state is None else state.jobs.get(name)
-    if state is not None and job is not None:
+    book = None if data is None else _decode(folder, data)
+    job = None if book is None else book.state.jobs.get(name)
+    if book is not None and job is not None:
         spec = job.spec
-        start = max(state.clock or spec.created_at, now if now is not None else 0)
+        start = max(book.state.clock or spec.created_at, now if now is not None else 0)
+        suspension = _book_suspension(book, _pauses(folder), name)
     else:
         start = _wall_minute() if now is None else now
-        spec = _manifest_spec(folder, name, start)
-    return NextTimes(spec, _timeline(spec).upcoming(start, count))
+        manifests, spec = _defined(folder, name, start)
+        suspension = _manifest_suspension(manifests, _pauses(folder), name)
+    return NextTimes(spec, _timeline(spec).upcoming(start, count), suspension)
 
 
 def next_lines(folder: Path, name: str, count: int = 5, now: int | None = None) -> list[str]:
+    """The times, one a line, after a line saying so when the schedule is suspended."""
     found = next_times(folder, name, count, now)
-    return [both_times(t, found.spec.options.tz) for t in found.times]
+    notice = found.notice()
+    return ([] if notice is None else [f"{notice}:"]) + [both_times(t, found.spec.options.tz) for t in found.times]
 
 
 def _manifest_spec(folder: Path, name: str, anchor: int) -> JobSpec:
     """A schedule's spec from its manifest; a ViewError naming the file, field and reason if it is bad."""
+    return _defined(folder, name, anchor)[1]
+
+
+def _defined(folder: Path, name: str, anchor: int) -> tuple[Manifests, JobSpec]:
+    """The folder's manifests and the spec of ``name`` in them; a ViewError as for ``_manifest_spec``."""
     manifests = read_manifests(folder, anchor)
     if name in manifests.specs:
-        return manifests.specs[name]
+        return manifests, manifests.specs[name]
     bad = next((i for i in manifests.invalid if i.schedule == name), None)
     if bad is not None:
         raise ViewError(f"{bad.line()} (nothing fires for {name!r} until it is fixed)")
@@ -561,3 +631,67 @@ def trigger(folder: Path, name: str, now: int | None = None) -> Triggered:
     if RunnerLock(folder).holder() is None:
         return Triggered(path, f"queued: no runner is running; {name} runs when 'cronctl local {folder}' starts")
     return Triggered(path, "queued: the runner starts it within a second")
+
+
+# -- suspend and resume -----------------------------------------------------------------------
+
+
+class Paused(NamedTuple):
+    path: Path  # the pause record
+    message: str  # the one line for people
+
+
+def suspend(folder: Path, name: str, reason: str | None, at: float | None = None) -> Paused:
+    """Suspend ``name`` with a pause record (``at``, seconds since 1970, is its time; the command
+    passes its clock's) and say so. The manifest is left as its owner wrote it; a schedule
+    paused already keeps its time and takes the new reason."""
+    _check_folder(folder)
+    if reason is not None and len(reason) > MAX_REASON:
+        raise ViewError(f"--reason: {len(reason)} characters, more than the {MAX_REASON} that "
+                        "spec.suspendReason allows")
+    seconds = time.time() if at is None else at
+    manifests, spec = _defined(folder, name, int(seconds // 60))
+    reason = reason or None
+    path = pause_path(folder, name)
+    try:
+        before: Pause | None = read_pause(path)
+    except FileNotFoundError:
+        before = None
+    since = before.since if before is not None and before.since and not before.problem else utc_iso(seconds)
+    try:
+        write_pause(folder, name, reason, since)
+    except OSError as error:
+        raise ViewError(f"{name} was not suspended: cannot write {path}: {error.strerror or error}") from None
+    said = f"{name} suspended: {quoted(reason)}" if reason else f"{name} suspended (no reason given)"
+    if before is not None and before.problem:
+        said += "; its unreadable pause record is replaced"
+    elif before is not None:
+        was = ("" if before.reason == reason else f", the reason was {quoted(before.reason)}" if before.reason
+               else ", it had no reason")
+        said += f"; {'already ' if not was else ''}since {_actual(since, spec.options.tz)}{was}"
+    if name in manifests.suspended:
+        said += f"; its manifest {manifests.files[name]} says spec.suspend: true as well"
+    return Paused(path, said)
+
+
+def resume(folder: Path, name: str, now: int | None = None) -> Paused:
+    """Lift ``cronctl suspend``'s pause of ``name`` and say when it fires next; refused (a ViewError)
+    when its manifest says spec.suspend: true, which only its owner lifts, in the manifest."""
+    _check_folder(folder)
+    now = _wall_minute() if now is None else now
+    manifests, spec = _defined(folder, name, now)
+    if name in manifests.suspended:
+        raise ViewError(f"{name} is suspended by its manifest {manifests.files[name]} (spec.suspend: true), "
+                        "not by cronctl suspend: set spec.suspend: false there to resume it")
+    path = pause_path(folder, name)
+    try:
+        removed = remove_pause(folder, name)
+    except OSError as error:
+        raise ViewError(f"{name} was not resumed: cannot delete {path}: {error.strerror or error}") from None
+    try:
+        found = next_times(folder, name, 1, now)
+    except ViewError:  # a book the views cannot read: the manifest's times, as before a first start
+        found = NextTimes(spec, _timeline(spec).upcoming(now, 1))
+    zone = found.spec.options.tz
+    then = f"next fire {both_times(found.times[0], zone)}" if found.times else "it fires no more"
+    return Paused(path, f"{name} resumed; {then}" if removed else f"{name} was not suspended; {then}")

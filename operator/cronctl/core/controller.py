@@ -15,11 +15,12 @@ import heapq
 from dataclasses import dataclass
 from operator import itemgetter
 
+from . import backfill as backfills
 from .errors import Code, CronctlError
 from .retention import history_order
 from .schedule import Timeline, never_fires, parse_seed_expression
 from .spec import JobSpec, Options, check_name, check_zone_allowed, parse_options, parse_policy
-from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, ControllerState, Job, Run
+from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
 from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, decide, expiry, manual_launch
 from .transitions import Applied, apply, apply_tick
 from .zones import UTC
@@ -148,12 +149,40 @@ class Controller:
         for _, job, held in self._jobs_to_look_at(now):
             if held is not None:  # a waiting job: decide() would repeat itself (JobTick.holds)
                 applied += self._repeats[job.spec.name]
-                continue
-            name = job.spec.name
-            result = decide(job.spec, job.state, self._timelines[name], now, self._known(name))
-            applied += self._carry_out(job, result.decisions, now)
-            self._record(job, result)
+            else:
+                name = job.spec.name
+                result = decide(job.spec, job.state, self._timelines[name], now, self._known(name))
+                applied += self._carry_out(job, result.decisions, now)
+                self._record(job, result)
+            if job.state.backfill is not None:
+                applied += self._backfill_step(job, now)
         return applied
+
+    def _backfill_step(self, job: Job, now: int) -> list[Applied]:
+        """The backfill's next run, if it may start now (``core.backfill``)."""
+        launch = backfills.next_launch(job.spec, job.state, job.state.backfill)
+        if launch is None:
+            return []
+        self._decide_again(job)  # a new active run: a replayed decision may no longer hold
+        applied = apply(job.state, launch)
+        self._keep_runs(job, launch, now)
+        assert job.state.backfill is not None
+        job.state.backfill = backfills.launched(job.state.backfill, job.spec, launch.run_id)
+        return [applied]
+
+    def backfill(self, now: int, name: object, start: int, end: int, request: str) -> Backfill:
+        """Ask for a backfill of the job's times in [start, end] (``core.backfill``); its first
+        run starts at the next tick if the policy lets it. BackfillError if refused."""
+        self.advance(now)
+        job = self.find_job(name)
+        job.state.backfill = backfills.begin(job.spec, request, start, end, now)
+        self._decide_again(job)
+        self._set_wake(job.spec, now)
+        return job.state.backfill
+
+    def backfill_preview(self, now: int, name: object, start: int, end: int) -> list[int]:
+        """The times a backfill of [start, end] would run, oldest first; BackfillError if refused."""
+        return backfills.preview(self.find_job(name).spec, start, end, now)
 
     def _jobs_to_look_at(self, now: int) -> list[tuple[int, Job, JobTick | None]]:
         """(index, job, held) in creation order: the jobs due by the wake-up heap, and the
@@ -265,8 +294,8 @@ class Controller:
     def _finish(self, run: Run, outcome: str, at: int) -> None:
         job = self.state.jobs[run.job]
         self._decide_again(job)  # its decisions may have rested on this run being active
-        if job.state.queue:  # a firing waits for this run (wait-for-last): at the next tick
-            self._set_wake(job.spec, at)
+        if job.state.queue or (job.state.backfill is not None and not job.state.backfill.done):
+            self._set_wake(job.spec, at)  # a firing or a backfill waits for this run: at the next tick
         run.state, run.finished_at = outcome, at
         options = job.spec.options
         for dropped in job.state.record_finish(run.id, run.number, outcome, at,

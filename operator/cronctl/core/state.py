@@ -69,6 +69,33 @@ class Queued(NamedTuple):
     reason: str  # scheduled or catch-up: only a scheduled one is ever coalesced
 
 
+@dataclass(frozen=True)
+class Backfill:
+    """A backfill under way (``core/backfill.py``): what was asked, what is next, how far it got."""
+
+    request: str  # what asked for it, answered once
+    start: int  # the range, UTC minutes, both ends included
+    end: int
+    total: int  # the schedule times in the range when it was asked
+    next: int | None  # the next time to launch; None once every one has been launched
+    launched: int = 0
+    running: str | None = None  # the run key of its run in progress, if any
+
+    @property
+    def done(self) -> bool:
+        return self.next is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"request": self.request, "start": format_time(self.start), "end": format_time(self.end),
+                "total": self.total, "next": _time_or_none(self.next), "launched": self.launched,
+                "running": self.running}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Backfill:
+        return cls(data["request"], parse_stored_time(data["start"]), parse_stored_time(data["end"]),
+                   data["total"], _parse_or_none(data["next"]), data["launched"], data["running"])
+
+
 @dataclass
 class JobState:
     """What a job's decisions change. ``active`` holds the ids of runs not finished
@@ -88,6 +115,7 @@ class JobState:
     not_before: int | None = None
     pending_retries: list[PendingRetry] = field(default_factory=list)  # by due time
     queue: list[Queued] = field(default_factory=list)  # oldest first
+    backfill: Backfill | None = None  # the last backfill asked for, under way or done
 
     def fail_attempt(self, run_id: str, number: int, attempt: int, at: int, retries: int,
                      delay: int) -> PendingRetry | None:
@@ -121,7 +149,8 @@ class JobState:
                 "kept_succeeded": [_finished_json(run) for run in self.kept_succeeded],
                 "kept_failed": [_finished_json(run) for run in self.kept_failed],
                 "skipped": self.skipped, "last_skipped": _time_or_none(self.last_skipped),
-                "overflowed": self.overflowed, "overflowing": self.overflowing}
+                "overflowed": self.overflowed, "overflowing": self.overflowing,
+                **({} if self.backfill is None else {"backfill": self.backfill.to_json()})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobState:
@@ -135,7 +164,8 @@ class JobState:
                    not_before=_parse_or_none(data.get("not_before")),
                    pending_retries=[PendingRetry(parse_stored_time(due), number, run_id, attempt)
                                     for due, number, run_id, attempt in data.get("pending_retries", [])],
-                   queue=[Queued(parse_stored_time(nominal), reason) for nominal, reason in data.get("queue", [])])
+                   queue=[Queued(parse_stored_time(nominal), reason) for nominal, reason in data.get("queue", [])],
+                   backfill=Backfill.from_json(data["backfill"]) if data.get("backfill") else None)
 
 
 @dataclass

@@ -24,6 +24,7 @@ from .state import JobState, Queued
 from .tick import Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip
 
 MANUAL = "manual"
+BACKFILL = "backfill"  # core.backfill's runs: each for a past time, asked for by hand
 
 
 class Applied(NamedTuple):
@@ -98,7 +99,7 @@ def _overflow(state: JobState, overflow: Overflow) -> Applied:
 def _launch(state: JobState, launch: Launch, run_key: str) -> None:
     state.active.append(run_key)
     state.launched = launch.number
-    if launch.reason == MANUAL:  # a firing asked for by hand deals with no schedule time
+    if launch.reason in (MANUAL, BACKFILL):  # a firing asked for by hand deals with no schedule time
         return
     if state.queue and state.queue[0].nominal == launch.scheduled_for:
         state.queue.pop(0)

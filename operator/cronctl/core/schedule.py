@@ -64,6 +64,15 @@ class ScheduleTimes(Protocol):
         ...
 
 
+class Schedulable(Protocol):
+    """What a Timeline is made of: an expression, or several merged (``merged.MergedExpression``)."""
+
+    @property
+    def text(self) -> str: ...
+
+    def times(self, anchor: int, zone: AnyZone) -> ScheduleTimes: ...
+
+
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> Expression:
     if text.strip().startswith("@"):
@@ -98,7 +107,7 @@ def never_fires() -> CronctlError:
 class Timeline:
     """The schedule times of one job: the chain of next fires after ``anchor`` (UTC minutes)."""
 
-    expression: Expression
+    expression: Schedulable
     anchor: int
     zone: AnyZone = UTC
     first: int | None = field(init=False)
@@ -164,6 +173,6 @@ def next_runs(expression: Expression, after: int, count: int, zone: AnyZone = UT
     return times.next_runs(after, count)
 
 
-__all__ = ["Expression", "IntervalExpression", "ScheduleTimes", "Timeline", "parse_expression",
+__all__ = ["Expression", "IntervalExpression", "Schedulable", "ScheduleTimes", "Timeline", "parse_expression",
            "parse_seed_expression", "never_fires", "next_runs", "is_fixed_time", "HORIZON_YEARS",
            "DST_ADJUSTED_BELOW", "days_from_civil"]

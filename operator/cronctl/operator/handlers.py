@@ -21,7 +21,7 @@ from ..clock import clock_from_environment
 from .leader import Election, Leadership
 from .events import POSTERS
 from .loop import CONCURRENCY, Scheduler
-from .plan import pending_trigger
+from .plan import pending_backfill, pending_trigger
 from ..manifest import GROUP, PLURAL, VERSION
 from .shard import Shard
 
@@ -113,7 +113,8 @@ async def schedule_changed(type: str | None, body: kopf.Body, event: kopf.RawEve
         return
     if type == "DELETED":
         _scheduler.forget(key)
-    elif key not in _scheduler.known or _spec_changed(body) or pending_trigger(body) is not None:
+    elif key not in _scheduler.known or _spec_changed(body) or pending_trigger(body) is not None \
+            or pending_backfill(body) is not None:
         _scheduler.touch(key)
 
 

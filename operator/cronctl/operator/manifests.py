@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from ..manifest import API_VERSION, KIND
-from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, REPLACES_ANNOTATION, RUN_LABEL,
+from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, REASON_LABEL, REPLACES_ANNOTATION, RUN_LABEL,
                        SCHEDULE_LABEL, SCHEDULED_ANNOTATION, SHARD_LABEL, STAGED_DIGEST_ANNOTATION, STAGED_LABEL,
                        START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, rfc3339, rfc3339_seconds)
 
@@ -54,7 +54,12 @@ def replaced_runs(annotations: Mapping[str, Any]) -> list[str]:
     return [name for name in str(annotations.get(REPLACES_ANNOTATION) or "").split(",") if name]
 
 
-def job_name(schedule: str, scheduled: int, attempt: int = 1, manual: bool = False) -> str:
+# Runs asked for by hand have names of their own: a manual run at a schedule time's minute, or a
+# backfill of a time whose scheduled run still exists, is another run.
+_NAME_SUFFIXES = {"manual": "-manual", "backfill": "-backfill"}
+
+
+def job_name(schedule: str, scheduled: int, attempt: int = 1, reason: str = "scheduled") -> str:
     """The Job of one attempt at one nominal time: <schedule>-<minutes since 1970>, as
     CronJob names them, and -<attempt> for attempts after the first.
 
@@ -62,7 +67,7 @@ def job_name(schedule: str, scheduled: int, attempt: int = 1, manual: bool = Fal
     keeps a crash between creating the Job and saving status from starting a
     second one, or from skipping or repeating an attempt.
     """
-    base = f"{schedule}-{scheduled}" + ("-manual" if manual else "")
+    base = f"{schedule}-{scheduled}" + _NAME_SUFFIXES.get(reason, "")
     return base if attempt == 1 else f"{base}-{attempt}"
 
 
@@ -104,6 +109,8 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         "CRONCTL_SCHEDULE": metadata["name"], "CRONCTL_NOMINAL_TIME": rfc3339(scheduled),
         "CRONCTL_REASON": reason, "CRONCTL_ATTEMPT": str(attempt)}
     run_labels = {RUN_LABEL: str(number)}
+    if reason in _NAME_SUFFIXES:  # kubectl get jobs -l cronctl.dev/reason=backfill
+        run_labels[REASON_LABEL] = reason
     shard = (metadata.get("labels") or {}).get(SHARD_LABEL)
     shard_labels = {} if shard is None else {SHARD_LABEL: shard}
     if staged:
@@ -119,7 +126,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": job_name(metadata["name"], scheduled, attempt, reason == "manual"),
+            "name": job_name(metadata["name"], scheduled, attempt, reason),
             "namespace": metadata["namespace"],
             "labels": {**(template_metadata.get("labels") or {}),
                        SCHEDULE_LABEL: metadata["name"], **shard_labels, **run_labels, ATTEMPT_LABEL: str(attempt)},

@@ -71,7 +71,7 @@ def launch_delays(plan: Plan, now_seconds: float, released_seconds: float | None
         annotations = metadata.get("annotations") or {}
         if (metadata.get("labels") or {}).get(ATTEMPT_LABEL, "1") != "1":
             continue
-        if annotations.get(REASON_ANNOTATION) == "manual":
+        if annotations.get(REASON_ANNOTATION) in ("manual", "backfill"):  # asked for by hand: not late
             continue
         nominal = parse_rfc3339(annotations.get(SCHEDULED_ANNOTATION))
         if nominal is not None:

@@ -164,7 +164,7 @@ def run_of_job(job: Mapping[str, Any], owner_uid: str) -> RunView | None:
     if scheduled is None or started is None or attempt < 1:
         return None
     reason = str(annotations.get(REASON_ANNOTATION, "scheduled"))
-    name = job_name(labels.get(SCHEDULE_LABEL, ""), scheduled, manual=reason == "manual")
+    name = job_name(labels.get(SCHEDULE_LABEL, ""), scheduled, reason=reason)
     held = (job.get("spec") or {}).get("suspend") is True
     held_until = parse_rfc3339_seconds(annotations.get(START_AT_ANNOTATION)) if held else None
     return RunView(name, number, scheduled, started, ended=job_outcome(job), attempt=attempt, reason=reason,
@@ -250,9 +250,12 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
     state.active = [run.name for run in active]
     for run in [*runs.values(), *observed.replaced]:
         state.launched = max(state.launched, run.number)
-        if run.reason != "manual" and (state.last_schedule is None or run.scheduled > state.last_schedule):
+        if run.reason not in _BY_HAND and (state.last_schedule is None or run.scheduled > state.last_schedule):
             state.last_schedule = run.scheduled
     return observed
+
+
+_BY_HAND = ("manual", "backfill")  # runs that deal with no schedule time (core.transitions)
 
 
 def _annotations(job: Mapping[str, Any]) -> Mapping[str, Any]:

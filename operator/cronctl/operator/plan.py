@@ -27,18 +27,20 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence, Union
 
+from ..core import backfill as backfills
+from ..core.backfill import BackfillError
 from ..core.schedule import Timeline
 from ..core.zones import local_rfc3339
 from ..core.staging import DELETE, RELEASE, Fate, next_staging, staged_fate, to_stage
-from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
+from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, Backfill
 from ..core.tick import (MAX_COUNTED_DROPPED, Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip,
                          decide, manual_launch, run_end, start_time)
-from ..core.transitions import MANUAL, Applied, apply, apply_tick
+from ..core.transitions import BACKFILL, MANUAL, Applied, apply, apply_tick
 from ..manifest import ScheduleSpec, SpecError, read_spec
 from .manifests import EventSpec, OverflowNote, condition, job_manifest, job_name, release_patch, staged_digest
 from .observe import Observed, RunView, observe, staged_of_job
 from .shard import shard_of
-from .resource import STATUS_VERSION, TRIGGER_ANNOTATION, parse_rfc3339, rfc3339, rfc3339_seconds
+from .resource import BACKFILL_ANNOTATION, STATUS_VERSION, TRIGGER_ANNOTATION, parse_rfc3339, rfc3339, rfc3339_seconds
 
 MISSED_SCHEDULES = "MissedSchedules"  # the condition an overflow sets
 
@@ -277,9 +279,11 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     trigger = pending_trigger(schedule)
     if trigger is not None and trigger not in observed.answered:  # else its Job exists: the status write was lost
         _trigger(schedule, spec, observed, trigger, now, second, out)
+    backfill = _backfill(schedule, spec, observed, now, second, out)
     result.release_at = _release_held(observed, second, out)
     new_status = _status(schedule, spec, observed, timeline, anchor, now, suspended_through, missed)
     new_status["lastTrigger"] = trigger if trigger is not None else status.get("lastTrigger")
+    new_status["backfill"] = backfill
     _say_suspension(status, spec, out)
     result.effects = ordered(out, _changed(status, new_status))
     return result
@@ -305,6 +309,84 @@ def pending_trigger(schedule: Mapping[str, Any]) -> str | None:
     if value is None or value == (schedule.get("status") or {}).get("lastTrigger"):
         return None
     return str(value)
+
+
+# -- backfill (core.backfill) ------------------------------------------------------------------
+
+BACKFILL_RUNNING, BACKFILL_COMPLETE, BACKFILL_REFUSED = "Running", "Complete", "Refused"
+
+
+def pending_backfill(schedule: Mapping[str, Any]) -> str | None:
+    """The value of the backfill annotation, if the status has not answered it yet."""
+    value = (schedule["metadata"].get("annotations") or {}).get(BACKFILL_ANNOTATION)
+    known = ((schedule.get("status") or {}).get("backfill") or {}).get("request")
+    return None if value is None or value == known else str(value)
+
+
+def _backfill(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, now: int, second: float,
+              out: _Effects) -> dict[str, Any] | None:
+    """status.backfill: the annotation's backfill begun (or refused), its next runs launched
+    one at a time while the schedule is not suspended, and how far it got."""
+    known = (schedule.get("status") or {}).get("backfill") or None
+    asked = pending_backfill(schedule)
+    if asked is not None:
+        try:
+            start, end = parse_backfill_range(asked)
+            current = backfills.begin(spec.job, asked, start, end, now)
+        except BackfillError as error:
+            out.event("Warning", "BackfillRefused", f"backfill {asked!r} refused: {error.message}")
+            return {"request": asked, "state": BACKFILL_REFUSED, "message": error.message}
+        out.event("Normal", "BackfillStarted", f"backfill of {current.total} schedule time"
+                  f"{'' if current.total == 1 else 's'} from {rfc3339(start)} to {rfc3339(end)}, oldest first")
+    elif known is not None and known.get("state") == BACKFILL_RUNNING:
+        current = _backfill_of(known)
+    else:
+        return known
+    if not spec.suspend:
+        current = _backfill_launches(schedule, spec, observed, current, now, second, out)
+    running = current.running is not None and current.running in observed.state.active
+    finished = current.done and not running
+    if finished:
+        out.event("Normal", "BackfillComplete", f"backfill of {current.total} schedule time"
+                  f"{'' if current.total == 1 else 's'} from {rfc3339(current.start)} to {rfc3339(current.end)} "
+                  f"complete: {current.launched} run{'' if current.launched == 1 else 's'} launched")
+    return {"request": current.request, "state": BACKFILL_COMPLETE if finished else BACKFILL_RUNNING,
+            "from": rfc3339(current.start), "to": rfc3339(current.end), "total": current.total,
+            "launched": current.launched, "nextScheduledTime": None if current.next is None else rfc3339(current.next),
+            "running": current.running if running else None,
+            "message": "suspended: the backfill waits" if spec.suspend and not finished else None}
+
+
+def _backfill_launches(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, current: Backfill,
+                       now: int, second: float, out: _Effects) -> Backfill:
+    """The backfill's next run, if the policy lets it start; a run whose Job exists (a crash
+    before the status write) is that launch, made already."""
+    while (launch := backfills.next_launch(spec.job, observed.state, current)) is not None:
+        name = job_name(spec.job.name, launch.scheduled_for, reason=BACKFILL)
+        if name not in observed.runs:
+            apply(observed.state, launch, run_key=name)
+            _launch(schedule, spec, observed, launch, now, second, out)
+        current = backfills.launched(current, spec.job, name)
+    return current
+
+
+def _backfill_of(entry: Mapping[str, Any]) -> Backfill:
+    start, end = parse_rfc3339(entry.get("from")), parse_rfc3339(entry.get("to"))
+    assert start is not None and end is not None  # written by _backfill
+    running = entry.get("running")
+    return Backfill(str(entry["request"]), start, end, int(entry.get("total", 0)),
+                    parse_rfc3339(entry.get("nextScheduledTime")), int(entry.get("launched", 0)),
+                    None if running is None else str(running))
+
+
+def parse_backfill_range(text: str) -> tuple[int, int]:
+    """``<from>/<to>``, each an RFC 3339 time or YYYY-MM-DDTHH:MM (UTC); BackfillError if not."""
+    first, slash, last = text.partition("/")
+    start, end = parse_rfc3339(first.strip()), parse_rfc3339(last.strip())
+    if not slash or start is None or end is None:
+        raise BackfillError(f"{text!r} is not a range <from>/<to> of UTC times, such as "
+                            "2024-03-01T00:00:00Z/2024-03-07T23:59:00Z")
+    return start, end
 
 
 @dataclass
@@ -527,7 +609,7 @@ def _trigger(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed
     """A manual run for the trigger annotation's new value (a second one within the same
     minute finds its Job name taken, and is answered by the first)."""
     launch = manual_launch(spec.job, observed.state, now)
-    name = job_name(spec.job.name, now, manual=True)
+    name = job_name(spec.job.name, now, reason=MANUAL)
     if name in observed.runs:
         return
     apply(observed.state, launch, run_key=name)
@@ -541,7 +623,7 @@ def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
     ``second`` gets a Job created suspended until then; catch-up and manual ones start now."""
     start = start_time(spec.job, decision)
     hold = start if start > second else None
-    name = job_name(spec.job.name, decision.scheduled_for, manual=decision.reason == MANUAL)
+    name = job_name(spec.job.name, decision.scheduled_for, reason=decision.reason)
     observed.runs[name] = RunView(name, decision.number, decision.scheduled_for, now, reason=decision.reason,
                                   held_until=hold)
     options = spec.job.options
@@ -549,7 +631,7 @@ def _launch(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
         schedule, spec.job_template, decision.number, decision.scheduled_for, now, options.timeout,
         retries=options.retries, reason=decision.reason, start_at=hold, replaces=replaces, overflow=overflow,
         trigger=trigger)))
-    note = {"manual": " (manual)", "catch-up": " (catch-up)"}.get(decision.reason, "")
+    note = {"manual": " (manual)", "catch-up": " (catch-up)", "backfill": " (backfill)"}.get(decision.reason, "")
     if hold is not None:
         note += f"; it starts at {rfc3339_seconds(hold)} (jitter)"
     out.event("Normal", "Launched", f"launched run {decision.number} ({name}) for "

@@ -16,7 +16,10 @@ ATTEMPT_LABEL = "cronctl.dev/attempt"
 SCHEDULED_ANNOTATION = "cronctl.dev/scheduled-time"
 STARTED_ANNOTATION = "cronctl.dev/started-time"
 TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # on a CronSchedule: any new value asks for one manual run
-REASON_ANNOTATION = "cronctl.dev/reason"  # on a Job: scheduled, catch-up or manual
+# On a CronSchedule: "<from>/<to>" (UTC times) asks once for a backfill of that range (core.backfill).
+BACKFILL_ANNOTATION = "cronctl.dev/backfill"
+REASON_ANNOTATION = "cronctl.dev/reason"  # on a Job: scheduled, catch-up, manual or backfill
+REASON_LABEL = "cronctl.dev/reason"  # on a Job run by hand (manual or backfill): its reason, to select by
 # On a Job created suspended: the second its jitter lets it start (the operator then resumes it).
 START_AT_ANNOTATION = "cronctl.dev/start-at"
 # On a Job: the runs (their names, comma-separated) it was launched to replace (Replace).

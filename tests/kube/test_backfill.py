@@ -1,0 +1,60 @@
+"""Backfill on the API server (issue 14): the cronctl.dev/backfill annotation, answered once.
+
+The operator's clock starts at 2024-03-01T00:00; the backfill asks for
+2024-02-29T22:00 to 23:00 of an hourly schedule: two runs, one at a time.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .helpers import Cluster, Operator, kubectl, minutes, ready, schedule_manifest, wait_for
+
+pytestmark = pytest.mark.cluster
+
+RANGE = "2024-02-29T22:00:00Z/2024-02-29T23:00:00Z"
+
+
+def backfill_job(name: str, when: str) -> str:
+    return f"{name}-{minutes(when)}-backfill"
+
+
+def annotate(cluster: Cluster, name: str, value: str) -> None:
+    kubectl(cluster.cp, "annotate", "--overwrite", "cronschedule", name, "-n", cluster.namespace,
+            f"cronctl.dev/backfill={value}")
+
+
+def test_a_backfill_runs_each_time_of_the_range_one_at_a_time_and_reports_progress(
+        operator: Operator, cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("hourly", "0 * * * *", "Forbid"))
+    wait_for("seen", ready(cluster, "hourly"))
+    annotate(cluster, "hourly", RANGE)
+    first = backfill_job("hourly", "2024-02-29T22:00")
+    wait_for("the first backfill run", lambda: cluster.job_names("hourly") == [first])
+    job = cluster.jobs("hourly")[0]
+    assert job.metadata.labels["cronctl.dev/reason"] == "backfill"
+    assert job.metadata.annotations["cronctl.dev/scheduled-time"] == "2024-02-29T22:00:00Z"
+    progress = cluster.status("hourly")["backfill"]
+    assert (progress["state"], progress["launched"], progress["total"]) == ("Running", 1, 2)
+    assert cluster.status("hourly").get("lastScheduleTime") is None
+
+    cluster.finish_job(first, "Complete", "2024-03-01T00:01")
+    operator.set_clock("2024-03-01T00:01")
+    second = backfill_job("hourly", "2024-02-29T23:00")
+    wait_for("the second, once the first ended", lambda: second in cluster.job_names("hourly"))
+    cluster.finish_job(second, "Complete", "2024-03-01T00:02")
+    operator.set_clock("2024-03-01T00:02")
+    wait_for("complete", lambda: cluster.status("hourly")["backfill"]["state"] == "Complete")
+    assert cluster.status("hourly")["backfill"]["launched"] == 2
+    wait_for("the events", lambda: {"BackfillStarted", "BackfillComplete"} <= {r for r, _ in cluster.events("hourly")})
+
+
+def test_a_range_into_the_future_is_refused_in_the_status_and_a_warning(operator: Operator,
+                                                                        cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("ahead", "0 * * * *"))
+    wait_for("seen", ready(cluster, "ahead"))
+    annotate(cluster, "ahead", "2024-02-29T22:00:00Z/2024-03-02T00:00:00Z")
+    wait_for("refused", lambda: (cluster.status("ahead").get("backfill") or {}).get("state") == "Refused")
+    assert "after now" in cluster.status("ahead")["backfill"]["message"]
+    wait_for("the warning", lambda: any(r == "BackfillRefused" for r, _ in cluster.events("ahead")))
+    assert cluster.job_names("ahead") == []

@@ -47,6 +47,7 @@ POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.RE
             "WaitForLast": Policy.WAIT_FOR_LAST}
 CATCH_UP = {"Latest": CATCH_UP_LATEST, "All": CATCH_UP_ALL}
 DAYLIGHT_SAVING = {rule.value: rule for rule in DaylightSaving}
+ONE_OF_SCHEDULES = "give schedule (one expression) or schedules (a list), exactly one of them"  # the CRD's rule
 
 
 class SpecError(CronctlError):
@@ -145,8 +146,7 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
 def _schedules(spec: Mapping[str, Any]) -> tuple[list[str], list[Expression]]:
     """The fields and compiled expressions of spec.schedule, or of each of spec.schedules."""
     if ("schedule" in spec) == ("schedules" in spec):
-        raise SpecError("spec.schedule", "give schedule (one expression) or schedules (a list), exactly one "
-                        "of them", "InvalidSchedule")
+        raise SpecError("spec.schedule", ONE_OF_SCHEDULES, "InvalidSchedule")
     if "schedule" in spec:
         fields, texts = ["spec.schedule"], [spec["schedule"]]
     else:
@@ -193,6 +193,9 @@ def schema_problems(body: Mapping[str, Any]) -> list[SchemaProblem]:
     instance = _as_stored(body)
     problems = [problem for error in _validator().iter_errors(instance) for problem in _problems(error)]
     name = (instance.get("metadata") or {}).get("name") if isinstance(instance.get("metadata"), dict) else None
+    spec = instance.get("spec")
+    if isinstance(spec, dict) and ("schedule" in spec) == ("schedules" in spec):
+        problems.append(SchemaProblem("spec.schedule", ONE_OF_SCHEDULES))
     if isinstance(name, str) and len(name) > MAX_NAME_LENGTH:
         problems.append(SchemaProblem("metadata.name", f"at most {MAX_NAME_LENGTH} characters, so that Job "
                                                        "names derived from it stay valid"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from .helpers import Cluster, Operator, kubectl, minutes, ready, schedule_manifest, wait_for
+from .helpers import ROOT, Cluster, Operator, kubectl, minutes, ready, schedule_manifest, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -58,3 +58,25 @@ def test_a_range_into_the_future_is_refused_in_the_status_and_a_warning(operator
     assert "after now" in cluster.status("ahead")["backfill"]["message"]
     wait_for("the warning", lambda: any(r == "BackfillRefused" for r, _ in cluster.events("ahead")))
     assert cluster.job_names("ahead") == []
+
+
+def test_the_example_patches_suspend_with_a_reason_and_ask_for_a_backfill(operator: Operator,
+                                                                          cluster: Cluster) -> None:
+    cluster.apply(schedule_manifest("nightly-report", "30 2 * * *"))
+    wait_for("seen", ready(cluster, "nightly-report"))
+    for patch in ("backfill", "suspend"):
+        kubectl(cluster.cp, "patch", "cronschedule", "nightly-report", "-n", cluster.namespace, "--type=merge",
+                "--patch-file", str(ROOT / "examples" / "patches" / f"{patch}.yaml"))
+    status = wait_for("both answered", lambda: (s := cluster.status("nightly-report")).get("backfill")
+                      and s.get("suspendReason") and s)
+    assert status["suspendReason"] == "db migration until Friday, ask #ops"
+    assert (status["backfill"]["from"], status["backfill"]["to"], status["backfill"]["total"]) == (
+        "2024-02-20T00:00:00Z", "2024-02-26T23:59:00Z", 7)
+
+
+def test_every_example_cronschedule_is_accepted_and_ready(operator: Operator, cluster: Cluster) -> None:
+    kubectl(cluster.cp, "apply", "-n", cluster.namespace, "-f", str(ROOT / "examples" / "cronschedules"))
+    names = [path.stem for path in sorted((ROOT / "examples" / "cronschedules").glob("*.yaml"))]
+    for name in names:
+        condition = wait_for(f"{name} judged", lambda n=name: next(iter(cluster.status(n).get("conditions", [])), None))
+        assert condition["status"] == "True", (name, condition)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import enum
 from typing import Protocol
 
-from .times import MINUTES_PER_DAY, year_of, year_start
+from .times import MINUTES_PER_DAY, chain, year_of, year_start
 from .zones import IanaZone, Transition
 
 DST_ADJUSTED_BELOW = 180  # minutes: a jump at least this long is taken literally
@@ -187,14 +187,7 @@ class ZonedSearch:
 
     def next_runs(self, after: int, count: int) -> list[int]:
         """Up to ``count`` fires after ``after``, each the next fire after the one before."""
-        times: list[int] = []
-        while len(times) < count:
-            found = self.next_fire(after)
-            if found is None:
-                break
-            times.append(found)
-            after = found
-        return times
+        return chain(self.next_fire, after, count)
 
 
 __all__ = ["DST_ADJUSTED_BELOW", "DaylightSaving", "LocalTimes", "ZonedSearch"]

@@ -18,6 +18,7 @@ from .cron import HORIZON_YEARS
 from .dst import DaylightSaving
 from .exclusions import NO_EXCLUSIONS, Exclusions, parse_exclusions
 from .schedule import Expression, ScheduleTimes, parse_expression
+from .times import chain
 from .zones import AnyZone
 
 MAX_SCHEDULES = 20  # expressions in one job's list (the CRD's maxItems)
@@ -97,14 +98,7 @@ class MergedTimes:
         return count
 
     def next_runs(self, after: int, count: int) -> list[int]:
-        times: list[int] = []
-        while len(times) < count:
-            found = self.next_after(after)
-            if found is None:
-                break
-            times.append(found)
-            after = found
-        return times
+        return chain(self.next_after, after, count)
 
     def chain_end(self, first: int) -> int | None:
         """The last time of the merged chain: None while any expression's chain never ends."""

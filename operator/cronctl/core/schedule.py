@@ -28,7 +28,7 @@ from .dst import DST_ADJUSTED_BELOW
 from .errors import Code, CronctlError, ExpressionError
 from .every import EveryRule, is_every, parse_every
 from .interval import IntervalExpression, parse_interval
-from .times import days_from_civil
+from .times import chain, days_from_civil
 from .zones import UTC, AnyZone
 
 Expression = Union[CronExpression, IntervalExpression, EveryRule]
@@ -135,13 +135,7 @@ class Timeline:
 
     def upcoming(self, t: int, count: int) -> list[int]:
         """The next ``count`` schedule times strictly after t (fewer where the chain ends)."""
-        times: list[int] = []
-        after: int | None = t
-        while len(times) < count and after is not None:
-            after = self.next_after(after)
-            if after is not None:
-                times.append(after)
-        return times
+        return chain(self.next_after, t, count)
 
     def latest_in(self, low: int, high: int) -> int | None:
         """The last schedule time in (low, high]."""

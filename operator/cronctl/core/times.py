@@ -8,6 +8,8 @@ are exact for the proleptic Gregorian calendar and need no ``datetime``.
 
 from __future__ import annotations
 
+from typing import Callable
+
 MINUTES_PER_HOUR = 60
 MINUTES_PER_DAY = 1440
 FIRST_YEAR = 2000
@@ -142,3 +144,16 @@ def parse_stored_time(text: str) -> int:
     year, month, day = (int(part) for part in date.split("-"))
     hour, mins = (int(part) for part in clock.split(":"))
     return to_minute(year, month, day, hour, mins)
+
+
+def chain(next_after: Callable[[int], int | None], after: int, count: int) -> list[int]:
+    """Up to ``count`` times after ``after``, each ``next_after`` the one before (fewer where
+    the chain ends)."""
+    times: list[int] = []
+    while len(times) < count:
+        found = next_after(after)
+        if found is None:
+            break
+        times.append(found)
+        after = found
+    return times

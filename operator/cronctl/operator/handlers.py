@@ -103,12 +103,13 @@ async def stop(**_: Any) -> None:
 
 # A coroutine, run on the event loop: kopf would hand a plain function to a thread per event.
 @kopf.on.event(GROUP, VERSION, PLURAL)
-async def schedule_changed(type: str | None, body: kopf.Body, event: kopf.RawEvent, **_: Any) -> None:
-    key = (body.metadata.namespace or "", body.metadata.name or "")
+async def schedule_changed(type: str | None, event: kopf.RawEvent, **_: Any) -> None:
+    body = event["object"]  # the raw dict: kopf's Body views cost a lookup chain per field
+    key = (body["metadata"].get("namespace") or "", body["metadata"].get("name") or "")
     if type == "DELETED":
         _cache.drop_schedule(*key)
     else:
-        _cache.put_schedule(event["object"])
+        _cache.put_schedule(body)
     if _scheduler is None:
         return
     if type == "DELETED":
@@ -118,6 +119,6 @@ async def schedule_changed(type: str | None, body: kopf.Body, event: kopf.RawEve
         _scheduler.touch(key)
 
 
-def _spec_changed(body: kopf.Body) -> bool:
-    return body.metadata.get("generation") != body.get("status", {}).get("observedGeneration")
+def _spec_changed(body: Mapping[str, Any]) -> bool:
+    return body["metadata"].get("generation") != (body.get("status") or {}).get("observedGeneration")
 

@@ -47,13 +47,15 @@ class Recording:
         self.calls.append((method, url, body, headers))
         return type("Response", (), {"status": 200, "reason": "OK", "data": b'{"ok": true}'})()
 
+    urlopen = request
+
 
 def test_a_release_is_a_merge_patch_with_the_credentials_and_compact_json(kubeconfig: Path) -> None:
     rest = Rest(load_client())
-    rest.pool = Recording()  # type: ignore[assignment]
+    rest.host_pool = Recording()  # type: ignore[assignment]
     assert rest.patch_namespaced_job("team-a", "sync-1", {"spec": {"suspend": False}}) == {"ok": True}
-    [(method, url, body, headers)] = rest.pool.calls  # type: ignore[attr-defined]
-    assert (method, url) == ("PATCH", "https://127.0.0.1:1/apis/batch/v1/namespaces/team-a/jobs/sync-1")
+    [(method, url, body, headers)] = rest.host_pool.calls  # type: ignore[attr-defined]
+    assert (method, url) == ("PATCH", "/apis/batch/v1/namespaces/team-a/jobs/sync-1")
     assert body == b'{"spec":{"suspend":false}}'
     assert headers["Content-Type"] == "application/merge-patch+json"
     assert headers["authorization"] == "Bearer secret-token"
@@ -65,10 +67,18 @@ def test_an_error_answer_is_the_clients_api_exception_with_its_status(kubeconfig
     rest = Rest(load_client())
 
     class NotFound(Recording):
-        def request(self, *args: object, **kwargs: object):
+        def urlopen(self, *args: object, **kwargs: object):
             return type("Response", (), {"status": 404, "reason": "Not Found", "data": b"{}"})()
 
-    rest.pool = NotFound()  # type: ignore[assignment]
+    rest.host_pool = NotFound()  # type: ignore[assignment]
     with pytest.raises(ApiException) as raised:
         rest.read_namespaced_job("team-a", "gone")
     assert raised.value.status == 404
+
+
+def test_behind_a_proxy_requests_go_through_the_clients_pool_manager_with_the_whole_url(kubeconfig: Path) -> None:
+    rest = Rest(load_client())
+    rest.host_pool, rest.pool = None, Recording()  # type: ignore[assignment]
+    rest.create_namespaced_event("team-a", {"kind": "Event"})
+    [(method, url, _, _)] = rest.pool.calls  # type: ignore[attr-defined]
+    assert (method, url) == ("POST", "https://127.0.0.1:1/api/v1/namespaces/team-a/events")

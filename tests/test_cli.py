@@ -466,3 +466,118 @@ def test_next_of_a_suspended_schedule_says_so_before_its_times_and_on_stderr_wit
     as_json = run_cli("next", "hello", "--dir", str(folder), "--count", "1", "--json", env=at(A_MINUTE, tmp_path))
     assert (as_json.returncode, json.loads(as_json.stdout)) == (0, ["2024-03-01T00:11"])
     assert as_json.stderr.startswith("cronctl: hello is suspended since 2024-03-01 00:10 UTC")
+
+
+# -- backfill -----------------------------------------------------------------------------------------
+
+NIGHTLY = a_manifest("nightly", "30 2 * * *", timeZone="+05:30")  # 21:00 UTC every day
+
+
+def test_backfill_dry_run_lists_the_times_oldest_first_in_utc_and_the_zone_then_counts_them(tmp_path: Path) -> None:
+    (tmp_path / "nightly.yaml").write_text(NIGHTLY)
+    result = run_cli("backfill", "nightly", "--from", "2024-02-26T00:00", "--to", "2024-02-28T23:59", "--dry-run",
+                     "--dir", str(tmp_path), env=at(A_MINUTE, tmp_path))
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.splitlines() == [
+        "2024-02-26 21:00 UTC (2024-02-27 02:30 +05:30)",
+        "2024-02-27 21:00 UTC (2024-02-28 02:30 +05:30)",
+        "2024-02-28 21:00 UTC (2024-02-29 02:30 +05:30)",
+        "3 schedule times of nightly from 2024-02-26 00:00 UTC (2024-02-26 05:30 +05:30) to 2024-02-28 23:59 UTC "
+        "(2024-02-29 05:29 +05:30); a backfill runs them oldest first, one at a time (a dry run: nothing was asked)"]
+    assert not (tmp_path / "backfills").exists()
+
+
+@pytest.mark.parametrize("dry_run", [["--dry-run"], []])
+@pytest.mark.parametrize("schedule, start, end, says", [
+    ("30 2 * * *", "2024-02-28T00:00", "2024-02-27T00:00",
+     "the range ends (2024-02-27T00:00) before it starts (2024-02-28T00:00)"),
+    ("30 2 * * *", "2024-02-28T00:00", "2024-03-02T00:00",
+     "the range ends at 2024-03-02T00:00, after now (2024-03-01T00:10): a backfill runs past times only"),
+    ("* * * * *", "2024-02-01T00:00", "2024-02-29T00:00",
+     "the range holds 40321 schedule times, more than the 1000 one backfill may run: ask for a shorter range"),
+])
+def test_backfill_refuses_a_range_before_it_starts_past_now_or_too_long_in_one_line_and_exit_2(
+        tmp_path: Path, dry_run: list[str], schedule: str, start: str, end: str, says: str) -> None:
+    (tmp_path / "x.yaml").write_text(a_manifest("x", schedule))
+    result = run_cli("backfill", "x", "--from", start, "--to", end, *dry_run, "--dir", str(tmp_path),
+                     env=at(A_MINUTE, tmp_path))
+    assert_one_line(result, 2, f"cronctl: backfill of x refused: {says}")
+    assert result.stdout == "" and not (tmp_path / "backfills").exists()
+
+
+def test_backfill_hands_the_runner_a_request_and_says_how_many_times_run_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "nightly.yaml").write_text(NIGHTLY)
+    result = run_cli("backfill", "nightly", "--from", "2024-02-27T00:00", "--to", "2024-02-28T23:59",
+                     "--dir", str(tmp_path), env=at(A_MINUTE, tmp_path))
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == (
+        "backfill of nightly: 2 schedule times from 2024-02-27 00:00 UTC (2024-02-27 05:30 +05:30) to "
+        "2024-02-28 23:59 UTC (2024-02-29 05:29 +05:30) run oldest first, one at a time; no runner is running: "
+        f"the runner takes it when 'cronctl local {tmp_path}' starts\n")
+    [request] = (tmp_path / "backfills").iterdir()
+    assert json.loads(request.read_text()) == {"schedule": "nightly", "from": "2024-02-27T00:00",
+                                               "to": "2024-02-28T23:59"}
+
+
+def test_backfill_of_a_range_without_a_schedule_time_asks_nothing_in_one_line_and_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "nightly.yaml").write_text(NIGHTLY)
+    result = run_cli("backfill", "nightly", "--from", "2024-02-28T00:00", "--to", "2024-02-28T20:59",
+                     "--dir", str(tmp_path), env=at(A_MINUTE, tmp_path))
+    assert_one_line(result, 1, "cronctl: no schedule time of nightly from 2024-02-28 00:00 UTC")
+    assert not (tmp_path / "backfills").exists()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["nightly", "--from", "2024-02-28", "--to", "2024-02-28T20:59"],
+     "cronctl: --from: '2024-02-28' is not a UTC time YYYY-MM-DDTHH:MM"),
+    (["nightly", "--from", "2024-02-28T00:00", "--to", "tomorrow"], "cronctl: --to: 'tomorrow' is not a UTC time"),
+    (["nigthly", "--from", "2024-02-28T00:00", "--to", "2024-02-28T20:59"],
+     "cronctl: no schedule named 'nigthly' in"),
+])
+def test_backfill_of_a_bad_time_or_an_unknown_schedule_is_one_line_and_exit_2(tmp_path: Path, args: list[str],
+                                                                               says: str) -> None:
+    (tmp_path / "nightly.yaml").write_text(NIGHTLY)
+    assert_one_line(run_cli("backfill", *args, "--dir", str(tmp_path), env=at(A_MINUTE, tmp_path)), 2, says)
+
+
+# -- next EXPRESSION with exclusions and a daylight-saving rule ------------------------------------------
+
+
+def test_next_of_an_expression_leaves_out_the_excluded_dates_ranges_and_minutes() -> None:
+    result = cronctl("next", "0 9,12 * * *", "--after", "2024-03-01T00:00", "--count", "3", "--json",
+                     "--exclude", "2024-03-01", "--exclude", "2024-03-03/2024-03-05", "--exclude", "0 12 * * *")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert json.loads(result.stdout) == ["2024-03-02T09:00", "2024-03-06T09:00", "2024-03-07T09:00"]
+
+
+@pytest.mark.parametrize("rule, times", [
+    (None, ["2024-03-30T01:30", "2024-03-31T01:00", "2024-04-01T00:30"]),  # Vixie: 03:00 at the change
+    ("Literal", ["2024-03-30T01:30", "2024-04-01T00:30", "2024-04-02T00:30"]),
+    ("Skip", ["2024-03-30T01:30", "2024-04-01T00:30", "2024-04-02T00:30"]),
+])
+def test_next_of_an_expression_takes_the_daylight_saving_rule_at_berlins_spring_forward(
+        rule: str | None, times: list[str]) -> None:
+    flag = [] if rule is None else ["--daylight-saving", rule]
+    result = cronctl("next", "30 2 * * *", "--tz", "Europe/Berlin", "--after", "2024-03-29T12:00", "--count", "3",
+                     "--json", *flag)
+    assert (result.returncode, json.loads(result.stdout)) == (0, times)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--exclude", "2026-02-30"], "cronctl: --exclude: '2026-02-30' is not a date of the calendar"),
+    (["--exclude", "2026-12-31/2026-12-24"], "cronctl: --exclude: '2026-12-31/2026-12-24' ends before it starts"),
+    (["--exclude", "0 9 * * 8"], "cronctl: --exclude: '0 9 * * 8' is not a date (YYYY-MM-DD), a date range "
+                                 "(YYYY-MM-DD/YYYY-MM-DD) or a cron expression: day-of-week: 8 is out of range 0-7"),
+    (["--daylight-saving", "Wall"], "cronctl: --daylight-saving: 'Wall' is not Vixie, Literal or Skip"),
+])
+def test_next_refuses_a_bad_exclusion_or_rule_in_one_line_naming_the_flag_and_the_reason(
+        args: list[str], says: str) -> None:
+    result = cronctl("next", "30 2 * * *", *args)
+    assert_one_line(result, 2, says)
+    assert result.stderr.strip() == says
+
+
+def test_next_of_a_schedule_takes_its_exclusions_from_its_manifest_not_a_flag(tmp_path: Path) -> None:
+    (tmp_path / "nightly.yaml").write_text(NIGHTLY)
+    assert_one_line(run_cli("next", "nightly", "--dir", str(tmp_path), "--exclude", "2024-03-02"), 2,
+                    "cronctl: --exclude: a schedule takes its exclusions from its manifest (spec.exclude)")

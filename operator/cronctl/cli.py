@@ -20,8 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
-from .core.errors import CronctlError
-from .core.schedule import IntervalExpression, next_runs, parse_expression
+from .core.dst import DaylightSaving
+from .core.errors import CronctlError, FieldError
+from .core.exclusions import parse_exclusions
+from .core.merged import merged_expression
+from .core.schedule import IntervalExpression, parse_expression
 from .core.times import MINUTES_PER_DAY, format_time, parse_time, to_minute
 from .core.zones import UTC, AnyZone, IanaZone, parse_zone
 
@@ -131,6 +134,17 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--json", action="store_true", help="print one JSON object (times RFC 3339 UTC)")
         sub.set_defaults(command=_runner_view, view=name)
 
+    backfill = commands.add_parser("backfill", help="run every schedule time of a past range, oldest first, one "
+                                                     "at a time (the runner of --dir takes it at its next poll)")
+    backfill.add_argument("name", help="the schedule's name")
+    backfill.add_argument("--from", dest="start", required=True, metavar="T",
+                          help="UTC time YYYY-MM-DDTHH:MM: the first minute of the range (included)")
+    backfill.add_argument("--to", dest="end", required=True, metavar="T",
+                          help="UTC time YYYY-MM-DDTHH:MM: the last minute of the range (included; not after now)")
+    backfill.add_argument("--dry-run", action="store_true", help="list the times it would run, and ask nothing")
+    backfill.add_argument("--dir", type=Path, default=Path("."), help="the runner's folder (default: here)")
+    backfill.set_defaults(command=_backfill)
+
     suspend = commands.add_parser("suspend", help="suspend a schedule of a runner's folder with a reason (a pause "
                                                    "record: its manifest is left as it is)")
     suspend.add_argument("name", help="the schedule's name")
@@ -149,7 +163,13 @@ def _parser() -> argparse.ArgumentParser:
     nxt.add_argument("--after", help="UTC time YYYY-MM-DDTHH:MM to start after (default: now)")
     nxt.add_argument("--count", type=int, default=5, help="how many fire times (1-1000, default 5)")
     nxt.add_argument("--tz", help="the zone the expression is read in: a UTC offset like +05:30 or an IANA "
-                     "zone like Europe/Berlin (daylight saving as Vixie cron does it)")
+                     "zone like Europe/Berlin (daylight saving as --daylight-saving says)")
+    nxt.add_argument("--exclude", action="append", default=[], metavar="ENTRY",
+                     help="leave out the times of a date (2026-12-25), a date range (2026-12-24/2026-12-31) or "
+                          "a cron expression (* * 1 1 *), read in --tz, as spec.exclude does (repeatable)")
+    nxt.add_argument("--daylight-saving", metavar="RULE",
+                     help="what a wall-clock expression does when --tz's clocks change: Vixie (the default), "
+                          "Literal or Skip, as spec.daylightSaving")
     nxt.add_argument("--json", action="store_true", help="print the JSON list of UTC times only")
     nxt.set_defaults(command=_next)
 
@@ -398,7 +418,19 @@ def _next(args: argparse.Namespace) -> int:
     if args.tz is not None and isinstance(expression, IntervalExpression):
         print("cronctl: --tz: an @every interval counts real time and takes no time zone", file=sys.stderr)
         return EXIT_USAGE
-    times = next_runs(expression, after, args.count, zone)
+    rule = {each.value: each for each in DaylightSaving}.get(args.daylight_saving or DaylightSaving.VIXIE.value)
+    if rule is None:
+        print(f"cronctl: --daylight-saving: {args.daylight_saving!r} is not Vixie, Literal or Skip", file=sys.stderr)
+        return EXIT_USAGE
+    for entry in args.exclude:
+        try:
+            parse_exclusions([entry], "--exclude")
+        except FieldError as error:
+            print(f"cronctl: --exclude: {error.reason}", file=sys.stderr)
+            return EXIT_USAGE
+    # Without exclusions and with the default rule, its times are the expression's own.
+    merged = merged_expression((args.expression,), tuple(args.exclude), rule)
+    times = merged.times(after, zone).next_runs(after, args.count)
     if args.json:
         _print_json([format_time(t) for t in times])
     else:
@@ -416,9 +448,13 @@ def _next_of_schedule(args: argparse.Namespace, after: int | None) -> int:
     from .runner import views
     from .runner.firing import both_times
 
-    if args.tz is not None:
-        print("cronctl: --tz: a schedule takes its zone from its manifest (spec.timeZone)", file=sys.stderr)
-        return EXIT_USAGE
+    for flag, value, what, where in (("--tz", args.tz, "zone", "spec.timeZone"),
+                                     ("--exclude", args.exclude, "exclusions", "spec.exclude"),
+                                     ("--daylight-saving", args.daylight_saving, "daylight-saving rule",
+                                      "spec.daylightSaving")):
+        if value:
+            print(f"cronctl: {flag}: a schedule takes its {what} from its manifest ({where})", file=sys.stderr)
+            return EXIT_USAGE
     now = clock_from_environment().minute() if after is None else after
     try:
         found = views.next_times(args.dir or Path("."), args.expression, args.count, now)
@@ -431,6 +467,9 @@ def _next_of_schedule(args: argparse.Namespace, after: int | None) -> int:
         if notice is not None:
             print(f"cronctl: {notice}", file=sys.stderr)
     else:
+        header = found.header()  # several expressions, exclusions, a daylight-saving rule: said first
+        if header is not None:
+            print(header)
         if notice is not None:
             print(f"{notice}:")
         for t in found.times:
@@ -438,6 +477,31 @@ def _next_of_schedule(args: argparse.Namespace, after: int | None) -> int:
     if not found.times:
         print(f"cronctl: {args.expression!r} never fires again", file=sys.stderr)
         return EXIT_NO_ANSWER
+    return 0
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    """``cronctl backfill NAME --from T --to T [--dry-run]``: the times listed, or asked of the runner."""
+    from .clock import clock_from_environment
+    from .runner import views
+
+    ends = []
+    for flag, text in (("--from", args.start), ("--to", args.end)):
+        minute = parse_time(text)
+        if minute is None:
+            print(f"cronctl: {flag}: {text!r} is not a UTC time YYYY-MM-DDTHH:MM (2000-2199)", file=sys.stderr)
+            return EXIT_USAGE
+        ends.append(minute)
+    now = clock_from_environment().minute()
+    try:
+        if args.dry_run:
+            lines = views.backfill_preview_lines(args.dir, args.name, ends[0], ends[1], now)
+        else:
+            lines = [views.ask_backfill(args.dir, args.name, ends[0], ends[1], now).message]
+    except views.ViewError as error:
+        print(f"cronctl: {error.message}", file=sys.stderr)
+        return error.exit_code
+    print("\n".join(lines))
     return 0
 
 

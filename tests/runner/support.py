@@ -69,12 +69,14 @@ def t(text: str) -> int:
     return minute
 
 
-def manifest(name: str, schedule: str, command: list[str], **spec: Any) -> str:
+def manifest(name: str, schedule: str | list[str], command: list[str], **spec: Any) -> str:
+    """A CronSchedule manifest; a list of expressions is its ``spec.schedules``."""
     container = {"name": "main", "image": "busybox", "command": command}
     if "env" in spec:
         container["env"] = [{"name": k, "value": v} for k, v in spec.pop("env").items()]
+    times = {"schedules": schedule} if isinstance(schedule, list) else {"schedule": schedule}
     return json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule", "metadata": {"name": name},
-                       "spec": {"schedule": schedule, **spec, "jobTemplate": {"spec": {"template": {"spec": {
+                       "spec": {**times, **spec, "jobTemplate": {"spec": {"template": {"spec": {
                            "restartPolicy": "Never", "containers": [container]}}}}}})
 
 

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from cronctl.core.dst import DaylightSaving
+from cronctl.core.schedule import Timeline
+from cronctl.core.times import format_time
 from cronctl.runner.definitions import load_definitions, load_file
+from cronctl.runner.views import read_manifests
+
+from .support import t
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "manifests"
 CONTAINER = "spec.jobTemplate.spec.template.spec.containers[0]"
@@ -133,3 +139,25 @@ def test_a_relative_folder_is_named_as_given(tmp_path, monkeypatch):
 def test_a_missing_folder_is_an_error_of_the_caller(tmp_path):
     with pytest.raises(NotADirectoryError):
         load_definitions(tmp_path / "nowhere")
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize("folder", ["cronschedules", "local"])
+def test_every_example_manifest_is_valid_for_the_runner(folder):
+    read = read_manifests(EXAMPLES / folder, 0)
+    assert read.invalid == []
+    assert sorted(read.specs) == sorted(path.stem for path in (EXAMPLES / folder).glob("*.yaml"))
+
+
+def test_the_office_hours_example_merges_its_schedules_with_exclusions_in_berlin_and_skips_dst_gaps():
+    spec = read_manifests(EXAMPLES / "cronschedules", t("2026-12-22T00:00")).specs["office-hours"]
+    options = spec.options
+    assert (len(options.more_schedules) + 1, options.tz.name, options.daylight_saving) == (
+        3, "Europe/Berlin", DaylightSaving.SKIP)
+    assert any("/" in entry for entry in options.exclude) and any(" " in entry for entry in options.exclude)
+    assert any(entry.startswith("2026-") for entry in options.exclude)
+    assert any(entry.startswith("2027-") for entry in options.exclude)
+    upcoming = Timeline(spec.compiled, spec.created_at, options.tz).upcoming(t("2026-12-23T17:00"), 1)
+    assert [format_time(minute) for minute in upcoming] == ["2027-01-04T08:00"]  # after the year-end break

@@ -31,7 +31,7 @@ A_MINUTE_LATE = t("2024-03-01T00:05")
 LONG_AFTER = t("2024-03-01T00:10")
 
 
-def write(folder: Path, name: str, schedule: str = "* * * * *", **spec: Any) -> None:
+def write(folder: Path, name: str, schedule: str | list[str] = "* * * * *", **spec: Any) -> None:
     (folder / f"{name}.yaml").write_text(manifest(name, schedule, ["true"], **spec))
 
 
@@ -215,10 +215,11 @@ def test_status_json_has_stable_keys_and_rfc3339_utc_times(folder: Path) -> None
         "runner": {"running": False, "pid": None, "hostname": None, "since": None},
         "node_switch": "on", "fires": False, "book": True, "clock": "2024-03-01T00:03:00Z",
         "workers": 1, "busy": 0,
-        "schedules": [{"name": "hello", "expression": "* * * * *", "time_zone": "+00:00", "policy": "allow",
+        "schedules": [{"name": "hello", "expression": "* * * * *", "schedules": ["* * * * *"], "exclude": [],
+                       "daylight_saving": "Vixie", "time_zone": "+00:00", "policy": "allow",
                        "last": None, "next": "2024-03-01T00:04:00Z", "overdue_since": "2024-03-01T00:04:00Z",
                        "skipped": 0, "running": [], "queued": [], "retrying": [], "overflow": None,
-                       "invalid": False, "retired": None, "suspended": None}],
+                       "invalid": False, "retired": None, "suspended": None, "backfill": None}],
         "invalid_manifests": [],
         "retired": [{"schedule": "gone", "at": "2024-03-01T00:02:00Z"}]}
 
@@ -284,6 +285,52 @@ def test_next_from_a_book_starts_at_now_after_a_long_stop(folder: Path) -> None:
     write(folder, "hello")
     a_book(folder)
     assert next_lines(folder, "hello", 1, now=LONG_AFTER) == ["2024-03-01 00:11 UTC"]
+
+
+OFFICE = {"exclude": ["2024-03-04", "2024-03-06/2024-03-07", "0 9 * * FRI"], "timeZone": "Europe/Berlin",
+          "daylightSaving": "Skip"}  # from Friday 2024-03-01: a Monday, a Wednesday and Thursday, Fridays' 09:00
+FRIDAY_AFTERNOON = t("2024-03-01T12:00")  # 13:00 in Berlin
+
+
+def test_next_lists_the_merged_times_of_a_schedules_list_without_the_excluded_ones(folder: Path) -> None:
+    write(folder, "office", ["0 9 * * MON-FRI", "30 12 * * MON-FRI"], **OFFICE)
+    assert next_lines(folder, "office", 4, now=FRIDAY_AFTERNOON) == [
+        "office: 0 9 * * MON-FRI; 30 12 * * MON-FRI (Europe/Berlin); 3 exclusions; daylight saving: Skip",
+        "2024-03-05 08:00 UTC (2024-03-05 09:00 Europe/Berlin)",  # Monday the 4th is excluded
+        "2024-03-05 11:30 UTC (2024-03-05 12:30 Europe/Berlin)",
+        "2024-03-08 11:30 UTC (2024-03-08 12:30 Europe/Berlin)",  # the 6th, 7th and Friday's 09:00 are
+        "2024-03-11 08:00 UTC (2024-03-11 09:00 Europe/Berlin)"]
+
+
+def test_status_shows_every_expression_the_exclusions_and_the_daylight_saving_rule(folder: Path) -> None:
+    write(folder, "office", ["0 9 * * MON-FRI", "30 12 * * MON-FRI"], **OFFICE)
+    assert status_lines(folder, FRIDAY_AFTERNOON)[2:5] == [
+        "office: 0 9 * * MON-FRI; 30 12 * * MON-FRI (Europe/Berlin, allow)",
+        "  3 exclusions; daylight saving: Skip",
+        "  next:  2024-03-05 08:00 UTC (2024-03-05 09:00 Europe/Berlin)"]
+    [office] = status(folder, FRIDAY_AFTERNOON)["schedules"]
+    assert (office["expression"], office["schedules"], office["exclude"], office["daylight_saving"]) == (
+        "0 9 * * MON-FRI", ["0 9 * * MON-FRI", "30 12 * * MON-FRI"], OFFICE["exclude"], "Skip")
+
+
+def test_status_says_nothing_of_exclusions_and_the_daylight_saving_rule_of_a_schedule_without_them(
+        folder: Path) -> None:
+    write(folder, "nightly", "30 2 * * *", timeZone="Europe/Berlin")
+    assert status_lines(folder, FRIDAY_AFTERNOON)[2:4] == [
+        "nightly: 30 2 * * * (Europe/Berlin, allow)", "  next:  2024-03-02 01:30 UTC (2024-03-02 02:30 Europe/Berlin)"]
+    assert next_lines(folder, "nightly", 1, now=FRIDAY_AFTERNOON) == [
+        "2024-03-02 01:30 UTC (2024-03-02 02:30 Europe/Berlin)"]
+
+
+@pytest.mark.parametrize("rule, fires", [
+    ("Vixie", ["2024-03-30 01:30 UTC", "2024-03-31 01:00 UTC", "2024-04-01 00:30 UTC"]),  # 03:00 at the change
+    ("Literal", ["2024-03-30 01:30 UTC", "2024-04-01 00:30 UTC", "2024-04-02 00:30 UTC"]),  # 02:30 never was
+])
+def test_next_applies_the_daylight_saving_rule_at_berlins_spring_forward(folder: Path, rule: str,
+                                                                         fires: list[str]) -> None:
+    write(folder, "nightly", "30 2 * * *", timeZone="Europe/Berlin", daylightSaving=rule)
+    lines = next_lines(folder, "nightly", 3, now=t("2024-03-29T12:00"))
+    assert [line.split(" (")[0] for line in lines if not line.startswith("nightly:")] == fires
 
 
 # -- trigger --------------------------------------------------------------------------------------

@@ -10,4 +10,5 @@ what the core cannot: files, locks, processes and the wall clock.
 - :mod:`.slots`: the pool of worker slots and the order due firings wait in.
 - :mod:`.definitions`: CronSchedule manifests read from a folder.
 - :mod:`.pauses`: the pause records of ``cronctl suspend`` (the manifests are never rewritten).
+- :mod:`.backfills`: the requests of ``cronctl backfill``, and how a backfill reads in ``status``.
 """

@@ -51,6 +51,19 @@ executor folder of their own (``DIR/manual/<trigger id>/``), whatever else
 runs that minute; the file is deleted once the book that records its firing
 is saved, so a crash in between consumes it again into the same key.
 
+Backfills (``cronctl backfill``, :mod:`.backfills`): a request file in
+``DIR/backfills/`` is handed to the core (``Controller.backfill``, with the
+file's identity as the request), which keeps the backfill in the schedule's
+state, so in the book, and launches its times one at a time, oldest first,
+through the policy (``Launch`` with reason backfill and the time's own
+nominal minute). Each run lives in the executor folder of its request
+(``DIR/backfill/<request id>/``), so it never shares a key with the
+scheduled run of that minute. The file is deleted once the book that
+records the backfill is saved; a request the core refuses is said and moved
+aside. A backfill's start and end are one line each, its launches the usual
+"fired" lines. While its schedule fires nothing (suspended, its manifest
+invalid, the node switch off) its runs wait, as on the operator.
+
 Suspension, as ``spec.suspend: true`` does on the operator: a schedule
 whose manifest says so, or that has a pause record (``DIR/paused/<name>.json``,
 written by ``cronctl suspend`` and deleted by ``cronctl resume``; see
@@ -89,19 +102,21 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any, Callable
 
+from ..core.backfill import BackfillError
 from ..core.controller import Controller
 from ..core.schedule import Timeline
 from ..core.spec import JobSpec
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
 from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, start_time, window_start
-from ..core.transitions import Applied, apply, hold
+from ..core.transitions import BACKFILL, Applied, apply, hold
 from ..manifest import read_manifest
+from . import backfills
 from .book import Book, Status
 from .definitions import API_VERSION, KIND, Definition, Judge, ManifestFolder, image_notice
-from .executor import Ended, Executor, RunKey, RunRequest, nominal_iso
+from .executor import RUNS_DIR, Ended, Executor, RunKey, RunRequest, nominal_iso
 from .files import read_json, remove_tree, utc_iso
-from .firing import (MANUAL_DIR, SWITCH_OFF_FILE, TRIGGERS_DIR, BookContents, Firing, Overflowed, Unreadable,
-                     both_times, read_book)
+from .firing import (BACKFILL_DIR, MANUAL_DIR, SWITCH_OFF_FILE, TRIGGERS_DIR, BookContents, Firing, Overflowed,
+                     Unreadable, both_times, origin_of, read_book)
 from .lock import DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_identity, wait_for_lock
 from .pauses import BY_COMMAND, Pause, PauseFolder, Suspension, pause_path, remove_pause, suspension_of
 from .slots import SlotPool, order_due
@@ -149,7 +164,9 @@ class Runner:
         self.lock = RunnerLock(folder, runner_identity())
         self.max_log_bytes = max_log_bytes  # each stream of each run (the executor's output cap)
         self.executor = Executor(folder, max_log_bytes=max_log_bytes)
-        self._manual: dict[str, Executor] = {}  # trigger id -> the executor of its manual firing's runs
+        # A manual firing's or a backfill's own executor, by its folder (Firing.home: manual/<trigger id>,
+        # backfill/<request id>).
+        self._homes: dict[str, Executor] = {}
         self.slots = SlotPool(workers)
         self.controller = Controller()
         self.firings: dict[str, Firing] = {}
@@ -182,8 +199,10 @@ class Runner:
         self._faults: dict[str, str] = {}  # what failed -> the line said about it, until it works again
         self._unsaved = False  # a save failed: save again at the next step
         self._to_acknowledge: list[tuple[str | None, RunKey]] = []  # ends recorded, acknowledged once saved
-        self._taken: dict[str, Path] = {}  # trigger files consumed, deleted once the book is saved
-        self._left_broken: set[str] = set()  # broken trigger files that could not be moved aside
+        self._taken: dict[str, Path] = {}  # trigger and backfill files consumed, deleted once the book is saved
+        self._left_broken: set[str] = set()  # broken trigger and backfill files that could not be moved aside
+        self._holding: set[str] = set()  # the schedules that fire nothing at this step: their backfills wait
+        self._backfills_said: dict[str, tuple[str, bool]] = {}  # schedule -> (request, finished) as last said
 
     # -- start ----------------------------------------------------------------------------
 
@@ -222,6 +241,7 @@ class Runner:
         for problem in problems:
             self._notice(f"{self.book.path}: {problem}", "warning")
         self.controller = Controller(contents.state)
+        self._backfills_said = self._backfills_now()  # what a runner before this one said already
         self.firings = contents.firings
         self.journal, self.snapshots, self.overflows = contents.journal, contents.snapshots, contents.overflows
         self.invalid, self.retired, self.sources = contents.invalid, contents.retired, contents.sources
@@ -232,12 +252,10 @@ class Runner:
     def _adopt(self) -> None:
         """Watch the runs a runner before this one left, and give their firings their slots."""
         self.executor.adopt()
-        manual = self.folder / MANUAL_DIR
-        if manual.is_dir():
-            for base in sorted(manual.iterdir()):
-                executor = Executor(base, max_log_bytes=self.max_log_bytes)
-                if executor.adopt():
-                    self._manual[base.name] = executor
+        for home in self._home_folders():
+            executor = Executor(self.folder / home, max_log_bytes=self.max_log_bytes)
+            if executor.adopt():
+                self._homes[home] = executor
         for firing in self.firings.values():
             if firing.slot is None:
                 continue
@@ -258,17 +276,20 @@ class Runner:
         """A running run the book has no firing for (an entry left out): rebuilt from its
         process's folder, or, when it never had one, canceled."""
         run = self.controller.state.runs[run_id]
+        backfill = self.controller.state.jobs[run.job].state.backfill
+        home = None if backfill is None or backfill.running != run.id else f"{BACKFILL_DIR}/{backfill.request}"
         request = None
         try:
-            request = read_json(self.executor.run_dir(RunKey(run.job, run.scheduled_for, run.attempt))
+            request = read_json(self._executor(home).run_dir(RunKey(run.job, run.scheduled_for, run.attempt))
                                 / "request.json")
         except (OSError, ValueError):
             pass
         if isinstance(request, dict) and isinstance(request.get("command"), list):
+            manual, of_backfill = origin_of(home)
             self.firings[run.id] = Firing(run.id, run.job, run.scheduled_for, request.get("reason") or SCHEDULED,
                                           request["command"], request.get("args") or [],
                                           request.get("env") or {}, start_at=run.scheduled_for * 60,
-                                          attempt=run.attempt)
+                                          attempt=run.attempt, manual=manual, backfill=of_backfill)
             return
         self._drop_run(run.job, run.id)
         self._remember(run.job, {"run": run.id, "reason": SCHEDULED, "nominal": run.scheduled_for, "actual": None,
@@ -289,17 +310,19 @@ class Runner:
         changed |= self._sync_suspensions(now)
         changed |= self._hold(now)
         changed |= self._take_triggers(now)
+        changed |= self._take_backfills(now)
         # Runs end before the tick decides, as in the harness (finish, then tick): a run over by
         # now frees a Forbid schedule's time, and the core's timeouts come first (advance), so an
         # end reported at the very expiry is too late.
         self.controller.advance(now)
         changed |= self._record_ends(now)
-        applied = self.controller.step(now)
+        applied = self._step_core(now)
         self._carry_out_tick(applied, now)
         changed |= any(item.news for item in applied)
         changed |= self._stop_expired()
         changed |= self._drop_expired(now)
         changed |= self._start_waiting(now)
+        self._say_backfills()
         if changed or self._unsaved:
             self._save_and_settle()
 
@@ -338,12 +361,12 @@ class Runner:
             self._event("saved", f"the book {self.book.path} is saved again; nothing was lost")
         keep: list[tuple[str | None, RunKey]] = []
         ended: set[str] = set()
-        for manual, key in self._to_acknowledge:
+        for home, key in self._to_acknowledge:
             try:
-                self._executor(manual).acknowledge(key)
+                self._executor(home).acknowledge(key)
                 ended.add(key.schedule)
             except OSError:
-                keep.append((manual, key))  # said by the next save's fault, if the disk stays so
+                keep.append((home, key))  # said by the next save's fault, if the disk stays so
         self._to_acknowledge = keep
         for schedule in sorted(ended):
             self._prune(schedule)
@@ -355,10 +378,10 @@ class Runner:
             except OSError:
                 continue
             del self._taken[name]
-        for manual in [m for m, executor in self._manual.items() if not executor.active()
-                       and not any(f.manual == m for f in self.firings.values())
-                       and not any(m == pending for pending, _ in keep)]:
-            del self._manual[manual]
+        for home in [h for h, executor in self._homes.items() if not executor.active()
+                     and not any(f.home == h for f in self.firings.values())
+                     and not any(h == pending for pending, _ in keep)]:
+            del self._homes[home]
 
     # -- manifests -----------------------------------------------------------------------
 
@@ -522,6 +545,9 @@ class Runner:
             held |= hold(jobs[name].state, now)
         if held:
             self.controller = Controller(self.controller.state)  # re-derive who is due
+        released, self._holding = self._holding - set(names), set(names)
+        for name in sorted(released):
+            self._wake_backfill(name, now)
         return held
 
     # -- suspensions ------------------------------------------------------------------------
@@ -589,7 +615,7 @@ class Runner:
             return False
         changed = False
         for path in paths:
-            if path.name not in self._taken and path.name not in self._left_broken:
+            if str(path) not in self._taken and str(path) not in self._left_broken:
                 changed |= self._take_trigger(path, now)
         return changed
 
@@ -608,7 +634,7 @@ class Runner:
             return self._set_aside(path, 'not a trigger (it should be {"schedule": "NAME"})')
         manual = trigger_id(path, stamp)
         if self._trigger_known(manual):  # consumed before a crash, the book saved: only delete it
-            self._taken[path.name] = path
+            self._taken[str(path)] = path
             return True
         job = self.controller.state.jobs.get(name)
         if job is None:
@@ -624,26 +650,143 @@ class Runner:
                         schedule=name, firing=MANUAL, outcome="canceled", trigger=manual)
         else:
             self._carry_out(self.controller.trigger(now, name), now, manual)
-        self._taken[path.name] = path
+        self._taken[str(path)] = path
         return True
 
     def _trigger_known(self, manual: str) -> bool:
         return any(f.manual == manual for f in self.firings.values()) or any(
             entry.get("trigger") == manual for rows in self.journal.values() for entry in rows)
 
-    def _set_aside(self, path: Path, why: str) -> bool:
-        aside = path.with_name(path.name + ".broken")
+    def _set_aside(self, path: Path, why: str, suffix: str = ".broken") -> bool:
+        """A trigger or backfill file that asks for nothing is renamed ``<name><suffix>``, said once."""
+        kind = "backfill" if path.parent.name == backfills.BACKFILLS_DIR else "trigger"
+        aside = path.with_name(path.name + suffix)
         try:
             os.replace(path, aside)
         except FileNotFoundError:
             return False
         except OSError as error:
-            self._left_broken.add(path.name)
-            self._event("trigger", f"{path}: {why}; it cannot be moved aside ({error.strerror or error}), "
-                                   "ignored", "warning", file=str(path))
+            self._left_broken.add(str(path))
+            self._event(kind, f"{path}: {why}; it cannot be moved aside ({error.strerror or error}), "
+                              "ignored", "warning", file=str(path))
             return False
-        self._event("trigger", f"{path}: {why}; moved aside as {aside.name}", "warning", file=str(path))
+        self._event(kind, f"{path}: {why}; moved aside as {aside.name}", "warning", file=str(path))
         return False
+
+    # -- backfills ----------------------------------------------------------------------------
+
+    def _take_backfills(self, now: int) -> bool:
+        folder = self.folder / backfills.BACKFILLS_DIR
+        try:
+            paths = sorted(folder.glob("*.json"))  # oldest first: a later request replaces an earlier one
+        except OSError:
+            return False
+        changed = False
+        for path in paths:
+            if str(path) not in self._taken and str(path) not in self._left_broken:
+                changed |= self._take_backfill(path, now)
+        return changed
+
+    def _take_backfill(self, path: Path, now: int) -> bool:
+        """One request file: a backfill handed to the core, which may refuse it (said, and the
+        file moved aside, as a file that is no request is)."""
+        try:
+            stamp = path.stat().st_mtime_ns
+            asked = backfills.read_request(path)
+        except FileNotFoundError:
+            return False
+        except (OSError, backfills.RequestError) as error:
+            return self._set_aside(path, str(error) if isinstance(error, backfills.RequestError)
+                                   else f"not a backfill request ({error})")
+        request = backfills.request_id(path, stamp)
+        name = asked.schedule
+        job = self.controller.state.jobs.get(name)
+        if job is not None and self._backfill_known(name, request):  # the book saved has it: only delete it
+            self._taken[str(path)] = path
+            return True
+        if job is None:
+            bad = next((entry["message"] for entry in self.invalid if entry["schedule"] == name), None)
+            return self._set_aside(path, f"no schedule named {name!r}" if bad is None
+                                   else f"the manifest of {name!r} is invalid: {bad}")
+        before = job.state.backfill
+        try:
+            begun = self.controller.backfill(now, name, asked.start, asked.end, request)
+        except BackfillError as error:
+            return self._set_aside(path, f"backfill of {name} refused: {error.message}", ".refused")
+        self._taken[str(path)] = path
+        replaced = before if before is not None and not backfills.finished(before, job.state.active) else None
+        said = f"; it replaces backfill {replaced.request} ({replaced.launched}/{replaced.total} launched)" \
+            if replaced is not None else ""
+        if name in self._holding and not begun.done:
+            said += f"; its runs wait: {self._why_holding(name)}"
+        self._backfills_said[name] = (request, False)
+        self._event("backfill", f"{name}: backfill {request} of {begun.total} schedule "
+                                f"time{'' if begun.total == 1 else 's'} from {self._time(name, begun.start)} to "
+                                f"{self._time(name, begun.end)}, oldest first, one at a time{said}",
+                    schedule=name, backfill=request, state="started", total=begun.total,
+                    start=nominal_iso(begun.start), end=nominal_iso(begun.end),
+                    replaces=None if replaced is None else replaced.request)
+        return True
+
+    def _why_holding(self, name: str) -> str:
+        if self._switched_off:
+            return f"the node switch is off ({SWITCH_OFF_FILE} exists)"
+        if name in self._held:
+            return "its manifest is invalid"
+        return "the schedule is suspended"
+
+    def _backfill_known(self, name: str, request: str) -> bool:
+        """Whether the book has the backfill of this request already (consumed before a crash)."""
+        job = self.controller.state.jobs[name]
+        return (job.state.backfill is not None and job.state.backfill.request == request) or any(
+            f.backfill == request for f in self.firings.values()) or any(
+            entry.get("backfill") == request for entry in self.journal.get(name, []))
+
+    def _step_core(self, now: int) -> list[Applied]:
+        """The controller's step, with the backfills of the schedules that fire nothing now
+        (suspended, invalid, the node switch off) out of its sight: their runs wait."""
+        jobs = self.controller.state.jobs
+        waiting = {name: backfill for name in self._holding
+                   if name in jobs and (backfill := jobs[name].state.backfill) is not None}
+        for name in waiting:
+            jobs[name].state.backfill = None
+        try:
+            return self.controller.step(now)
+        finally:
+            for name, backfill in waiting.items():
+                jobs[name].state.backfill = backfill
+
+    def _wake_backfill(self, name: str, now: int) -> None:
+        """A schedule fires again: its backfill under way goes on at this step. The core wakes a
+        job for its backfill when one is asked for, so it is asked for again, as it stands."""
+        job = self.controller.state.jobs.get(name)
+        kept = None if job is None else job.state.backfill
+        if job is None or kept is None or kept.done:
+            return
+        try:
+            self.controller.backfill(now, name, kept.start, kept.end, kept.request)
+        except BackfillError:  # the manifest was edited into more times: it goes on at the next wake
+            pass
+        job.state.backfill = kept
+
+    def _backfills_now(self) -> dict[str, tuple[str, bool]]:
+        return {name: (job.state.backfill.request, backfills.finished(job.state.backfill, job.state.active))
+                for name, job in self.controller.state.jobs.items() if job.state.backfill is not None}
+
+    def _say_backfills(self) -> None:
+        """One line for each backfill that completed since the last step."""
+        now = self._backfills_now()
+        for name, (request, finished) in now.items():
+            if finished and self._backfills_said.get(name) != (request, True):
+                backfill = self.controller.state.jobs[name].state.backfill
+                assert backfill is not None
+                self._event("backfill", f"{name}: backfill {request} complete: {backfill.launched} of "
+                                        f"{backfill.total} schedule time{'' if backfill.total == 1 else 's'} "
+                                        f"from {self._time(name, backfill.start)} to "
+                                        f"{self._time(name, backfill.end)} launched",
+                            schedule=name, backfill=request, state="complete", total=backfill.total,
+                            launched=backfill.launched)
+        self._backfills_said = now
 
     # -- decisions ---------------------------------------------------------------------------
 
@@ -678,7 +821,9 @@ class Runner:
 
     def _carry_out(self, decision: object, now: int, manual: str | None = None) -> None:
         if isinstance(decision, Launch):
-            command = self.snapshots.pop(_snapshot_key(decision.job, decision.scheduled_for), None)
+            backfill = self._backfill_of(decision)
+            command = None if backfill is not None else \
+                self.snapshots.pop(_snapshot_key(decision.job, decision.scheduled_for), None)
             if command is None:
                 command = self._command_of(decision.job)
             if command is None:  # held invalid since before a restart: nothing to run it with
@@ -690,7 +835,7 @@ class Runner:
                 return
             command.pop("reason", None)  # a book written before launches carried their reason has it here
             firing = Firing(decision.run_id, decision.job, decision.scheduled_for, decision.reason, **command,
-                            manual=manual)
+                            manual=manual, backfill=backfill)
             job = self.controller.state.jobs[decision.job]
             firing.start_at = start_time(job.spec, decision)
             self.firings[decision.run_id] = firing
@@ -716,6 +861,13 @@ class Runner:
                                    "(Forbid: a run is active)", schedule=decision.job,
                         nominal=nominal_iso(decision.scheduled_for), outcome="skipped")
 
+    def _backfill_of(self, launch: Launch) -> str | None:
+        """The request of the backfill a launch is a run of (None: not a backfill's)."""
+        if launch.reason != BACKFILL:
+            return None
+        backfill = self.controller.state.jobs[launch.job].state.backfill
+        return backfill.request if backfill is not None else launch.run_id
+
     def _command_of(self, schedule: str) -> dict[str, Any] | None:
         definition = self.definitions.get(schedule)
         if definition is None:
@@ -737,24 +889,35 @@ class Runner:
         if command is None:
             self._notice(f"{decision.job}: no manifest to retry run {run.id} with")
             return None
-        manual, failed = self._attempt_ended(RunKey(run.job, run.scheduled_for, decision.attempt - 1))
+        home, failed = self._attempt_ended(RunKey(run.job, run.scheduled_for, decision.attempt - 1))
         reason = failed.request.get("reason") if failed is not None else None
+        manual, backfill = origin_of(home)
         firing = Firing(run.id, run.job, run.scheduled_for, reason or SCHEDULED, **command,
-                        start_at=run.scheduled_for * 60, manual=manual)
+                        start_at=run.scheduled_for * 60, manual=manual, backfill=backfill)
         self.firings[run.id] = firing
         return firing
 
     def _attempt_ended(self, key: RunKey) -> tuple[str | None, Ended | None]:
-        """How an attempt ended, found in the folder of scheduled runs or of a manual firing's."""
+        """How an attempt ended, found in the folder of scheduled runs or of a manual firing's or
+        a backfill's (the home it was found in, with it)."""
         ended = self.executor.result(key)
         if ended is not None:
             return None, ended
-        manual = self.folder / MANUAL_DIR
-        for base in sorted(manual.iterdir()) if manual.is_dir() else []:
-            ended = self._executor(base.name).result(key)
+        for home in self._home_folders():
+            ended = self._executor(home).result(key)
             if ended is not None:
-                return base.name, ended
+                return home, ended
         return None, None
+
+    def _home_folders(self) -> list[str]:
+        """The executor folders of manual firings and backfills there are (``manual/<id>``, ...)."""
+        homes = []
+        for kind in (MANUAL_DIR, BACKFILL_DIR):
+            base = self.folder / kind
+            if base.is_dir():
+                homes += [f"{kind}/{entry.name}" for entry in sorted(base.iterdir())
+                          if entry.is_dir() and not entry.name.startswith(".")]
+        return homes
 
     def _stop_or_drop(self, firing: Firing, reason: str, now: int) -> None:
         if firing.slot is None:  # not running (never started, or waiting for a retry): it only leaves
@@ -821,27 +984,28 @@ class Runner:
 
     def _record_ends(self, now: int) -> bool:
         ended_any = False
-        for manual, executor in [(None, self.executor), *self._manual.items()]:
+        for home, executor in [(None, self.executor), *self._homes.items()]:
             try:
                 ended = executor.poll()
             except (OSError, ValueError) as error:
-                self._fault(f"poll {manual}", f"cannot read how runs ended in {executor.runs_dir}: {error}; "
-                                              "trying again at the next step")
+                self._fault(f"poll {home}", f"cannot read how runs ended in {executor.runs_dir}: {error}; "
+                                            "trying again at the next step")
                 continue
-            self._clear_fault(f"poll {manual}")
+            self._clear_fault(f"poll {home}")
             for end in ended:
-                firing = self._firing_running(manual, end.key)
+                firing = self._firing_running(home, end.key)
                 if firing is not None:
                     self._end_attempt(firing, end, now)
-                self._to_acknowledge.append((manual, end.key))
+                self._to_acknowledge.append((home, end.key))
             ended_any |= bool(ended)
         return ended_any
 
-    def _firing_running(self, manual: str | None, key: RunKey) -> Firing | None:
-        """The firing whose current attempt is ``key``; None for an end recorded before (reported
-        again after a restart: the book already moved on) or of a run the book does not know."""
+    def _firing_running(self, home: str | None, key: RunKey) -> Firing | None:
+        """The firing whose current attempt is ``key`` in that executor's folder; None for an end
+        recorded before (reported again after a restart: the book already moved on) or of a run
+        the book does not know."""
         return next((f for f in self.firings.values()
-                     if f.manual == manual and f.key == key and f.retry_due is None), None)
+                     if f.home == home and f.key == key and f.retry_due is None), None)
 
     def _end_attempt(self, firing: Firing, end: Ended, now: int) -> None:
         """An attempt ended: the firing waits for its next attempt, or its run is over."""
@@ -926,7 +1090,8 @@ class Runner:
     def _prune(self, schedule: str) -> None:
         """Run folders follow the core's retention, as Jobs do on the operator: those of the runs
         it keeps (successfulJobsHistoryLimit, failedJobsHistoryLimit), of runs in flight, and of
-        times it has not dealt with yet stay; a manual run's folder goes with its run."""
+        times it has not dealt with yet stay; a manual run's folder goes with its run, a backfill's
+        run folders with their runs and its folder with the last of them."""
         job = self.controller.state.jobs.get(schedule)
         if job is None:  # retired: its folders stay with its history
             return
@@ -938,28 +1103,51 @@ class Runner:
             dealt_with = job.state.last_schedule if job.state.last_schedule is not None else job.spec.created_at
             self.executor.prune(schedule, keep, through=dealt_with)
             self._prune_manual(schedule, kept)
+            self._prune_backfills(schedule, kept)
         except OSError as error:  # the disk: said, and tried again at the next end
             self._fault("prune", f"cannot prune the run folders of {schedule}: {error.strerror or error}")
 
     def _prune_manual(self, schedule: str, kept: set[str]) -> None:
-        in_flight = {f.manual for f in self.firings.values() if f.manual} | set(self._manual)
+        in_flight = {f.manual for f in self.firings.values() if f.manual} | \
+            {home.partition("/")[2] for home in self._homes if home.startswith(f"{MANUAL_DIR}/")}
         triggers = {entry["trigger"]: entry["run"] for entry in self.journal.get(schedule, []) if entry.get("trigger")}
         for manual, run_id in triggers.items():
             folder = self.folder / MANUAL_DIR / manual
             if manual not in in_flight and run_id not in kept and folder.is_dir():
                 remove_tree(folder)
 
-    def _executor_of(self, firing: Firing) -> Executor:
-        return self._executor(firing.manual)
+    def _prune_backfills(self, schedule: str, kept: set[str]) -> None:
+        """A backfill's runs share the folder of its request: the folders of those retention drops
+        go, and the request's folder once none of its runs is left or in flight."""
+        keep: dict[str, set[RunKey]] = {}
+        for entry in self.journal.get(schedule, []):
+            if entry.get("backfill"):
+                keys = keep.setdefault(f"{BACKFILL_DIR}/{entry['backfill']}", set())
+                if entry["run"] in kept:
+                    keys.add(RunKey(schedule, entry["nominal"]))
+        in_flight = {f.home for f in self.firings.values() if f.backfill}
+        for home, keys in keep.items():
+            folder = self.folder / home
+            if not folder.is_dir():
+                continue
+            keys |= {f.key for f in self.firings.values() if f.home == home}
+            self._executor(home).prune(schedule, keys)
+            if home not in in_flight and not keys and not any((folder / RUNS_DIR).glob("*/*")):
+                self._homes.pop(home, None)
+                remove_tree(folder)
 
-    def _executor(self, manual: str | None) -> Executor:
-        """The executor of scheduled runs, or the one of a manual firing's runs (a folder of its
-        own per trigger, so that its key is its own whatever else runs that minute)."""
-        if manual is None:
+    def _executor_of(self, firing: Firing) -> Executor:
+        return self._executor(firing.home)
+
+    def _executor(self, home: str | None) -> Executor:
+        """The executor of scheduled runs, or the one of a manual firing's or a backfill's runs (a
+        folder of its own per trigger or request, so that its key is its own whatever else runs
+        that minute)."""
+        if home is None:
             return self.executor
-        if manual not in self._manual:
-            self._manual[manual] = Executor(self.folder / MANUAL_DIR / manual, max_log_bytes=self.max_log_bytes)
-        return self._manual[manual]
+        if home not in self._homes:
+            self._homes[home] = Executor(self.folder / home, max_log_bytes=self.max_log_bytes)
+        return self._homes[home]
 
     # -- history ----------------------------------------------------------------------------
 
@@ -971,6 +1159,8 @@ class Runner:
             entry["note"] = firing.note
         if firing.manual:
             entry["trigger"] = firing.manual
+        if firing.backfill:
+            entry["backfill"] = firing.backfill
         return entry
 
     def _remember(self, schedule: str, entry: dict[str, Any]) -> None:
@@ -1005,7 +1195,8 @@ class Runner:
 
     def _facts(self, firing: Firing) -> dict[str, Any]:
         return {"schedule": firing.schedule, "run": firing.run_id, "nominal": nominal_iso(firing.nominal),
-                "firing": firing.reason, "attempt": firing.attempt, "trigger": firing.manual}
+                "firing": firing.reason, "attempt": firing.attempt, "trigger": firing.manual,
+                "backfill": firing.backfill}
 
     def _zone(self, schedule: str) -> Any:
         job = self.controller.state.jobs.get(schedule)

@@ -21,6 +21,7 @@ from typing import Any
 
 import jsonschema
 
+from ..core.dst import DaylightSaving
 from ..core.errors import CronctlError
 from ..core.schedule import Timeline
 from ..core.spec import Policy
@@ -34,6 +35,7 @@ from .executor import RunKey
 TRIGGERS_DIR = "triggers"  # manual firings asked for by ``cronctl trigger``: one file each
 SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch: while it exists nothing fires
 MANUAL_DIR = "manual"  # the runs of manual firings: one executor folder per trigger (see engine)
+BACKFILL_DIR = "backfill"  # the runs of backfills: one executor folder per request (see backfills)
 
 
 @dataclass
@@ -58,10 +60,16 @@ class Firing:
     actual: str | None = None  # when its first attempt started (history's actual time)
     manual: str | None = None  # a manual firing: the id of the trigger that asked for it
     note: str | None = None  # why the runner ended it, for history (its schedule was retired, ...)
+    backfill: str | None = None  # a backfill's run: the id of the request that asked for it
 
     @property
     def key(self) -> RunKey:
         return RunKey(self.schedule, self.nominal, self.attempt)
+
+    @property
+    def home(self) -> str | None:
+        """The executor folder of its runs, under the runner's folder (see :func:`home_of`)."""
+        return home_of(self.manual, self.backfill)
 
     @property
     def startable(self) -> bool:
@@ -122,6 +130,25 @@ class Overflowed:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def home_of(manual: str | None, backfill: str | None) -> str | None:
+    """Where a firing's runs live: None for the scheduled runs' executor (the runner's folder
+    itself), ``manual/<trigger id>`` for a manual firing's, ``backfill/<request id>`` for a
+    backfill's, so that none of them shares a key with a run of the same minute."""
+    if manual is not None:
+        return f"{MANUAL_DIR}/{manual}"
+    if backfill is not None:
+        return f"{BACKFILL_DIR}/{backfill}"
+    return None
+
+
+def origin_of(home: str | None) -> tuple[str | None, str | None]:
+    """The Firing fields ``manual`` and ``backfill`` of runs that live in ``home``."""
+    if home is None:
+        return None, None
+    kind, _, name = home.partition("/")
+    return (name, None) if kind == MANUAL_DIR else (None, name)
 
 
 def both_times(minute: int | None, zone: AnyZone) -> str:
@@ -268,7 +295,8 @@ def _object(required: dict[str, Any], optional: dict[str, Any] | None = None,
 _OPTIONS = _object({"starting_deadline": _MAYBE_INT, "timeout": _MAYBE_INT, "keep_succeeded": _COUNT,
                     "keep_failed": _COUNT, "tz": STRING},
                    {"retries": _COUNT, "retry_delay": _COUNT, "catch_up": STRING, "jitter": _COUNT,
-                    "missed_limit": _COUNT, "past_limit": STRING})
+                    "missed_limit": _COUNT, "past_limit": STRING, "more_schedules": _STRINGS, "exclude": _STRINGS,
+                    "daylight_saving": {"enum": [rule.value for rule in DaylightSaving]}})
 _FINISHED = {"type": "array", "prefixItems": [_TIME, _INT, STRING], "minItems": 3, "maxItems": 3}
 _JOB_STATE = _object(
     {"last_schedule": _MAYBE_TIME, "launched": _COUNT, "active": _STRINGS,
@@ -278,7 +306,9 @@ _JOB_STATE = _object(
      "pending_retries": {"type": "array", "items": {"type": "array", "prefixItems": [_TIME, _INT, STRING, _INT],
                                                     "minItems": 4, "maxItems": 4}},
      "queue": {"type": "array", "items": {"type": "array", "prefixItems": [_TIME, STRING],
-                                          "minItems": 2, "maxItems": 2}}})
+                                          "minItems": 2, "maxItems": 2}},
+     "backfill": _object({"request": STRING, "start": _TIME, "end": _TIME, "total": _COUNT, "next": _MAYBE_TIME,
+                          "launched": _COUNT, "running": _MAYBE_STRING})})
 JOB = _object({"name": STRING, "expression": STRING, "policy": {"enum": [p.value for p in Policy]},
                "options": _OPTIONS, "created_at": _TIME, "index": _INT, "state": _JOB_STATE})
 RUN = _object({"id": STRING, "job": STRING, "number": _INT,
@@ -291,7 +321,7 @@ FIRING = _object({"run_id": STRING, "schedule": STRING, "nominal": _INT, "reason
                   **COMMAND["properties"]},
                  {"slot": _MAYBE_STRING, "stopping": _MAYBE_STRING, "start_at": {"type": "number"},
                   "attempt": {"type": "integer", "minimum": 1}, "retry_due": _MAYBE_INT, "actual": _MAYBE_STRING,
-                  "manual": _MAYBE_STRING, "note": _MAYBE_STRING})
+                  "manual": _MAYBE_STRING, "note": _MAYBE_STRING, "backfill": _MAYBE_STRING})
 ENTRY = _object({"run": _MAYBE_STRING, "reason": STRING, "nominal": _INT, "actual": _MAYBE_STRING,
                  "attempts": _COUNT, "outcome": STRING, "finished": _INT}, closed=False)
 OVERFLOW = _object({"at": _INT, "limit": _INT},

@@ -1,10 +1,11 @@
-"""What ``cronctl status``, ``history``, ``next``, ``trigger``, ``suspend`` and ``resume`` show or do
-for a runner's folder.
+"""What ``cronctl status``, ``history``, ``next``, ``trigger``, ``backfill``, ``suspend`` and ``resume``
+show or do for a runner's folder.
 
 They read the book without the lock (it is rewritten whole and atomically,
-so a reader sees a complete book) and never write it; a manual trigger is a
-file the running runner consumes once, a pause a record it reads at every
-step (:mod:`.pauses`; the manifests, the user's, are never rewritten). Before the runner has ever run in a
+so a reader sees a complete book) and never write it; a manual trigger or a
+backfill is a file the running runner consumes once (:mod:`.backfills`), a
+pause a record it reads at every step (:mod:`.pauses`; the manifests, the
+user's, are never rewritten). Before the runner has ever run in a
 folder there is no book, and the views read the manifests instead, with the
 runner's reader (``load_definitions``, then ``read_manifest``).
 
@@ -19,6 +20,7 @@ unreadable, of a newer version or does not parse, an unknown schedule) is a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -28,18 +30,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..core import backfill as core_backfill
+from ..core.dst import DaylightSaving
 from ..core.errors import CronctlError
 from ..core.schedule import Timeline
 from ..core.spec import JobSpec
-from ..core.state import ControllerState
+from ..core.state import Backfill, ControllerState
 from ..core.times import format_time
 from ..core.zones import UTC, AnyZone
 from ..manifest import API_VERSION, KIND, read_manifest
 from .book import Book, Loaded, Status
+from . import backfills
 from .definitions import load_definitions
 from .executor import RUNS_DIR, RunKey, run_folder_name
 from .files import read_json, utc_iso
-from .firing import MANUAL_DIR, SWITCH_OFF_FILE, TRIGGERS_DIR, Firing, Overflowed, both_times
+from .firing import BACKFILL_DIR, MANUAL_DIR, SWITCH_OFF_FILE, TRIGGERS_DIR, Firing, Overflowed, both_times
 from .lock import RunnerLock, describe_holder
 from .pauses import (MAX_REASON, Pause, Suspension, pause_path, quoted, read_pause, read_pauses, remove_pause,
                      suspension_of, write_pause)
@@ -188,6 +193,29 @@ def rfc3339(minute: int | None) -> str | None:
     return None if minute is None else f"{format_time(minute)}:00Z"
 
 
+def expressions(spec: JobSpec) -> list[str]:
+    """Every expression of a schedule: ``spec.schedule``, or each of ``spec.schedules``."""
+    return [spec.expression, *spec.options.more_schedules]
+
+
+def _rules(spec: JobSpec) -> str | None:
+    """``6 exclusions; daylight saving: Skip``: what changes a schedule's times beyond its
+    expressions (None when nothing does: no exclusion, the default Vixie rule)."""
+    parts = []
+    if spec.options.exclude:
+        count = len(spec.options.exclude)
+        parts.append(f"{count} exclusion{'' if count == 1 else 's'}")
+    if spec.options.daylight_saving is not DaylightSaving.VIXIE:
+        parts.append(f"daylight saving: {spec.options.daylight_saving.value}")
+    return "; ".join(parts) or None
+
+
+def describe_schedule(spec: JobSpec) -> str:
+    """``name: expr; expr (zone)``, with its exclusions and daylight-saving rule if any."""
+    rules = _rules(spec)
+    return f"{spec.name}: {'; '.join(expressions(spec))} ({spec.options.tz.name})" + (f"; {rules}" if rules else "")
+
+
 # -- status ------------------------------------------------------------------------------------
 
 
@@ -205,6 +233,8 @@ class ScheduleView:
     invalid: bool = False
     retired_at: int | None = None
     suspension: Suspension | None = None
+    backfill: Backfill | None = None  # the last backfill asked for, under way or done
+    active: tuple[str, ...] = ()  # the schedule's runs not over (a backfill's among them)
 
     @property
     def attempts(self) -> int:
@@ -251,7 +281,8 @@ def folder_view(folder: Path, now: int | None = None) -> FolderView:
                             retrying=[f for f in mine if f.retry_due is not None],
                             overflow=book.overflows.get(spec.name),
                             invalid=spec.name in invalid_names, retired_at=book.retired.get(spec.name),
-                            suspension=_book_suspension(book, pauses, spec.name))
+                            suspension=_book_suspension(book, pauses, spec.name),
+                            backfill=job.state.backfill, active=tuple(job.state.active))
         if (now is not None and holder is None and not switched_off and not view.invalid
                 and view.suspension is None
                 and view.retired_at is None and view.next is not None and now - view.next > OVERDUE_AFTER):
@@ -293,6 +324,17 @@ def _manifest_suspension(manifests: Manifests, pauses: dict[str, Pause], name: s
     return suspension_of(pauses.get(name), name in manifests.suspended, manifests.suspended.get(name), None)
 
 
+def _backfill_waits(view: ScheduleView, switched_off: bool) -> str | None:
+    """Why a backfill's runs wait, when its schedule fires nothing."""
+    if switched_off:
+        return "it waits while the node switch is off"
+    if view.suspension is not None:
+        return "it waits while the schedule is suspended"
+    if view.invalid:
+        return "it waits until the manifest is fixed"
+    return None
+
+
 def _suspended_line(suspension: Suspension, zone: AnyZone) -> str:
     """``suspended since 2024-03-01 00:10 UTC by cronctl suspend: "db migration"``."""
     since = f" since {_actual(suspension.since, zone)}" if suspension.since else ""
@@ -313,16 +355,18 @@ def status(folder: Path, now: int | None = None) -> dict[str, Any]:
         "clock": rfc3339(view.clock),
         "workers": view.workers,
         "busy": view.busy,
-        "schedules": [_schedule_json(s) for s in view.schedules],
+        "schedules": [_schedule_json(s, view.switched_off) for s in view.schedules],
         "invalid_manifests": [{"file": i.file, "schedule": i.schedule, "message": i.line()} for i in view.invalid],
         "retired": [{"schedule": name, "at": rfc3339(at)} for name, at in view.retired.items()],
     }
 
 
-def _schedule_json(view: ScheduleView) -> dict[str, Any]:
+def _schedule_json(view: ScheduleView, switched_off: bool) -> dict[str, Any]:
     spec = view.spec
     return {
-        "name": spec.name, "expression": spec.expression, "time_zone": spec.options.tz.name,
+        "name": spec.name, "expression": spec.expression, "schedules": expressions(spec),
+        "exclude": list(spec.options.exclude), "daylight_saving": spec.options.daylight_saving.value,
+        "time_zone": spec.options.tz.name,
         "policy": spec.policy.value, "last": rfc3339(view.last), "next": rfc3339(view.next),
         "overdue_since": rfc3339(view.overdue_since), "skipped": view.skipped,
         "running": [{"run": f.run_id, "slot": f.slot, "attempt": f.attempt} for f in view.running],
@@ -334,6 +378,8 @@ def _schedule_json(view: ScheduleView) -> dict[str, Any]:
             "message": view.overflow.describe(spec.options.tz)},
         "invalid": view.invalid, "retired": rfc3339(view.retired_at),
         "suspended": None if view.suspension is None else view.suspension.to_json(),
+        "backfill": None if view.backfill is None else backfills.progress_json(
+            view.backfill, view.active, _backfill_waits(view, switched_off)),
     }
 
 
@@ -362,7 +408,10 @@ def status_lines(folder: Path, now: int | None = None) -> list[str]:
 def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
     spec = view.spec
     zone = spec.options.tz
-    lines = [f"{spec.name}: {spec.expression} ({zone.name}, {spec.policy.value})"]
+    lines = [f"{spec.name}: {'; '.join(expressions(spec))} ({zone.name}, {spec.policy.value})"]
+    rules = _rules(spec)
+    if rules:
+        lines.append(f"  {rules}")
     if folder.has_book:
         lines.append(f"  last:  {both_times(view.last, zone)}")
     suspended = view.suspension is not None and view.retired_at is None
@@ -380,6 +429,9 @@ def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
         lines.append(f"  next:  {both_times(view.next, zone)}")
     if view.overflow is not None:
         lines.append(f"  {view.overflow.describe(zone)}")
+    if view.backfill is not None:
+        waits = _backfill_waits(view, folder.switched_off)
+        lines.append(f"  {backfills.describe(view.backfill, view.active, zone, waits)}")
     if view.running:
         lines.append("  running: " + ", ".join(f"{f.run_id} on {f.slot}{_attempt_of(f, view.attempts)}"
                                                for f in view.running))
@@ -433,7 +485,8 @@ def exit_of(entry: dict[str, Any], folder: Path, schedule: str) -> Exit:
     attempt = int(entry["attempts"])
     if attempt < 1:
         return Exit(None, None)
-    base = folder / MANUAL_DIR / str(entry["trigger"]) if entry.get("trigger") else folder
+    base = folder / MANUAL_DIR / str(entry["trigger"]) if entry.get("trigger") else \
+        folder / BACKFILL_DIR / str(entry["backfill"]) if entry.get("backfill") else folder
     key = RunKey(schedule, int(entry["nominal"]), attempt)
     path = base / RUNS_DIR / schedule / run_folder_name(key) / "exit.json"
     try:
@@ -509,7 +562,7 @@ def history_lines(folder: Path, name: str) -> list[str]:
     """A header, then one row per run, oldest first (the book keeps the last 200)."""
     view = history_view(folder, name)
     zone = UTC if view.spec is None else view.spec.options.tz
-    title = name if view.spec is None else f"{name}: {view.spec.expression} ({zone.name})"
+    title = name if view.spec is None else f"{name}: {'; '.join(expressions(view.spec))} ({zone.name})"
     if not view.rows:
         return [f"{title}: no runs yet"]
     plural = "run" if len(view.rows) == 1 else "runs"
@@ -542,6 +595,14 @@ class NextTimes:
     times: list[int]
     suspension: Suspension | None = None  # suspended: the times are those it fires at if resumed by then
 
+    def header(self) -> str | None:
+        """The schedule's expressions, exclusions and daylight-saving rule, for one whose times are
+        more than one expression's under the default rule (None for that one)."""
+        spec = self.spec
+        if not spec.options.more_schedules and _rules(spec) is None:
+            return None
+        return describe_schedule(spec)
+
     def notice(self) -> str | None:
         """What to say before the times of a suspended schedule; None for one that fires."""
         if self.suspension is None:
@@ -572,8 +633,9 @@ def next_times(folder: Path, name: str, count: int = 5, now: int | None = None) 
 def next_lines(folder: Path, name: str, count: int = 5, now: int | None = None) -> list[str]:
     """The times, one a line, after a line saying so when the schedule is suspended."""
     found = next_times(folder, name, count, now)
-    notice = found.notice()
-    return ([] if notice is None else [f"{notice}:"]) + [both_times(t, found.spec.options.tz) for t in found.times]
+    header, notice = found.header(), found.notice()
+    return ([] if header is None else [header]) + ([] if notice is None else [f"{notice}:"]) + [
+        both_times(t, found.spec.options.tz) for t in found.times]
 
 
 def _manifest_spec(folder: Path, name: str, anchor: int) -> JobSpec:
@@ -631,6 +693,104 @@ def trigger(folder: Path, name: str, now: int | None = None) -> Triggered:
     if RunnerLock(folder).holder() is None:
         return Triggered(path, f"queued: no runner is running; {name} runs when 'cronctl local {folder}' starts")
     return Triggered(path, "queued: the runner starts it within a second")
+
+
+# -- backfill ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BackfillPlan:
+    """The times a backfill of [start, end] runs, oldest first, as the runner's core would."""
+
+    spec: JobSpec
+    start: int
+    end: int
+    times: list[int]
+    under_way: Backfill | None = None  # the backfill a request would replace
+    waits: str | None = None  # why its runs would wait (the schedule fires nothing now)
+
+
+def backfill_plan(folder: Path, name: str, start: int, end: int, now: int | None = None) -> BackfillPlan:
+    """What ``cronctl backfill NAME --from --to`` runs: the schedule times of the range (its
+    manifest's expressions, exclusions and daylight-saving rule; an interval's grid counted from
+    the runner's first sight of it). A ViewError (exit 2) when the core refuses the range: it
+    ends before it starts, reaches past ``now``, or holds more than MAX_BACKFILL_RUNS times."""
+    _load(folder)
+    now = _wall_minute() if now is None else now
+    manifests, spec = _defined(folder, name, now)  # the runner reads the manifest before the request
+    data = _book(folder)
+    book = None if data is None else _decode(folder, data)
+    job = None if book is None else book.state.jobs.get(name)
+    if job is not None:
+        spec = dataclasses.replace(spec, created_at=job.spec.created_at, index=job.spec.index)
+    try:
+        times = core_backfill.preview(spec, start, end, now)
+    except core_backfill.BackfillError as error:
+        raise ViewError(f"backfill of {name} refused: {error.message}") from None
+    under_way = None
+    if job is not None and job.state.backfill is not None \
+            and not backfills.finished(job.state.backfill, job.state.active):
+        under_way = job.state.backfill
+    suspension = (_book_suspension(book, _pauses(folder), name) if book is not None
+                  else _manifest_suspension(manifests, _pauses(folder), name))
+    waits = (f"the node switch is off: its runs wait until {folder / SWITCH_OFF_FILE} is removed"
+             if (folder / SWITCH_OFF_FILE).exists()
+             else f"{name} is suspended: its runs wait until it is resumed" if suspension is not None else None)
+    return BackfillPlan(spec, start, end, times, under_way, waits)
+
+
+def _nothing_to_backfill(plan: BackfillPlan) -> ViewError:
+    zone = plan.spec.options.tz
+    return ViewError(f"no schedule time of {plan.spec.name} from {both_times(plan.start, zone)} to "
+                     f"{both_times(plan.end, zone)}: nothing to backfill", exit_code=1)
+
+
+def _times(count: int) -> str:
+    return f"{count} schedule time{'' if count == 1 else 's'}"
+
+
+def backfill_preview_lines(folder: Path, name: str, start: int, end: int, now: int | None = None) -> list[str]:
+    """``cronctl backfill --dry-run``: the times, one a line in UTC and the schedule's zone, then
+    how many; nothing is asked. A ViewError (exit 1) when the range holds no schedule time."""
+    plan = backfill_plan(folder, name, start, end, now)
+    if not plan.times:
+        raise _nothing_to_backfill(plan)
+    zone = plan.spec.options.tz
+    return [both_times(t, zone) for t in plan.times] + [
+        f"{_times(len(plan.times))} of {name} from {both_times(start, zone)} to {both_times(end, zone)}; "
+        "a backfill runs them oldest first, one at a time (a dry run: nothing was asked)"]
+
+
+class Asked(NamedTuple):
+    path: Path  # the request file
+    message: str  # the one line for people
+
+
+def ask_backfill(folder: Path, name: str, start: int, end: int, now: int | None = None) -> Asked:
+    """Hand the runner a backfill of ``name`` (a request file, :mod:`.backfills`) and say what
+    will happen. A ViewError as for :func:`backfill_plan`, or with exit 1 when the range holds
+    no schedule time (nothing is asked then)."""
+    plan = backfill_plan(folder, name, start, end, now)
+    if not plan.times:
+        raise _nothing_to_backfill(plan)
+    try:
+        path = backfills.write_request(folder, backfills.Request(name, start, end))
+    except OSError as error:
+        raise ViewError(f"no backfill of {name} was asked: cannot write in {folder / backfills.BACKFILLS_DIR}: "
+                        f"{error.strerror or error}") from None
+    zone = plan.spec.options.tz
+    said = (f"backfill of {name}: {_times(len(plan.times))} from {both_times(start, zone)} to "
+            f"{both_times(end, zone)} run oldest first, one at a time; ")
+    if RunnerLock(folder).holder() is None:
+        said += f"no runner is running: the runner takes it when 'cronctl local {folder}' starts"
+    else:
+        said += "the runner takes it on its next poll"
+    if plan.under_way is not None:
+        said += (f"; it replaces the backfill under way ({plan.under_way.launched}/{plan.under_way.total} "
+                 "launched)")
+    if plan.waits is not None:
+        said += f"; {plan.waits}"
+    return Asked(path, said)
 
 
 # -- suspend and resume -----------------------------------------------------------------------

@@ -161,3 +161,11 @@ def test_an_every_interval_is_backfilled_on_its_own_grid_carried_back_from_its_c
     jobs.create_job(CREATED, "tick", "@every 90m", "allow")  # fires 01:30, 03:00, ...: and so 22:30, 00:00 before
     assert [format_time(m) for m in jobs.backfill_preview(CREATED + 5, "tick", FROM, TO)] == \
         ["2024-02-28T22:30", "2024-02-29T00:00"]
+
+
+def test_a_held_job_launches_no_backfill_run_until_it_is_woken() -> None:
+    jobs = controller()
+    jobs.backfill(CREATED + 5, "etl", FROM, TO, "r1")
+    assert launches([applied.decision for applied in jobs.step(CREATED + 5, holding={"etl"})]) == []
+    jobs.wake(CREATED + 6, "etl")
+    assert launches([applied.decision for applied in jobs.step(CREATED + 6)]) == [("2024-02-28T22:00", "backfill")]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import Collection
 
 from . import backfill as backfills
 from .errors import Code, CronctlError
@@ -142,8 +143,9 @@ class Controller:
     def tick(self, now: int) -> list[Decision]:
         return [applied.decision for applied in self.step(now)]
 
-    def step(self, now: int) -> list[Applied]:
-        """A tick: every job's decisions, applied, each saying whether it is news."""
+    def step(self, now: int, holding: Collection[str] = ()) -> list[Applied]:
+        """A tick: every job's decisions, applied, each saying whether it is news. The jobs
+        named in ``holding`` fire nothing now (a driver's suspension): their backfills wait."""
         self.advance(now)
         applied: list[Applied] = []
         for _, job, held in self._jobs_to_look_at(now):
@@ -154,7 +156,7 @@ class Controller:
                 result = decide(job.spec, job.state, self._timelines[name], now, self._known(name))
                 applied += self._carry_out(job, result.decisions, now)
                 self._record(job, result)
-            if job.state.backfill is not None:
+            if job.state.backfill is not None and job.spec.name not in holding:
                 applied += self._backfill_step(job, now)
         return applied
 
@@ -179,6 +181,12 @@ class Controller:
         self._decide_again(job)
         self._set_wake(job.spec, now)
         return job.state.backfill
+
+    def wake(self, now: int, name: object) -> None:
+        """Look at the job at the next tick: a driver's hold on it ended (its backfill goes on)."""
+        job = self.find_job(name)
+        self._decide_again(job)
+        self._set_wake(job.spec, now)
 
     def backfill_preview(self, now: int, name: object, start: int, end: int) -> list[int]:
         """The times a backfill of [start, end] would run, oldest first; BackfillError if refused."""

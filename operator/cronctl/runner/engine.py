@@ -316,7 +316,7 @@ class Runner:
         # end reported at the very expiry is too late.
         self.controller.advance(now)
         changed |= self._record_ends(now)
-        applied = self._step_core(now)
+        applied = self.controller.step(now, holding=self._holding)  # their backfills wait
         self._carry_out_tick(applied, now)
         changed |= any(item.news for item in applied)
         changed |= self._stop_expired()
@@ -546,8 +546,8 @@ class Runner:
         if held:
             self.controller = Controller(self.controller.state)  # re-derive who is due
         released, self._holding = self._holding - set(names), set(names)
-        for name in sorted(released):
-            self._wake_backfill(name, now)
+        for name in sorted(released & set(jobs)):
+            self.controller.wake(now, name)  # its backfill under way goes on at this step
         return held
 
     # -- suspensions ------------------------------------------------------------------------
@@ -741,33 +741,6 @@ class Runner:
         return (job.state.backfill is not None and job.state.backfill.request == request) or any(
             f.backfill == request for f in self.firings.values()) or any(
             entry.get("backfill") == request for entry in self.journal.get(name, []))
-
-    def _step_core(self, now: int) -> list[Applied]:
-        """The controller's step, with the backfills of the schedules that fire nothing now
-        (suspended, invalid, the node switch off) out of its sight: their runs wait."""
-        jobs = self.controller.state.jobs
-        waiting = {name: backfill for name in self._holding
-                   if name in jobs and (backfill := jobs[name].state.backfill) is not None}
-        for name in waiting:
-            jobs[name].state.backfill = None
-        try:
-            return self.controller.step(now)
-        finally:
-            for name, backfill in waiting.items():
-                jobs[name].state.backfill = backfill
-
-    def _wake_backfill(self, name: str, now: int) -> None:
-        """A schedule fires again: its backfill under way goes on at this step. The core wakes a
-        job for its backfill when one is asked for, so it is asked for again, as it stands."""
-        job = self.controller.state.jobs.get(name)
-        kept = None if job is None else job.state.backfill
-        if job is None or kept is None or kept.done:
-            return
-        try:
-            self.controller.backfill(now, name, kept.start, kept.end, kept.request)
-        except BackfillError:  # the manifest was edited into more times: it goes on at the next wake
-            pass
-        job.state.backfill = kept
 
     def _backfills_now(self) -> dict[str, tuple[str, bool]]:
         return {name: (job.state.backfill.request, backfills.finished(job.state.backfill, job.state.active))

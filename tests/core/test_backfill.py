@@ -55,6 +55,8 @@ def test_a_preview_leaves_out_excluded_times() -> None:
                                              "a backfill runs past times only"),
     ("2023-01-01T00:00", "2024-02-29T00:00", "the range holds 10177 schedule times, more than the 1000 one "
                                              "backfill may run: ask for a shorter range"),
+    ("2020-01-01T00:00", "2024-02-29T00:00", "the range holds 36481 schedule times, more than the 1000 one "
+                                             "backfill may run: ask for a shorter range"),
 ])
 def test_a_wrong_or_too_long_range_is_refused_whole(start: str, end: str, message: str) -> None:
     jobs = controller()
@@ -169,3 +171,11 @@ def test_a_held_job_launches_no_backfill_run_until_it_is_woken() -> None:
     assert launches([applied.decision for applied in jobs.step(CREATED + 5, holding={"etl"})]) == []
     jobs.wake(CREATED + 6, "etl")
     assert launches([applied.decision for applied in jobs.step(CREATED + 6)]) == [("2024-02-28T22:00", "backfill")]
+
+
+def test_a_refusal_of_a_range_of_millions_of_times_says_over_a_million() -> None:
+    jobs = Controller()
+    jobs.create_job(CREATED, "often", "* * * * *", "allow")
+    with pytest.raises(BackfillError) as refused:
+        jobs.backfill(CREATED, "often", t("2020-01-01T00:00"), CREATED, "r1")
+    assert refused.value.message.startswith("the range holds over 1001000 schedule times")

@@ -38,6 +38,7 @@ from .transitions import BACKFILL
 from .times import MINUTES_PER_DAY, format_time
 
 MAX_BACKFILL_RUNS = 1000
+_COUNTED = 10**6  # a refusal counts the range's times this far, then says "over"
 
 
 class BackfillError(CronctlError):
@@ -88,7 +89,8 @@ def preview(spec: JobSpec, start: int, end: int, now: int) -> list[int]:
     t = timeline.next_after(start - 1)
     while t is not None and t <= end:
         if len(times) == MAX_BACKFILL_RUNS:
-            total = len(times) + timeline.count_in(times[-1], end, 10**6)
+            more = timeline.count_in(times[-1], end, _COUNTED)
+            total = f"{len(times) + more}" if more < _COUNTED else f"over {len(times) + _COUNTED}"
             raise BackfillError(f"the range holds {total} schedule times, more than the "
                                 f"{MAX_BACKFILL_RUNS} one backfill may run: ask for a shorter range")
         times.append(t)

@@ -581,3 +581,43 @@ def test_next_of_a_schedule_takes_its_exclusions_from_its_manifest_not_a_flag(tm
     (tmp_path / "nightly.yaml").write_text(NIGHTLY)
     assert_one_line(run_cli("next", "nightly", "--dir", str(tmp_path), "--exclude", "2024-03-02"), 2,
                     "cronctl: --exclude: a schedule takes its exclusions from its manifest (spec.exclude)")
+
+
+CLUSTER_OBJECT = """
+apiVersion: cronctl.dev/v1
+kind: CronSchedule
+metadata: {name: nightly, namespace: team-a, uid: u-1, resourceVersion: "5"}
+spec:
+  schedule: "30 2 * * *"
+  timeZone: "+05:30"
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: a, image: b}]}}}}
+status: {anchorTime: "2024-03-01T00:00:00Z"}
+"""
+
+
+def test_a_backfill_dry_run_previews_a_cluster_objects_times_from_its_manifest(tmp_path: Path) -> None:
+    manifest = tmp_path / "nightly.yaml"
+    manifest.write_text("apiVersion: v1\nkind: List\nitems:\n" + "\n".join(
+        "  " + line if i else "- " + line.lstrip() for i, line in enumerate(CLUSTER_OBJECT.strip().splitlines())))
+    result = run_cli("backfill", "nightly", "--from", "2024-02-20T00:00", "--to", "2024-02-22T00:00", "--dry-run",
+                     "-f", str(manifest), env=at(A_MINUTE, tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == ["2024-02-20 21:00 UTC (2024-02-21 02:30 +05:30)",
+                                              "2024-02-21 21:00 UTC (2024-02-22 02:30 +05:30)"]
+    assert "cronctl.dev/backfill=2024-02-20T00:00:00Z/2024-02-22T00:00:00Z" in result.stdout.splitlines()[2]
+
+
+def test_a_backfill_preview_of_a_manifest_without_that_name_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    manifest = tmp_path / "nightly.yaml"
+    manifest.write_text(CLUSTER_OBJECT)
+    result = run_cli("backfill", "other", "--from", "2024-02-20T00:00", "--to", "2024-02-22T00:00", "--dry-run",
+                     "-f", str(manifest), env=at(A_MINUTE, tmp_path))
+    assert (result.returncode, result.stderr) == (2, f"cronctl: {manifest}: no CronSchedule named 'other' in it\n")
+
+
+def test_a_backfill_from_a_manifest_file_is_a_preview_only(tmp_path: Path) -> None:
+    manifest = tmp_path / "nightly.yaml"
+    manifest.write_text(CLUSTER_OBJECT)
+    result = run_cli("backfill", "nightly", "--from", "2024-02-20T00:00", "--to", "2024-02-22T00:00",
+                     "-f", str(manifest), env=at(A_MINUTE, tmp_path))
+    assert result.returncode == 2 and "kubectl annotate cronschedule nightly" in result.stderr

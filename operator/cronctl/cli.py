@@ -143,6 +143,10 @@ def _parser() -> argparse.ArgumentParser:
                           help="UTC time YYYY-MM-DDTHH:MM: the last minute of the range (included; not after now)")
     backfill.add_argument("--dry-run", action="store_true", help="list the times it would run, and ask nothing")
     backfill.add_argument("--dir", type=Path, default=Path("."), help="the runner's folder (default: here)")
+    backfill.add_argument("--file", "-f", metavar="FILE", default=None,
+                          help="with --dry-run: preview a cluster's CronSchedule from its manifest (YAML or JSON, "
+                               "a List too, - for standard input, as `kubectl get cronschedule NAME -o yaml` "
+                               "prints it) instead of a runner's folder")
     backfill.set_defaults(command=_backfill)
 
     suspend = commands.add_parser("suspend", help="suspend a schedule of a runner's folder with a reason (a pause "
@@ -493,6 +497,12 @@ def _backfill(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         ends.append(minute)
     now = clock_from_environment().minute()
+    if args.file is not None:
+        if not args.dry_run:
+            print("cronctl: --file previews only (with --dry-run); on a cluster a backfill is asked with "
+                  f"kubectl annotate cronschedule {args.name} cronctl.dev/backfill=<from>/<to>", file=sys.stderr)
+            return EXIT_USAGE
+        return _backfill_preview_of_manifest(args.file, args.name, ends[0], ends[1], now)
     try:
         if args.dry_run:
             lines = views.backfill_preview_lines(args.dir, args.name, ends[0], ends[1], now)
@@ -502,6 +512,48 @@ def _backfill(args: argparse.Namespace) -> int:
         print(f"cronctl: {error.message}", file=sys.stderr)
         return error.exit_code
     print("\n".join(lines))
+    return 0
+
+
+def _backfill_preview_of_manifest(file: str, name: str, start: int, end: int, now: int) -> int:
+    """The times an operator would run for ``cronctl.dev/backfill: <start>/<end>`` on the
+    CronSchedule ``name`` of a manifest (its anchorTime as the operator has it, if any)."""
+    import yaml
+
+    from .core import backfill as core_backfill
+    from .manifest import read_manifest
+    from .runner.firing import both_times
+
+    try:
+        text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+        documents = [doc for doc in yaml.safe_load_all(text) if isinstance(doc, dict)]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        print(f"cronctl: {file}: cannot be read: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        return EXIT_USAGE
+    objects = [item for doc in documents for item in (doc.get("items") or [doc] if doc.get("kind", "").endswith("List")
+                                                     else [doc])]
+    body = next((o for o in objects if (o.get("metadata") or {}).get("name") == name), None)
+    if body is None:
+        print(f"cronctl: {file}: no CronSchedule named {name!r} in it", file=sys.stderr)
+        return EXIT_USAGE
+    anchor_text = (body.get("status") or {}).get("anchorTime")
+    anchor = parse_time(str(anchor_text)[:16]) if anchor_text else None
+    body = {key: value for key, value in body.items() if key in ("apiVersion", "kind", "metadata", "spec")}
+    body["metadata"] = {key: value for key, value in body["metadata"].items() if key in ("name", "namespace",
+                                                                                         "labels", "annotations")}
+    try:
+        spec = read_manifest(body, now if anchor is None else anchor).job
+        times = core_backfill.preview(spec, start, end, now)
+    except CronctlError as error:
+        print(f"cronctl: {file}: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+    zone = spec.options.tz
+    for minute in times:
+        print(both_times(minute, zone))
+    print(f"{len(times)} schedule time{'' if len(times) == 1 else 's'} of {name} from {both_times(start, zone)} "
+          f"to {both_times(end, zone)}; the operator runs them oldest first, one at a time, once asked with "
+          f"kubectl annotate cronschedule {name} cronctl.dev/backfill={format_time(start)}:00Z/"
+          f"{format_time(end)}:00Z (a dry run: nothing was asked)")
     return 0
 
 

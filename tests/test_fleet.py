@@ -129,6 +129,17 @@ def test_zones_count_in_local_time(tmp_path: Path) -> None:
                                                                 "2024-03-03T21:00"]
 
 
+def test_an_iana_zone_counts_in_its_wall_clock_across_the_spring_forward(tmp_path: Path) -> None:
+    # 02:30 in Europe/Berlin: 01:30 UTC on 30 March 2024 (CET, +01:00). On 31 March the clocks
+    # jump from 02:00 to 03:00, and a fixed-time schedule runs once at the change (the CRD's
+    # default daylightSaving, Vixie): 03:00 CEST, 01:00 UTC. From 1 April: 00:30 UTC (+02:00).
+    report = preview_json(tmp_path, {"prefix": "b", "count": 2, "schedules": ["30 2 * * *"],
+                                     "timeZone": "Europe/Berlin"}, "2024-03-30T00:00", "2024-04-01T23:59")
+    assert counts(report, "Allow") == (6, 0, 0, 0)
+    assert [m["minute"] for m in report["busiest_minutes"]] == ["2024-03-30T01:30", "2024-03-31T01:00",
+                                                                "2024-04-01T00:30"]
+
+
 def test_a_suspended_fleet_fires_nothing(tmp_path: Path) -> None:
     report = preview_json(tmp_path, {"prefix": "s", "count": 3, "schedules": ["* * * * *"], "suspend": True},
                           "2024-01-01T00:00", "2024-01-01T01:00")
@@ -160,7 +171,11 @@ def test_the_text_report_names_the_fleet_the_counts_and_the_busiest_minutes(tmp_
     ({"schedules": []}, "cronctl: schedules: [] must be a non-empty list of expressions"),
     ({"schedules": ["0 9 * * 8"]}, "cronctl: schedules[0]: day-of-week: 8 is out of range 0-7"),
     ({"concurrencyPolicy": "WaitForLast"}, 'cronctl: concurrencyPolicy: "WaitForLast" is not one of Allow, Forbid'),
-    ({"timeZone": "Europe/Berlin"}, 'cronctl: timeZone: "Europe/Berlin" is not an offset'),
+    ({"timeZone": "Mars/Olympus"}, 'cronctl: timeZone: "Mars/Olympus" is not a time zone: give an IANA name such '
+                                   "as Europe/Berlin or a UTC offset such as +05:30"),
+    ({"timeZone": "+5:30"}, 'cronctl: timeZone: "+5:30" is not an offset of the form +HH:MM or -HH:MM\n'),
+    ({"schedules": ["every(5).minutes"]}, "cronctl: schedules[0]: expression: every(N).unit rules are not taken "
+                                          "here: give a cron expression or '@every <N>m|h'"),
     ({"startingDeadlineSeconds": 30}, "cronctl: startingDeadlineSeconds: 30 is out of range 60-"),
     ({"schedules": ["0 0 30 2 *"]}, 'cronctl: schedules[0]: "0 0 30 2 *" never fires within 8 years after'),
     ({"Count": 3}, "cronctl: Count: is not a value of this chart"),
@@ -172,6 +187,7 @@ def test_bad_values_exit_2_naming_the_value_and_the_reason(tmp_path: Path, value
     assert result.returncode == 2
     assert result.stdout == ""
     assert message in result.stderr, result.stderr
+    assert "bulk_create" not in result.stderr and "harness" not in result.stderr
 
 
 @pytest.mark.parametrize("args, message", [

@@ -9,10 +9,12 @@ in the same order, naming the same value with the same reason
 ``concurrencyPolicy``, the options, the generated names, as bulk_create checks
 its arguments. A value with a counterpart among bulk_create's arguments takes
 exactly what bulk_create takes (so ``concurrencyPolicy`` is Allow, Forbid or
-Replace, ``timeZone`` a UTC offset, ``startingDeadlineSeconds`` at least 60:
-whole minutes, at least 1); the other options take what the CRD takes. The one
-difference: helm reads numbers as floats and so takes ``count: 5.0`` as 5,
-which this reader, like bulk_create, refuses.
+Replace, ``startingDeadlineSeconds`` at least 60: whole minutes, at least 1);
+the other options take what the CRD takes, and so does ``timeZone``: a UTC
+offset, or a zone of the tz database the chart lists (the ``tzdata`` package's
+names, which the operator's reader takes too). The one difference: helm reads
+numbers as floats and so takes ``count: 5.0`` as 5, which this reader, like
+bulk_create, refuses. Messages name the fleet's values, never the harness.
 
 ``create`` then reads the fleet's CronSchedule manifests with the operator's
 reader (``manifest.read_spec``) and creates the fleet with the core's
@@ -42,17 +44,19 @@ import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence, TextIO
 
 from .core.controller import MAX_BULK, Controller
 from .core.errors import CronctlError
+from .core.every import is_every
 from .core.schedule import IntervalExpression, Timeline, parse_seed_expression
 from .core.spec import HARNESS_POLICIES, MAX_NAME_LENGTH, JobSpec, check_name
 from .core.state import RUNNING
 from .core.tick import Launch, Overflow, Replace, Skip
 from .core.times import format_time, parse_time
-from .core.zones import parse_offset
+from .core.zones import parse_offset, parse_zone
 from .manifest import API_VERSION, CATCH_UP, KIND, POLICIES, SpecError, read_spec
 
 EXIT_USAGE = 2
@@ -61,8 +65,14 @@ MAX_INT32 = 2**31 - 1  # the CRD's int32 fields
 FLEET_LABEL = "cronctl.dev/fleet"
 # The policies of bulk_create, by their CRD names, in the order messages list them.
 FLEET_POLICIES = {name: policy for name, policy in POLICIES.items() if policy in HARNESS_POLICIES}
-RESERVED_LABELS = ("app.kubernetes.io/instance", "app.kubernetes.io/managed-by", "helm.sh/chart", FLEET_LABEL)
+# The labels the chart sets on every CronSchedule (templates/_helpers.tpl fleet.labels).
+RESERVED_LABELS = ("app.kubernetes.io/instance", "app.kubernetes.io/managed-by", "app.kubernetes.io/name",
+                   "app.kubernetes.io/part-of", "helm.sh/chart", FLEET_LABEL)
 NAME_RULE = f"must be 1-{MAX_NAME_LENGTH} lower-case letters and digits in groups joined by single hyphens"
+EVERY_RULE_REASON = "expression: every(N).unit rules are not taken here: give a cron expression or '@every <N>m|h'"
+UNKNOWN_ZONE_REASON = "is not a time zone: give an IANA name such as Europe/Berlin or a UTC offset such as +05:30"
+# Names of the tz database that are no zone anywhere but on one host (the chart's list leaves them out).
+HOST_DEPENDENT_ZONES = frozenset({"Factory", "localtime", "posixrules"})
 
 # The chart's values.yaml (tests/charts/test_fleet_chart.py holds the two equal):
 # what a values file leaves out, as helm fills it in.
@@ -193,6 +203,8 @@ def read_values(raw: Mapping[str, Any]) -> Fleet:
         raise FleetError("schedules", f"{_show(schedules)} must be a non-empty list of expressions")
     compiled = []
     for i, text in enumerate(schedules):
+        if is_every(text):
+            raise FleetError(f"schedules[{i}]", EVERY_RULE_REASON)
         try:
             compiled.append(parse_seed_expression(text))
         except CronctlError as error:
@@ -231,25 +243,42 @@ def read_values(raw: Mapping[str, Any]) -> Fleet:
 
 
 def _check_zone(zone: object, schedules: list[str], used: Sequence[object]) -> None:
-    """bulk_create's tz: not with an @every schedule in use (the first one is looked at
-    before the offset itself), and a UTC offset."""
+    """The CRD's timeZone: not with an @every schedule in use (the first one is looked at
+    before the zone itself), and a UTC offset or a zone of the tz database."""
     if zone is None:
         return
     reason = "an @every interval counts real time and takes no time zone"
     if isinstance(used[0], IntervalExpression):
         raise FleetError("timeZone", f"{reason} (schedules[0] is {_show(schedules[0])})")
-    try:
-        parse_offset(zone, "timeZone")
-    except CronctlError as error:
-        text = error.message.partition(": ")[2]
-        if isinstance(zone, str):
-            text = text.replace(repr(zone), _show(zone), 1)
-        if "is not an offset of the form" in text:
-            text += " (bulk_create takes UTC offsets only)"
-        raise FleetError("timeZone", text) from None
+    if isinstance(zone, str) and zone[:1] in ("+", "-"):
+        try:
+            parse_offset(zone, "timeZone")
+        except CronctlError as error:
+            raise FleetError("timeZone", error.message.partition(": ")[2].replace(repr(zone), _show(zone), 1)) \
+                from None
+    elif not isinstance(zone, str):
+        raise FleetError("timeZone", "must be an offset like +05:30 or a zone name like Europe/Berlin")
+    elif zone not in tz_database_names():
+        raise FleetError("timeZone", f"{_show(zone)} {UNKNOWN_ZONE_REASON}")
+    else:
+        try:
+            parse_zone(zone, "timeZone")  # the operator's reader, which must take it too
+        except CronctlError:
+            raise FleetError("timeZone", f"{_show(zone)} {UNKNOWN_ZONE_REASON}") from None
     for i, expression in enumerate(used):
         if isinstance(expression, IntervalExpression):
             raise FleetError("timeZone", f"{reason} (schedules[{i}] is {_show(schedules[i])})")
+
+
+@lru_cache(maxsize=1)
+def tz_database_names() -> frozenset[str]:
+    """The zone names the chart takes (its files/time-zones.txt): the tzdata package's,
+    less the host-dependent ones. Not whatever the host's zoneinfo holds, so that the
+    chart and the preview take the same names on every machine."""
+    from importlib import resources
+
+    names = resources.files("tzdata").joinpath("zones").read_text(encoding="utf-8").split()
+    return frozenset(names) - HOST_DEPENDENT_ZONES
 
 
 _LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"

@@ -95,3 +95,29 @@ def grants(rules: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str, str |
                     assert "*" not in (group, resource, verb), f"wildcard in {rule}"
                     out.update((group, resource, verb, name) for name in names)
     return out
+
+
+def notes(helm: Path, chart: Path = CHART, values: Mapping[str, Any] | None = None, release: str = "cronctl",
+          namespace: str = RELEASE_NAMESPACE) -> str:
+    """The chart's NOTES.txt as ``helm install`` prints it, without a cluster: helm renders
+    NOTES only on install, so a copy of the chart renders them into a ConfigMap."""
+    import shutil
+
+    with tempfile.TemporaryDirectory() as workdir:
+        copy = Path(workdir) / chart.name
+        shutil.copytree(chart, copy)
+        text = (copy / "templates" / "NOTES.txt").read_text()
+        (copy / "templates" / "NOTES.txt").unlink()
+        (copy / "templates" / "_notes_under_test.tpl").write_text('{{- define "notes.under.test" -}}' + text
+                                                                   + "{{- end -}}")
+        (copy / "templates" / "notes-under-test.yaml").write_text(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes-under-test}\n"
+            'data: {notes: {{ include "notes.under.test" . | toJson }}}\n')
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml") as file:
+            yaml.safe_dump(dict(values or {}), file)
+            file.flush()
+            result = subprocess.run([str(helm), "template", release, str(copy), "--namespace", namespace,
+                                     "--values", file.name, "--show-only", "templates/notes-under-test.yaml"],
+                                    capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return str(yaml.safe_load(result.stdout)["data"]["notes"])

@@ -6,6 +6,9 @@ preview`'s reader refuses it naming the same value, and the core's
 ``Controller.bulk_create`` refuses the same values with the contract's code.
 What the chart accepts, it renders as bulk_create creates it: the same names in
 the same order, with the same expressions (and the preview reads the same specs).
+The one option wider than bulk_create's is timeZone, which takes IANA names as
+the CRD does (the harness's tz takes offsets only). No message names bulk_create:
+users meet the fleet's values, never the harness.
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ from cronctl.core.controller import Controller
 from cronctl.core.errors import Code, CronctlError
 from cronctl.core.spec import PAST_LIMIT_LAUNCH, check_name
 from cronctl.core.times import parse_time
+from cronctl.core.zones import parse_zone
 
 from .conftest import CHARTS
+from .operator_chart import notes
 
 CHART = CHARTS / "cronschedule-fleet"
 NOW = parse_time("2024-03-01T00:00")
@@ -68,6 +73,9 @@ def harness_arguments(values: dict[str, Any]) -> tuple[Any, ...]:
     for key, value in values.items():
         if value is None or key in CRD_ONLY or key in ("prefix", "count", "schedules", "concurrencyPolicy"):
             continue
+        if key == "timeZone" and isinstance(value, str) and value[:1] not in ("+", "-") \
+                and value in fleet.tz_database_names():
+            continue  # an IANA name: the CRD's, no counterpart in the harness's tz (offsets only)
         if key == "startingDeadlineSeconds":
             options["starting_deadline"] = value // 60 if fleet._is_whole(value) else value
         else:
@@ -159,6 +167,10 @@ ACCEPTED = [
                   "successfulJobsHistoryLimit": 0, "failedJobsHistoryLimit": 0}, id="options"),
     pytest.param({"prefix": "tz", "count": 1, "schedules": ["0 * * * *", "@every 45m"], "timeZone": "+14:00"},
                  id="zone-with-an-unused-every"),
+    pytest.param({"prefix": "berlin", "count": 3, "schedules": ["30 2 * * *", "0 9 * * MON-FRI"],
+                  "timeZone": "Europe/Berlin", "concurrencyPolicy": "Forbid"}, id="iana-zone"),
+    pytest.param({"prefix": "utc", "count": 1, "schedules": ["0 0 * * *"], "timeZone": "UTC"}, id="iana-utc"),
+    pytest.param({"prefix": "kolkata", "count": 2, "schedules": ["0 0 * * *"], "timeZone": "+05:30"}, id="offset"),
     pytest.param({"prefix": "x", "count": 3, "schedules": ["@every 525600m", "@every 8760h"],
                   "concurrencyPolicy": "Replace"}, id="longest-intervals"),
 ]
@@ -175,9 +187,12 @@ def test_the_render_is_what_bulk_create_creates(helm: Path, tmp_path: Path, valu
     checked = fleet.read_values(fleet.merge_defaults(values))
     assert [d["spec"] for d in docs] == [checked.manifest(i)["spec"] for i in range(checked.count)]
     _, previewed = fleet.create(checked, NOW)
-    # The same jobs, with the overflow rule of CronSchedules (CronJob's) where the harness keeps the seed's.
+    # The same jobs, with the overflow rule of CronSchedules (CronJob's) where the harness keeps the seed's,
+    # and the zone as the operator reads it (an IANA name the harness's tz has no counterpart for).
+    zone = values.get("timeZone")
     assert previewed == [dataclasses.replace(spec, options=dataclasses.replace(
-        spec.options, past_limit=PAST_LIMIT_LAUNCH)) for spec in specs]
+        spec.options, past_limit=PAST_LIMIT_LAUNCH, tz=spec.options.tz if zone is None else parse_zone(zone)))
+        for spec in specs]
 
 
 def test_helm_reads_5_0_as_5_where_bulk_create_and_the_preview_refuse_it(helm: Path, tmp_path: Path) -> None:
@@ -239,7 +254,8 @@ REFUSED = [
     ({"schedules": ["@every 10s"]}, "schedules[0]", "unit", EXPR),
     ({"schedules": ["@every  5m now"]}, "schedules[0]", "the only @ form", EXPR),
     ({"schedules": ["@hourly"]}, "schedules[0]", "the only @ form", EXPR),
-    ({"schedules": ["every(5).minutes"]}, "schedules[0]", "every", EXPR),
+    ({"schedules": ["every(5).minutes"]}, "schedules[0]", "every(N).unit rules are not taken here", EXPR),
+    ({"schedules": ["EVERY(0).hours"]}, "schedules[0]", "every(N).unit rules are not taken here", EXPR),
     ({"schedules": [""]}, "schedules[0]", "has 0 fields", EXPR),
     ({"schedules": [5]}, "schedules[0]", "must be a string", EXPR),
     ({"concurrencyPolicy": "WaitForLast"}, "concurrencyPolicy", "not one of Allow, Forbid, Replace", POLICY),
@@ -254,13 +270,18 @@ REFUSED = [
     ({"timeoutMinutes": True}, "timeoutMinutes", "not a whole number", OPTIONS),
     ({"successfulJobsHistoryLimit": -1}, "successfulJobsHistoryLimit", "out of range 0-", OPTIONS),
     ({"failedJobsHistoryLimit": 1.5}, "failedJobsHistoryLimit", "not a whole number", OPTIONS),
-    ({"timeZone": "Europe/Berlin"}, "timeZone", "not an offset", OPTIONS),
-    ({"timeZone": "UTC"}, "timeZone", "not an offset", OPTIONS),
-    ({"timeZone": ""}, "timeZone", "not an offset", OPTIONS),
+    ({"timeZone": "Mars/Olympus"}, "timeZone", '"Mars/Olympus" is not a time zone: give an IANA name', OPTIONS),
+    ({"timeZone": "europe/berlin"}, "timeZone", "is not a time zone", OPTIONS),
+    ({"timeZone": "Factory"}, "timeZone", "is not a time zone", OPTIONS),
+    ({"timeZone": "localtime"}, "timeZone", "is not a time zone", OPTIONS),
+    ({"timeZone": "posix/Europe/Berlin"}, "timeZone", "is not a time zone", OPTIONS),
+    ({"timeZone": "# The tz database's zone names"}, "timeZone", "is not a time zone", OPTIONS),
+    ({"timeZone": ""}, "timeZone", '"" is not a time zone', OPTIONS),
     ({"timeZone": "+5:30"}, "timeZone", "not an offset", OPTIONS),
+    ({"timeZone": "+ab:30"}, "timeZone", "hours must be two digits", OPTIONS),
     ({"timeZone": "+05:20"}, "timeZone", "minutes must be 00, 15, 30 or 45", OPTIONS),
     ({"timeZone": "+14:15"}, "timeZone", "beyond the largest offset", OPTIONS),
-    ({"timeZone": 5}, "timeZone", "offset", OPTIONS),
+    ({"timeZone": 5}, "timeZone", "must be an offset like +05:30 or a zone name like Europe/Berlin", OPTIONS),
     ({"timeZone": "+02:00", "schedules": ["@every 45m"]}, "timeZone", "@every", OPTIONS),
     ({"timeZone": "+00:00", "count": 2, "schedules": ["0 * * * *", " @every 45m"]}, "timeZone", "schedules[1]",
      OPTIONS),
@@ -270,6 +291,8 @@ REFUSED = [
     ({"jitterSeconds": 3601}, "jitterSeconds", "out of range 0-3600", None),
     ({"suspend": "yes please"}, "suspend", "true or false", None),
     ({"labels": {"cronctl.dev/fleet": "x"}}, "labels", "set by the chart", None),
+    ({"labels": {"app.kubernetes.io/name": "x"}}, "labels", "set by the chart", None),
+    ({"labels": {"app.kubernetes.io/part-of": "x"}}, "labels", "set by the chart", None),
     ({"labels": {"team": "a b"}}, "labels", "not a valid label value", None),
     ({"labels": {"bad key": "a"}}, "labels", "not a valid label name", None),
     ({"labels": {"team": "x" * 64}}, "labels", "not a valid label value", None),
@@ -299,11 +322,13 @@ def test_the_render_refuses_what_bulk_create_refuses_and_renders_nothing(
     assert templates_only.returncode != 0 and templates_only.stdout == ""
     message = templates_only.stderr.strip().splitlines()[0]
     assert f": {name}: " in message and reason in message, message
+    assert "bulk_create" not in with_schema.stderr + templates_only.stderr
     # The preview's reader: the same value, the same reason.
     with pytest.raises(fleet.FleetError) as refused:
         checked = fleet.read_values(fleet.merge_defaults(values))
         fleet.create(checked, NOW)
     assert refused.value.field == name and reason in refused.value.reason
+    assert "bulk_create" not in refused.value.message and "harness" not in refused.value.message
     # And the core's bulk_create, given the same values, refuses them with the contract's code.
     if code is not None:
         with pytest.raises(CronctlError) as core:
@@ -348,3 +373,71 @@ def test_the_option_bounds_are_the_crds(helm: Path) -> None:
     assert set(spec["catchUp"]["enum"]) == {"Latest", "All"}
     assert set(fleet.FLEET_POLICIES) == set(spec["concurrencyPolicy"]["enum"]) - {"WaitForLast"}
     assert set(fleet.DEFAULTS) - {"prefix", "count", "schedules", "labels"} <= set(spec)
+
+
+# -- zones, labels, words -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "+05:30", "America/Argentina/Buenos_Aires", "Etc/GMT+5", "UTC"])
+def test_the_fleet_takes_iana_names_and_offsets_as_the_crd_does(helm: Path, tmp_path: Path, zone: str) -> None:
+    values = {"prefix": "z", "count": 2, "schedules": ["30 2 * * *"], "timeZone": zone, "jobTemplate": JOB_TEMPLATE}
+    assert [d["spec"]["timeZone"] for d in rendered(helm, tmp_path, values)] == [zone, zone]
+    checked = fleet.read_values(fleet.merge_defaults(values))
+    _, jobs = fleet.create(checked, NOW)  # the operator's reader takes each rendered spec
+    assert [job.options.tz for job in jobs] == [parse_zone(zone)] * 2
+
+
+def test_an_unknown_zone_is_refused_naming_the_value(helm: Path, tmp_path: Path) -> None:
+    values = {"prefix": "z", "timeZone": "Mars/Olympus", "jobTemplate": JOB_TEMPLATE}
+    result = render(helm, tmp_path, values)
+    assert result.returncode != 0 and result.stdout == ""
+    expected = ('timeZone: "Mars/Olympus" is not a time zone: give an IANA name such as Europe/Berlin '
+                "or a UTC offset such as +05:30")
+    assert expected in result.stderr
+    with pytest.raises(fleet.FleetError) as refused:
+        fleet.read_values(fleet.merge_defaults(values))
+    assert refused.value.message == expected
+
+
+def test_the_charts_zones_are_the_tz_database_the_operator_reads() -> None:
+    """files/time-zones.txt (scripts/sync-chart-crd.py) is the preview's list, and the operator's
+    reader takes every name in it."""
+    lines = (CHART / "files" / "time-zones.txt").read_text().splitlines()
+    names = [line for line in lines if not line.startswith("#")]
+    assert names == sorted(fleet.tz_database_names()), "run scripts/sync-chart-crd.py"
+    assert {"Europe/Berlin", "UTC", "Asia/Kolkata", "America/New_York"} <= set(names)
+    for name in names:
+        parse_zone(name)
+
+
+def test_every_rendered_object_carries_the_recommended_labels(helm: Path, tmp_path: Path) -> None:
+    values = {"prefix": "probe", "count": 3, "labels": {"team": "payments"}, "jobTemplate": JOB_TEMPLATE}
+    docs = rendered(helm, tmp_path, values)
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert len(docs) == 3
+    for doc in docs:
+        assert doc["metadata"]["labels"] == {
+            "app.kubernetes.io/name": "cronschedule-fleet", "app.kubernetes.io/instance": "fleet",
+            "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/part-of": "cronctl",
+            "helm.sh/chart": f"cronschedule-fleet-{chart['version']}", "cronctl.dev/fleet": "probe",
+            "team": "payments"}
+    assert set(fleet.RESERVED_LABELS) == set(docs[0]["metadata"]["labels"]) - {"team"}
+
+
+def test_no_message_or_text_of_the_fleet_speaks_of_bulk_create(helm: Path) -> None:
+    """Users meet the fleet's values (count, schedules, prefix, ...), never the harness's names:
+    not in the chart's messages and texts, NOTES included, nor in the preview's errors."""
+    for path in sorted(CHART.rglob("*")):
+        if path.is_file():
+            assert "bulk_create" not in path.read_text(encoding="utf-8"), path.relative_to(CHART)
+    text = notes(helm, CHART, {"prefix": "probe", "count": 3, "timeZone": "Europe/Berlin"}, release="probes",
+                 namespace="team-a")
+    assert "bulk_create" not in text and "charts/" not in text
+    assert "kubectl get cronschedules -n team-a -l cronctl.dev/fleet=probe" in text
+    for values, _name, _reason, _code in REFUSED:
+        try:
+            fleet.create(fleet.read_values(fleet.merge_defaults(values)), NOW)
+        except fleet.FleetError as error:
+            assert "bulk_create" not in error.message and "harness" not in error.message, error.message
+        else:
+            pytest.fail(f"{values} was not refused")

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from .operator_chart import (CHART, CRD_SCANNING_GRANTS, NAMESPACED_GRANTS, RELEASE_NAMESPACE, REPO_ROOT, grants,
-                             lease_grants, of_kind, render, template)
+                             lease_grants, notes, of_kind, render, template)
 
 OPERATOR_CODE = REPO_ROOT / "operator" / "cronctl" / "operator"
 NAMESPACED = {"watchNamespaces": ["team-a", "team-b"]}
@@ -144,37 +144,91 @@ def test_every_flag_the_chart_passes_is_one_the_operator_takes(helm: Path) -> No
     assert rendered - known == set(), f"the chart passes flags `cronctl operator` lacks: {rendered - known}"
 
 
-def test_optional_metrics_service_and_disruption_budget(helm: Path) -> None:
-    docs = render(helm)
-    assert not of_kind(docs, "Service", "PodDisruptionBudget", "ServiceMonitor")
-    docs = render(helm, {"metrics": {"enabled": True, "port": 9100, "service": {"enabled": True, "port": 80}},
-                         "podDisruptionBudget": {"enabled": True}})
+def test_optional_metrics_service(helm: Path) -> None:
+    assert not of_kind(render(helm), "Service", "ServiceMonitor")
+    docs = render(helm, {"metrics": {"enabled": True, "port": 9100, "service": {"enabled": True, "port": 80}}})
     (service,) = of_kind(docs, "Service")
     assert service["spec"]["ports"] == [{"name": "metrics", "port": 80, "targetPort": "metrics", "protocol": "TCP"}]
     assert service["spec"]["selector"] == deployment(docs)["spec"]["selector"]["matchLabels"]
+
+
+# -- replicas: spread over nodes, and a disruption budget, only when there are several ---------------
+
+ONE_NODE_PREFERRED = {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"}
+
+
+def spread(docs: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    return deployment(docs)["spec"]["template"]["spec"].get("topologySpreadConstraints")
+
+
+def test_two_replicas_are_spread_over_nodes_and_a_budget_evicts_them_one_at_a_time(helm: Path) -> None:
+    docs = render(helm)
+    assert deployment(docs)["spec"]["replicas"] == 2
+    (constraint,) = spread(docs) or []
+    selector = {"matchLabels": deployment(docs)["spec"]["selector"]["matchLabels"],
+                "matchExpressions": [{"key": "cronctl.dev/shard", "operator": "DoesNotExist"}]}
+    assert constraint == {**ONE_NODE_PREFERRED, "labelSelector": selector}
     (budget,) = of_kind(docs, "PodDisruptionBudget")
-    assert budget["spec"]["maxUnavailable"] == 1 and "minAvailable" not in budget["spec"]
+    assert budget["spec"] == {"maxUnavailable": 1, "selector": selector}
     (budget,) = of_kind(render(helm, {"podDisruptionBudget": {"enabled": True, "minAvailable": 1}}),
                         "PodDisruptionBudget")
-    assert budget["spec"] == {"minAvailable": 1, "selector": budget["spec"]["selector"]}
+    assert budget["spec"] == {"minAvailable": 1, "selector": selector}
+
+
+def test_one_replica_gets_neither_spread_nor_budget(helm: Path) -> None:
+    docs = render(helm, {"replicas": 1})
+    assert spread(docs) is None
+    assert not of_kind(docs, "PodDisruptionBudget")
+    docs = render(helm, {"replicas": 1, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}})
+    assert not of_kind(docs, "PodDisruptionBudget"), "minAvailable 1 of 1 Pod would block every drain"
+
+
+def test_the_spread_and_the_budget_can_be_turned_off_or_replaced(helm: Path) -> None:
+    docs = render(helm, {"spreadReplicas": False, "podDisruptionBudget": {"enabled": False}})
+    assert spread(docs) is None and not of_kind(docs, "PodDisruptionBudget")
+    zones = {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"}
+    own = {**zones, "topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"team": "x"}}}
+    (by_zone, by_node) = spread(render(helm, {"topologySpreadConstraints": [zones, own]})) or []
+    assert by_zone == {**zones, "labelSelector": {
+        "matchLabels": {"app.kubernetes.io/name": "cronctl", "app.kubernetes.io/instance": "cronctl"},
+        "matchExpressions": [{"key": "cronctl.dev/shard", "operator": "DoesNotExist"}]}}
+    assert by_node == own  # a labelSelector of the values' own is kept
+
+
+def test_each_shard_spreads_its_own_pods(helm: Path) -> None:
+    deployments = of_kind(render(helm, {"shards": ["a"]}), "Deployment")
+    selectors = [d["spec"]["template"]["spec"]["topologySpreadConstraints"][0]["labelSelector"] for d in deployments]
+    assert selectors[1] == {"matchLabels": deployments[1]["spec"]["selector"]["matchLabels"]}
+    assert selectors[1]["matchLabels"]["cronctl.dev/shard"] == "a"
+    assert selectors[0]["matchExpressions"] == [{"key": "cronctl.dev/shard", "operator": "DoesNotExist"}]
 
 
 def test_standard_labels_on_every_object(helm: Path) -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    kinds = set()
     for doc in render(helm, {}) + render(helm, NAMESPACED):
+        kinds.add(doc["kind"])
         labels = doc["metadata"]["labels"]
         assert labels["app.kubernetes.io/name"] == "cronctl", doc["kind"]
         assert labels["app.kubernetes.io/instance"] == "cronctl"
         assert labels["app.kubernetes.io/version"] == "0.1.0"
         assert labels["app.kubernetes.io/managed-by"] == "Helm"
-        assert labels["helm.sh/chart"] == "cronctl-0.1.0"
+        assert labels["app.kubernetes.io/part-of"] == "cronctl"
+        assert labels["helm.sh/chart"] == f"cronctl-{chart['version']}"
+    assert {"CustomResourceDefinition", "ClusterRole", "Deployment", "PodDisruptionBudget"} <= kinds
 
 
 # -- RBAC ------------------------------------------------------------------------------------------
 
 
+def operator_cluster_role(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    (found,) = [role for role in of_kind(docs, "ClusterRole") if role["metadata"]["name"] == "cronctl"]
+    return found
+
+
 def test_cluster_wide_rbac_is_exactly_the_operators_calls(helm: Path) -> None:
     docs = render(helm)
-    (cluster_role,) = of_kind(docs, "ClusterRole")
+    cluster_role = operator_cluster_role(docs)
     assert grants(cluster_role["rules"]) == set(NAMESPACED_GRANTS)
     (binding,) = of_kind(docs, "ClusterRoleBinding")
     assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
@@ -187,7 +241,9 @@ def test_cluster_wide_rbac_is_exactly_the_operators_calls(helm: Path) -> None:
 
 def test_namespaced_rbac_has_no_cluster_wide_grant(helm: Path) -> None:
     docs = render(helm, NAMESPACED)
-    assert not of_kind(docs, "ClusterRole", "ClusterRoleBinding")
+    # The only ClusterRoles are the users' aggregated ones, bound to nobody by the chart.
+    assert not of_kind(docs, "ClusterRoleBinding")
+    assert [r["metadata"]["name"] for r in of_kind(docs, "ClusterRole")] == ["cronctl-view", "cronctl-edit"]
     roles = {(r["metadata"]["namespace"], r["metadata"]["name"]): r for r in of_kind(docs, "Role")}
     assert set(roles) == {("team-a", "cronctl"), ("team-b", "cronctl"),
                           (RELEASE_NAMESPACE, "cronctl-leader-election")}
@@ -217,6 +273,31 @@ def test_no_rbac_and_an_existing_service_account(helm: Path) -> None:
     assert deployment(docs)["spec"]["template"]["spec"]["serviceAccountName"] == "ops"
     result = template(helm, {"serviceAccount": {"create": False}}, check=False)
     assert result.returncode != 0 and "serviceAccount.name is required" in result.stderr
+
+
+AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
+
+
+def test_aggregated_roles_let_view_read_and_edit_write_cronschedules_but_never_their_status(helm: Path) -> None:
+    for values in ({}, NAMESPACED):
+        roles = {r["metadata"]["name"]: r for r in of_kind(render(helm, values), "ClusterRole")}
+        view, edit = roles["cronctl-view"], roles["cronctl-edit"]
+        assert {k: v for k, v in view["metadata"]["labels"].items() if k.startswith(AGGREGATE)} == {
+            AGGREGATE + "view": "true", AGGREGATE + "edit": "true", AGGREGATE + "admin": "true"}
+        assert {k: v for k, v in edit["metadata"]["labels"].items() if k.startswith(AGGREGATE)} == {
+            AGGREGATE + "edit": "true", AGGREGATE + "admin": "true"}
+        reads = {("cronctl.dev", "cronschedules", verb, None) for verb in ("get", "list", "watch")}
+        writes = {("cronctl.dev", "cronschedules", verb, None) for verb in ("create", "update", "patch", "delete")}
+        assert grants(view["rules"]) == reads
+        assert grants(edit["rules"]) == reads | writes  # patch: triggers and backfills are annotations
+        assert "aggregationRule" not in view and "aggregationRule" not in edit
+
+
+def test_the_aggregated_roles_can_be_left_out(helm: Path) -> None:
+    for values in ({"rbac": {"create": True, "aggregateClusterRoles": False}},
+                   {"rbac": {"create": False, "aggregateClusterRoles": True}}):
+        names = [r["metadata"]["name"] for r in of_kind(render(helm, values), "ClusterRole")]
+        assert not [name for name in names if name.endswith(("-view", "-edit"))], values
 
 
 _VERBS = {"read": "get", "get": "get", "list": "list", "watch": "watch", "create": "create", "delete": "delete",
@@ -273,7 +354,7 @@ def test_the_granted_verbs_are_the_calls_in_the_operators_code(helm: Path) -> No
     used, lease_lock, scanning_off = _operator_api_use()
     assert {g for g in used if g[1] != "leases"} == set(NAMESPACED_GRANTS)
     docs = render(helm)
-    (cluster_role,) = of_kind(docs, "ClusterRole")
+    cluster_role = operator_cluster_role(docs)
     expected = set(NAMESPACED_GRANTS) | (set() if scanning_off else set(CRD_SCANNING_GRANTS))
     assert grants(cluster_role["rules"]) == expected, (
         "kopf's CRD scanning and the ClusterRole's customresourcedefinitions rule go together")
@@ -319,7 +400,7 @@ def test_the_schema_is_strict_and_covers_every_value() -> None:
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     assert schema["additionalProperties"] is False
     assert set(values) <= set(schema["properties"])
-    for key in ("image", "serviceAccount", "rbac", "metrics", "leaderElection", "podDisruptionBudget",
+    for key in ("crds", "image", "serviceAccount", "rbac", "metrics", "leaderElection", "podDisruptionBudget",
                 "livenessProbe", "readinessProbe", "resources"):
         assert schema["properties"][key]["additionalProperties"] is False, key
         assert set(values[key]) <= set(schema["properties"][key]["properties"]), key
@@ -349,23 +430,80 @@ def test_every_value_is_documented() -> None:
 
 # -- the CRD ---------------------------------------------------------------------------------------------
 
+CRD_SOURCE = REPO_ROOT / "crds" / "cronschedule.yaml"
+CRD_COPY = CHART / "files" / "cronschedule-crd.yaml"
 
-def test_the_charts_crd_is_the_repositorys_crd_byte_for_byte(helm: Path, tmp_path: Path) -> None:
-    """charts/cronctl/crds/ links to crds/cronschedule.yaml; helm packages the file's bytes."""
-    crd = (REPO_ROOT / "crds" / "cronschedule.yaml").read_bytes()
-    assert (CHART / "crds" / "cronschedule.yaml").read_bytes() == crd
+
+def test_the_charts_crd_copy_is_the_repositorys_crd_byte_for_byte() -> None:
+    assert CRD_COPY.is_file() and not CRD_COPY.is_symlink()
+    assert CRD_COPY.read_bytes() == CRD_SOURCE.read_bytes(), (
+        f"{CRD_COPY.relative_to(REPO_ROOT)} differs from crds/cronschedule.yaml: run scripts/sync-chart-crd.py")
+
+
+def test_the_chart_holds_no_symbolic_link_and_no_crds_folder() -> None:
+    """A link makes helm lint warn and a package carry a copy anyway; crds/ would never be upgraded."""
+    assert [path for path in CHART.rglob("*") if path.is_symlink()] == []
+    assert not (CHART / "crds").exists()
+
+
+def crd_of(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    (found,) = of_kind(docs, "CustomResourceDefinition")
+    return found
+
+
+def test_the_crd_is_a_template_with_the_keep_policy_and_otherwise_the_repositorys_crd(helm: Path,
+                                                                                      tmp_path: Path) -> None:
+    source = yaml.safe_load(CRD_SOURCE.read_text())
+    rendered = crd_of(render(helm))
+    metadata = rendered.pop("metadata")
+    assert metadata["annotations"] == {"helm.sh/resource-policy": "keep"}
+    assert metadata["name"] == source["metadata"]["name"] == "cronschedules.cronctl.dev"
+    assert metadata["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+    assert rendered == {key: value for key, value in source.items() if key != "metadata"}
+    # What a packaged chart renders: the same CRD, from a real file.
     subprocess.run([str(helm), "package", str(CHART), "--destination", str(tmp_path)], check=True,
                    capture_output=True, timeout=60)
     (package,) = tmp_path.glob("cronctl-*.tgz")
     with tarfile.open(package) as archive:
-        member = archive.getmember("cronctl/crds/cronschedule.yaml")
-        assert member.isfile()  # the content, not a link
-        extracted = archive.extractfile(member)
-        assert extracted is not None and extracted.read() == crd
-    shown = subprocess.run([str(helm), "show", "crds", str(package)], capture_output=True, check=True,
-                           timeout=60).stdout
-    assert shown.strip() == crd.strip()
-    assert not any(doc.get("kind") == "CustomResourceDefinition" for doc in render(helm))  # crds/, not templates/
+        names = archive.getnames()
+        assert archive.getmember("cronctl/files/cronschedule-crd.yaml").isfile()
+    assert not [name for name in names if "/crds/" in name or name.endswith("README.md.gotmpl")]
+    shown = subprocess.run([str(helm), "template", "cronctl", str(package), "--show-only", "templates/crd.yaml"],
+                           capture_output=True, text=True, check=True, timeout=60).stdout
+    assert yaml.safe_load(shown) == {**rendered, "metadata": metadata}
+
+
+def test_crds_keep_false_drops_the_annotation_and_crds_enabled_false_renders_no_crd(helm: Path) -> None:
+    assert "annotations" not in crd_of(render(helm, {"crds": {"enabled": True, "keep": False}}))["metadata"]
+    assert not of_kind(render(helm, {"crds": {"enabled": False, "keep": True}}), "CustomResourceDefinition")
+
+
+# -- NOTES.txt --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("values", [{}, NAMESPACED, {"shards": ["a"], "crds": {"enabled": False, "keep": True}},
+                                    {"replicas": 1, "leaderElection": {"enabled": False, "leaseName": "x",
+                                                                       "leaseSeconds": 3}}],
+                         ids=["defaults", "namespaced", "shards-no-crd", "no-leader-election"])
+def test_notes_work_from_the_packaged_chart_and_say_how_to_check_the_leader_and_start(
+        helm: Path, values: dict[str, Any]) -> None:
+    text = notes(helm, values=values)
+    # Nothing that needs a source checkout: no repository path, no file to apply from disk.
+    for source_path in ("examples/", "charts/", "crds/", "operator/", "-f examples", ".yaml"):
+        assert source_path not in text, source_path
+    if values.get("leaderElection", {}).get("enabled", True):
+        assert "kubectl -n cronctl-system get lease cronctl-operator -o jsonpath='{.spec.holderIdentity}" in text
+        assert "grep 'holding the Lease'" in text
+    else:
+        assert "leader election is off" in text
+    # An inline first CronSchedule that applies as written (a quoted heredoc, its end at column 0).
+    start = text.index("-f - <<'EOF'\n")
+    manifest = text[start:].split("\n", 1)[1].split("\nEOF\n", 1)[0]
+    schedule = yaml.safe_load(manifest)
+    assert schedule["apiVersion"] == "cronctl.dev/v1" and schedule["kind"] == "CronSchedule"
+    assert schedule["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert "kubectl get cronschedules" in text
+    assert "helm show readme cronctl" in text and "kubectl explain cronschedule.spec" in text
 
 
 # -- the Dockerfile -----------------------------------------------------------------------------------------

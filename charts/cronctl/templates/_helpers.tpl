@@ -60,6 +60,53 @@ cronctl.dev/shard: {{ .instance.shard | quote }}
 {{- end }}
 {{- end }}
 
+{{/* The label selector of one Deployment's Pods, for what else selects them (the
+disruption budget, the spread): its matchLabels, and for the default shard the
+absence of cronctl.dev/shard, since the shards' Pods carry its labels too. */}}
+{{- define "cronctl.podSelector" -}}
+matchLabels:
+  {{- include "cronctl.instanceSelectorLabels" . | nindent 2 }}
+{{- if not .instance.shard }}
+matchExpressions:
+  - {key: cronctl.dev/shard, operator: DoesNotExist}
+{{- end }}
+{{- end }}
+
+{{/* topologySpreadConstraints of one Deployment's Pods: the values' own (each given
+the Pods' selector when it has none), else, with replicas > 1 and spreadReplicas,
+one over nodes that the scheduler prefers but never waits for. */}}
+{{- define "cronctl.topologySpread" -}}
+{{- $root := .root }}
+{{- $selector := include "cronctl.podSelector" . | fromYaml }}
+{{- $constraints := list }}
+{{- if $root.Values.topologySpreadConstraints }}
+{{- range $root.Values.topologySpreadConstraints }}
+{{- $constraint := deepCopy . }}
+{{- if not (hasKey $constraint "labelSelector") }}
+{{- $_ := set $constraint "labelSelector" $selector }}
+{{- end }}
+{{- $constraints = append $constraints $constraint }}
+{{- end }}
+{{- else if and $root.Values.spreadReplicas (gt (int $root.Values.replicas) 1) }}
+{{- $constraints = list (dict "maxSkew" 1 "topologyKey" "kubernetes.io/hostname" "whenUnsatisfiable" "ScheduleAnyway" "labelSelector" $selector) }}
+{{- end }}
+{{- if $constraints }}
+{{- toYaml $constraints }}
+{{- end }}
+{{- end }}
+
+{{/* The same selector as a kubectl -l string. */}}
+{{- define "cronctl.selectorString" -}}
+{{- $parts := list }}
+{{- range $key, $value := include "cronctl.instanceSelectorLabels" . | fromYaml }}
+{{- $parts = append $parts (printf "%s=%s" $key $value) }}
+{{- end }}
+{{- if not .instance.shard }}
+{{- $parts = append $parts "!cronctl.dev/shard" }}
+{{- end }}
+{{- join "," $parts }}
+{{- end }}
+
 {{- define "cronctl.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "cronctl.fullname" .) .Values.serviceAccount.name }}

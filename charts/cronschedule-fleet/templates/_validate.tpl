@@ -1,11 +1,11 @@
 {{/*
-The checks of the fleet's values: the harness's bulk_create checks, in its
-order (prefix, count, schedules, concurrencyPolicy, the options, the generated
-names), then the CRD's bounds for the options bulk_create does not have. The
-first that fails ends the render with "<value>: <reason>" (helm `fail`), so
-nothing is rendered. operator/cronctl/fleet.py makes the same checks, with the
-same messages, for `cronctl fleet preview`; tests/charts/test_fleet_chart.py
-holds the two to each other and to the core's bulk_create.
+The checks of the fleet's values, in order: prefix, count, schedules,
+concurrencyPolicy, the options (within the CRD's bounds; timeZone an IANA name
+of files/time-zones.txt or a UTC offset), the generated names. The first that
+fails ends the render with "<value>: <reason>" (helm `fail`), so nothing is
+rendered. `cronctl fleet preview` makes the same checks with the same messages
+(operator/cronctl/fleet.py); tests/charts/test_fleet_chart.py holds the two to
+each other and to the scheduling core.
 */}}
 
 {{/* The largest whole number a helm value (a float64) holds exactly: the bound of
@@ -107,8 +107,8 @@ Input: dict text label low high star names. */}}
 {{- if $error -}}{{ $f.label }}: {{ $error }}{{- end -}}
 {{- end -}}
 
-{{/* fleet.expressionError: the reason an expression is not one of bulk_create's
-(core/schedule.py parse_seed_expression), or nothing. */}}
+{{/* fleet.expressionError: the reason an expression is not a fleet's, a cron
+expression or @every (core/schedule.py parse_seed_expression), or nothing. */}}
 {{- define "fleet.expressionError" -}}
 {{- if not (kindIs "string" .) -}}
 expression: must be a string
@@ -133,7 +133,7 @@ interval: {{ $spec }} is longer than 525600 minutes
 {{- end -}}
 {{- end -}}
 {{- else if hasPrefix "every" (lower $first) -}}
-expression: every(N).unit rules are not part of bulk_create's grammar (cron or @every)
+expression: every(N).unit rules are not taken here: give a cron expression or '@every <N>m|h'
 {{- else if ne (len $words) 5 -}}
 expression: has {{ len $words }} fields, a cron expression has 5 (minute hour day-of-month month day-of-week)
 {{- else -}}
@@ -156,17 +156,25 @@ expression: has {{ len $words }} fields, a cron expression has 5 (minute hour da
 {{- end -}}
 {{- end -}}
 
-{{/* fleet.offsetError: the reason a timeZone is not a UTC offset bulk_create takes
-(core/zones.py parse_offset), or nothing. */}}
-{{- define "fleet.offsetError" -}}
-{{- if not (kindIs "string" .) -}}
-must be an offset string like +05:30
-{{- else if not (regexMatch "^[+-]..:..$" .) -}}
-{{ toJson . }} is not an offset of the form +HH:MM or -HH:MM (bulk_create takes UTC offsets only)
-{{- else if not (regexMatch "^.[0-9][0-9]:(00|15|30|45)$" .) -}}
-{{ toJson . }}: minutes must be 00, 15, 30 or 45
-{{- else if gt (add (mul (atoi (substr 1 3 .)) 60) (atoi (substr 4 6 .))) 840 -}}
-{{ toJson . }} is beyond the largest offset, 14:00
+{{/* fleet.zoneError: the reason a timeZone is neither a zone of the tz database nor a
+UTC offset (core/zones.py parse_zone), or nothing. Input: dict zone names (the lines
+of files/time-zones.txt). */}}
+{{- define "fleet.zoneError" -}}
+{{- $zone := .zone -}}
+{{- if not (kindIs "string" $zone) -}}
+must be an offset like +05:30 or a zone name like Europe/Berlin
+{{- else if or (hasPrefix "+" $zone) (hasPrefix "-" $zone) -}}
+{{- if not (regexMatch "^[+-]..:..$" $zone) -}}
+{{ toJson $zone }} is not an offset of the form +HH:MM or -HH:MM
+{{- else if not (regexMatch "^.[0-9][0-9]:" $zone) -}}
+{{ toJson $zone }}: hours must be two digits
+{{- else if not (regexMatch "^.[0-9][0-9]:(00|15|30|45)$" $zone) -}}
+{{ toJson $zone }}: minutes must be 00, 15, 30 or 45
+{{- else if gt (add (mul (atoi (substr 1 3 $zone)) 60) (atoi (substr 4 6 $zone))) 840 -}}
+{{ toJson $zone }} is beyond the largest offset, 14:00
+{{- end -}}
+{{- else if or (hasPrefix "#" $zone) (not (has $zone .names)) -}}
+{{ toJson $zone }} is not a time zone: give an IANA name such as Europe/Berlin or a UTC offset such as +05:30
 {{- end -}}
 {{- end -}}
 
@@ -198,7 +206,7 @@ must be an offset string like +05:30
 {{- if not (has $policy (list "Allow" "Forbid" "Replace")) -}}
 {{- fail (printf "concurrencyPolicy: %s is not one of Allow, Forbid, Replace" (toJson $policy)) -}}
 {{- end -}}
-{{- /* 5. the options: no other values, then bulk_create's, then the CRD's own */ -}}
+{{- /* 5. the options: no other values, then each option, within the CRD's bounds */ -}}
 {{- $known := list "prefix" "count" "schedules" "concurrencyPolicy" "timeZone" "startingDeadlineSeconds" "timeoutMinutes" "successfulJobsHistoryLimit" "failedJobsHistoryLimit" "maxRetries" "retryDelayMinutes" "catchUp" "jitterSeconds" "suspend" "labels" "jobTemplate" "global" -}}
 {{- range $key := keys $v | sortAlpha -}}
 {{- if not (has $key $known) -}}
@@ -218,7 +226,11 @@ must be an offset string like +05:30
 {{- if hasPrefix "@" (index (include "fleet.words" (index $used 0) | fromJsonArray) 0) -}}
 {{- fail (printf "timeZone: %s (schedules[0] is %s)" $everyReason (toJson (index $used 0))) -}}
 {{- end -}}
-{{- $error := include "fleet.offsetError" $v.timeZone -}}
+{{- $names := splitList "\n" ($.Files.Get "files/time-zones.txt" | trim) -}}
+{{- if lt (len $names) 100 -}}
+{{- fail "files/time-zones.txt is missing from the chart: run scripts/sync-chart-crd.py" -}}
+{{- end -}}
+{{- $error := include "fleet.zoneError" (dict "zone" $v.timeZone "names" $names) -}}
 {{- if $error -}}
 {{- fail (printf "timeZone: %s" $error) -}}
 {{- end -}}
@@ -237,7 +249,7 @@ must be an offset string like +05:30
 {{- if not (or (kindIs "invalid" $v.suspend) (kindIs "bool" $v.suspend)) -}}
 {{- fail (printf "suspend: %s must be true or false" (toJson $v.suspend)) -}}
 {{- end -}}
-{{- $reserved := list "app.kubernetes.io/instance" "app.kubernetes.io/managed-by" "helm.sh/chart" "cronctl.dev/fleet" -}}
+{{- $reserved := include "fleet.labels" . | fromYaml | keys -}}
 {{- if not (or (kindIs "invalid" $v.labels) (kindIs "map" $v.labels)) -}}
 {{- fail (printf "labels: %s must be a map of label names to values" (toJson $v.labels)) -}}
 {{- end -}}

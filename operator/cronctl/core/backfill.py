@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Collection
 
 from .errors import CronctlError
 from .every import EveryRule
@@ -108,12 +109,22 @@ def next_launch(spec: JobSpec, state: JobState, backfill: Backfill | None) -> La
     """The backfill's next run, if it may start now (see the module notes)."""
     if backfill is None or backfill.next is None:
         return None
-    if backfill.running is not None and backfill.running in state.active:
+    if running_run(backfill, state.active) is not None:
         return None
     if spec.policy is not Policy.ALLOW and state.active:
         return None
     number = state.launched + 1
     return Launch(spec.name, run_id(spec.name, number), number, backfill.next, BACKFILL)
+
+
+def running_run(backfill: Backfill, active: Collection[str]) -> str | None:
+    """The backfill's run in progress, if any (``active``: the job's runs not over)."""
+    return backfill.running if backfill.running is not None and backfill.running in active else None
+
+
+def finished(backfill: Backfill, active: Collection[str]) -> bool:
+    """Every time launched, and the last run over."""
+    return backfill.done and running_run(backfill, active) is None
 
 
 def launched(backfill: Backfill, spec: JobSpec, run_key: str) -> Backfill:
@@ -125,4 +136,4 @@ def launched(backfill: Backfill, spec: JobSpec, run_key: str) -> Backfill:
 
 
 __all__ = ["BACKFILL", "Backfill", "BackfillError", "MAX_BACKFILL_RUNS", "begin", "launched", "next_launch",
-           "preview", "range_timeline"]
+           "preview", "range_timeline", "finished", "running_run"]

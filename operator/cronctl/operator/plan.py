@@ -344,8 +344,8 @@ def _backfill(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observe
         return known
     if not spec.suspend:
         current = _backfill_launches(schedule, spec, observed, current, now, second, out)
-    running = current.running is not None and current.running in observed.state.active
-    finished = current.done and not running
+    running = backfills.running_run(current, observed.state.active)
+    finished = backfills.finished(current, observed.state.active)
     if finished:
         out.event("Normal", "BackfillComplete", f"backfill of {current.total} schedule time"
                   f"{'' if current.total == 1 else 's'} from {rfc3339(current.start)} to {rfc3339(current.end)} "
@@ -353,7 +353,7 @@ def _backfill(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observe
     return {"request": current.request, "state": BACKFILL_COMPLETE if finished else BACKFILL_RUNNING,
             "from": rfc3339(current.start), "to": rfc3339(current.end), "total": current.total,
             "launched": current.launched, "nextScheduledTime": None if current.next is None else rfc3339(current.next),
-            "running": current.running if running else None,
+            "running": running,
             "message": "suspended: the backfill waits" if spec.suspend and not finished else None}
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection
 
+from ..core.backfill import finished, running_run
 from ..core.state import Backfill
 from ..core.times import format_time, parse_time
 from ..core.zones import AnyZone
@@ -92,16 +93,6 @@ def read_request(path: Path) -> Request:
     start, end = ends
     assert start is not None and end is not None
     return Request(body["schedule"], start, end)
-
-
-def finished(backfill: Backfill, active: Collection[str]) -> bool:
-    """Every time launched, and the last run over (``active``: the schedule's runs not over)."""
-    return backfill.done and (backfill.running is None or backfill.running not in active)
-
-
-def running_run(backfill: Backfill, active: Collection[str]) -> str | None:
-    """The run of the backfill in progress, if any."""
-    return backfill.running if backfill.running is not None and backfill.running in active else None
 
 
 def progress_json(backfill: Backfill, active: Collection[str], waits: str | None = None) -> dict[str, Any]:

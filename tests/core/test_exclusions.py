@@ -63,7 +63,7 @@ def test_a_cron_exclusion_of_some_minutes_excludes_each_matching_minute_alone() 
 
 
 def test_a_cron_exclusion_is_read_on_the_zones_wall_clock() -> None:
-    assert span(["* 9 * * *"], "2026-06-01T07:30", "Europe/Berlin") == ("2026-06-01T07:30", "2026-06-01T07:30")
+    assert span(["* 9 * * *"], "2026-06-01T07:30", "Europe/Berlin") == ("2026-06-01T07:00", "2026-06-01T07:59")
     assert span(["* 9 * * *"], "2026-06-01T09:30", "Europe/Berlin") is None
 
 
@@ -91,3 +91,7 @@ def test_a_bad_exclusion_is_refused_naming_its_entry_and_the_reason(exclude: obj
     with pytest.raises(ExpressionError) as raised:
         parse_exclusions(exclude)
     assert (raised.value.field, raised.value.reason) == (field, reason)
+
+
+def test_a_cron_exclusion_of_whole_hours_excludes_the_hour_in_one_stretch() -> None:
+    assert span(["* 12 * * *"], "2026-06-01T12:10") == ("2026-06-01T12:00", "2026-06-01T12:59")

@@ -110,3 +110,18 @@ def test_a_job_spec_compiles_its_schedules_and_exclusions(more: tuple[str, ...],
                                                           expected: str) -> None:
     spec = JobSpec("a", "0 9 * * *", Policy.ALLOW, Options(more_schedules=more, exclude=exclude), 0, 0)
     assert spec.compiled.text == expected
+
+
+def test_a_schedule_whose_every_time_is_excluded_minute_by_minute_gives_up_in_bounded_time() -> None:
+    import time
+
+    began = time.perf_counter()
+    line = timeline(("*/2 * * * *",), ("*/2 * * * *",))
+    assert not line.fires
+    assert time.perf_counter() - began < 5  # a bounded search (MAX_SKIPPED), not nine years of minutes
+
+
+def test_an_every_minute_schedule_skips_excluded_hours_whole() -> None:
+    line = timeline(("* * * * *",), ("* 0-22 * * *",))
+    assert upcoming(line, "2026-12-21T00:00", 2) == ["2026-12-21T23:00", "2026-12-21T23:01"]
+    assert format_time(line.latest_in(t("2026-12-21T00:00"), t("2026-12-22T12:00"))) == "2026-12-21T23:59"

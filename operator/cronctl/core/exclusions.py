@@ -13,8 +13,9 @@ not a schedule time at all: it is never "missed" and never caught up.
 ``Exclusions.span_at`` answers in one step for a date, or for a cron
 exclusion that takes whole days (minute and hour fields ``*``), with the
 whole stretch of consecutive excluded days, so that a search skips a
-holiday in one jump rather than minute by minute; a cron exclusion that
-takes parts of days skips one matching minute at a time.
+holiday in one jump rather than minute by minute; a cron exclusion of whole
+hours (minute field ``*``) skips the rest of the hour, any other one
+matching minute at a time.
 """
 
 from __future__ import annotations
@@ -54,9 +55,24 @@ class Exclusions:
         days = self._excluded_days(day)
         if days is not None:
             return _first_minute_of(days[0], zone), _first_minute_of(days[1] + 1, zone) - 1
-        if any(expression.matches(local) for expression in self.minutes):
-            return utc, utc
+        for expression in self.minutes:
+            if expression.matches(local):
+                return self._hour_span(expression, utc, local, zone)
         return None
+
+    @staticmethod
+    def _hour_span(expression: CronExpression, utc: int, local: int, zone: AnyZone) -> tuple[int, int]:
+        """The excluded stretch around ``utc``: its local hour when the expression takes whole
+        hours (and matches at both ends, which a transition inside the hour may not), else
+        ``utc`` alone."""
+        if len(expression.minutes) < 60:
+            return utc, utc
+        first, last = utc - local % 60, utc + 59 - local % 60
+        if not expression.matches(first + zone.utc_offset(first)):
+            first = utc
+        if not expression.matches(last + zone.utc_offset(last)):
+            last = utc
+        return first, last
 
     def _excluded_days(self, day: int) -> tuple[int, int] | None:
         """The run of consecutive excluded local days around ``day``, or None."""

@@ -6,7 +6,8 @@ are the union of its expressions' times (a minute named by two fires once),
 minus the excluded ones (``exclusions.py``), each expression searched under
 the job's ``DaylightSaving`` rule. A search that meets an excluded time skips
 the whole excluded stretch and looks again; it gives up ``HORIZON_YEARS``
-after where it started, as one expression's search does.
+after where it started, as one expression's search does, or after
+``MAX_SKIPPED`` excluded times in a row.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from .times import chain
 from .zones import AnyZone
 
 MAX_SCHEDULES = 20  # expressions in one job's list (the CRD's maxItems)
+# Excluded times one search skips before it gives up (as if nothing fired), so that a
+# schedule whose every time is excluded minute by minute costs a bounded search.
+MAX_SKIPPED = 50_000
 _HORIZON_MINUTES = (HORIZON_YEARS + 1) * 366 * 24 * 60
 
 
@@ -65,7 +69,7 @@ class MergedTimes:
     def next_after(self, t: int) -> int | None:
         give_up = t + _HORIZON_MINUTES
         nexts = [part.next_after(t) for part in self.parts]
-        while True:
+        for _ in range(MAX_SKIPPED):
             found = min((n for n in nexts if n is not None), default=None)
             if found is None or found > give_up:
                 return None
@@ -74,9 +78,12 @@ class MergedTimes:
                 return found
             t = span[1]  # past the excluded stretch; look again from its end
             nexts = [n if n is None or n > t else part.next_after(t) for part, n in zip(self.parts, nexts)]
+        return None
 
     def latest_in(self, low: int, high: int) -> int | None:
-        while high > low:
+        for _ in range(MAX_SKIPPED):
+            if high <= low:
+                return None
             found = max((n for part in self.parts if (n := part.latest_in(low, high)) is not None), default=None)
             if found is None:
                 return None

@@ -39,7 +39,7 @@ from .transitions import BACKFILL
 from .times import MINUTES_PER_DAY, format_time
 
 MAX_BACKFILL_RUNS = 1000
-_COUNTED = 10**6  # a refusal counts the range's times this far, then says "over"
+_COUNTED = 100_000  # a refusal counts the range's times this far (a merged schedule counts one by one), then "over"
 
 
 class BackfillError(CronctlError):

@@ -80,3 +80,15 @@ def test_every_example_cronschedule_is_accepted_and_ready(operator: Operator, cl
     for name in names:
         condition = wait_for(f"{name} judged", lambda n=name: next(iter(cluster.status(n).get("conditions", [])), None))
         assert condition["status"] == "True", (name, condition)
+
+
+def test_the_longest_schedule_name_gets_manual_and_backfill_jobs(operator: Operator, cluster: Cluster) -> None:
+    name = "a" * 30 + "-" + "b" * 21  # 52 characters: "-manual" or "-backfill" on it passes 63
+    cluster.apply(schedule_manifest(name, "0 * * * *"))
+    wait_for("seen", ready(cluster, name))
+    kubectl(cluster.cp, "annotate", "cronschedule", name, "-n", cluster.namespace, "cronctl.dev/trigger=now")
+    annotate(cluster, name, RANGE)
+    jobs = wait_for("a manual and a backfill Job", lambda: (names := cluster.job_names(name)) and len(names) == 2
+                    and names)
+    assert all(len(job) <= 63 for job in jobs)
+    assert sorted(job.rsplit("-", 1)[-1] for job in jobs) == ["backfill", "manual"]

@@ -67,8 +67,22 @@ def job_name(schedule: str, scheduled: int, attempt: int = 1, reason: str = "sch
     keeps a crash between creating the Job and saving status from starting a
     second one, or from skipping or repeating an attempt.
     """
-    base = f"{schedule}-{scheduled}" + _NAME_SUFFIXES.get(reason, "")
+    base = _fitted(schedule, f"-{scheduled}" + _NAME_SUFFIXES.get(reason, ""))
     return base if attempt == 1 else f"{base}-{attempt}"
+
+
+# A Job's name is the value of its Pods' job-name label: at most 63 characters. A run's name
+# keeps 4 of them for the attempts after the first (-2 ... -101, maxRetries being at most 100).
+MAX_RUN_NAME = 63 - 4
+
+
+def _fitted(schedule: str, suffix: str) -> str:
+    """``schedule + suffix``, the schedule's name cut and marked with a digest of it where the
+    whole would be too long: deterministic, so that a restart finds the same names."""
+    if len(schedule) + len(suffix) <= MAX_RUN_NAME:
+        return schedule + suffix
+    digest = hashlib.sha256(schedule.encode()).hexdigest()[:6]
+    return f"{schedule[:MAX_RUN_NAME - len(suffix) - 7].rstrip('-')}-{digest}{suffix}"
 
 
 def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], number: int, scheduled: int,

@@ -1,0 +1,139 @@
+"""What the plugin prints, built from the objects the API server returned: pure functions
+over plain dicts, no API call, so what each command shows is decided here and nowhere else."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..core.times import format_time
+from ..core.zones import UTC, AnyZone
+from .cluster import event_time
+
+LAST_RUNS = 5  # the finished runs describe shows (history shows them all)
+
+
+def where(body: Mapping[str, Any]) -> str:
+    metadata = body.get("metadata") or {}
+    return f"{metadata.get('namespace')}/{metadata.get('name')}"
+
+
+def zone_of(body: Mapping[str, Any]) -> str:
+    return str((body.get("spec") or {}).get("timeZone") or "UTC")
+
+
+def next_lines(body: Mapping[str, Any]) -> list[str]:
+    """``status.nextScheduleTimes``, UTC and the zone's wall clock; or why there are none."""
+    times = (body.get("status") or {}).get("nextScheduleTimes") or []
+    if not times:
+        return [f"{where(body)}: {why_no_next_times(body)}"]
+    return table(("TIME (UTC)", f"LOCAL TIME ({zone_of(body)})"),
+                 [(str(t.get("time", "")), str(t.get("localTime", ""))) for t in times])
+
+
+def why_no_next_times(body: Mapping[str, Any]) -> str:
+    spec, status = body.get("spec") or {}, body.get("status") or {}
+    if spec.get("suspend"):
+        reason = spec.get("suspendReason")
+        return "suspended" + (f" ({reason})" if reason else "") + ": nothing fires until it is resumed"
+    ready = condition(status, "Ready")
+    if ready is not None and ready.get("status") == "False":
+        return f"not ready, nothing fires: {ready.get('message') or ready.get('reason')}"
+    return "no next fire times in its status yet (the operator has not reconciled it: is one running?)"
+
+
+def history_lines(body: Mapping[str, Any]) -> list[str]:
+    runs = (body.get("status") or {}).get("history") or []
+    if not runs:
+        return [f"{where(body)}: no finished runs in its status yet"]
+    return runs_table(runs)
+
+
+def runs_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    return table(("RUN", "STATE", "REASON", "SCHEDULED", "STARTED", "FINISHED", "ATTEMPTS", "FAILURE"),
+                 [(str(run.get("run", "")), str(run.get("state", "")), str(run.get("reason") or "scheduled"),
+                   str(run.get("scheduledTime") or "-"), str(run.get("startedTime") or "-"),
+                   str(run.get("finishedTime") or "-"), str(run.get("attempts") or 1), str(run.get("failure") or ""))
+                  for run in runs])
+
+
+def describe_lines(body: Mapping[str, Any], events: Sequence[Mapping[str, Any]],
+                   unlisted: str | None = None) -> list[str]:
+    """Spec, next times, active and last runs, conditions and Events in one view, as kubectl describe;
+    ``unlisted`` says why the Events could not be read."""
+    metadata, spec, status = body.get("metadata") or {}, body.get("spec") or {}, body.get("status") or {}
+    lines = [f"Name:               {metadata.get('name')}", f"Namespace:          {metadata.get('namespace')}"]
+    if spec.get("schedules"):
+        lines.append(f"Schedules:          {', '.join(spec['schedules'])}")
+    else:
+        lines.append(f"Schedule:           {spec.get('schedule')}")
+    if spec.get("exclude"):
+        lines.append(f"Exclude:            {', '.join(spec['exclude'])}")
+    lines.append(f"Time Zone:          {zone_of(body)}")
+    if spec.get("daylightSaving"):
+        lines.append(f"Daylight Saving:    {spec['daylightSaving']}")
+    lines.append(f"Concurrency Policy: {spec.get('concurrencyPolicy') or 'Allow'}")
+    lines.append(f"Catch Up:           {spec.get('catchUp') or 'Latest'}")
+    for key, label, unit in (("startingDeadlineSeconds", "Starting Deadline:  ", "s"),
+                             ("timeoutMinutes", "Timeout:            ", "m"),
+                             ("maxRetries", "Max Retries:        ", ""),
+                             ("jitterSeconds", "Jitter:             ", "s")):
+        if spec.get(key):
+            lines.append(f"{label}{spec[key]}{unit}")
+    reason = spec.get("suspendReason")
+    lines.append(f"Suspend:            {'true' if spec.get('suspend') else 'false'}"
+                 + (f" ({reason})" if spec.get("suspend") and reason else ""))
+    lines.append(f"Last Schedule:      {status.get('lastScheduleTime') or '-'}")
+    lines.append(f"Launched:           {status.get('launched') or 0}   Skipped: {status.get('skipped') or 0}"
+                 f"   Overflowed: {status.get('overflowed') or 0}")
+    lines.append("Next Fire Times:")
+    lines += _indented(next_lines(body) if status.get("nextScheduleTimes") else [why_no_next_times(body)])
+    lines.append("Active Runs:")
+    active = status.get("active") or []
+    lines += _indented(table(("RUN", "JOB", "REASON", "SCHEDULED", "STARTED", "ATTEMPT"),
+                             [(str(run.get("run", "")), str(run.get("job") or run.get("name", "")),
+                               str(run.get("reason") or "scheduled"), str(run.get("scheduledTime") or "-"),
+                               str(run.get("startedTime") or "-"), str(run.get("attempt") or 1))
+                              for run in active]) if active else ["<none>"])
+    history = status.get("history") or []
+    lines.append(f"Last Runs:{f' (the last {LAST_RUNS} of {len(history)})' if len(history) > LAST_RUNS else ''}")
+    lines += _indented(runs_table(history[-LAST_RUNS:]) if history else ["<none>"])
+    backfill = status.get("backfill")
+    if backfill:
+        lines.append(f"Backfill:           {backfill.get('request')}: {backfill.get('state')}"
+                     + (f", {backfill.get('launched', 0)}/{backfill.get('total')} launched"
+                        if backfill.get("total") is not None else "")
+                     + (f" ({backfill['message']})" if backfill.get("message") else ""))
+    conditions = status.get("conditions") or []
+    lines.append("Conditions:")
+    lines += _indented(table(("TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"),
+                             [(str(c.get("type", "")), str(c.get("status", "")), str(c.get("reason") or ""),
+                               str(c.get("lastTransitionTime") or "-"), str(c.get("message") or ""))
+                              for c in conditions]) if conditions else ["<none>"])
+    lines.append("Events:")
+    lines += _indented(table(("TYPE", "REASON", "LAST SEEN", "COUNT", "MESSAGE"),
+                             [(str(e.get("type") or ""), str(e.get("reason") or ""), event_time(e) or "-",
+                               str(e.get("count") or 1), str(e.get("message") or ""))
+                              for e in events]) if events else [f"<not shown: {unlisted}>" if unlisted else "<none>"])
+    return lines
+
+
+def condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    return next((c for c in status.get("conditions") or [] if c.get("type") == kind), None)
+
+
+def both_times(minute: int, zone: AnyZone) -> str:
+    """A minute in UTC and, for another zone, as its wall clock (the runner's preview says the same)."""
+    utc = format_time(minute).replace("T", " ") + " UTC"
+    if zone == UTC:
+        return utc
+    return f"{utc} ({format_time(minute + zone.utc_offset(minute)).replace('T', ' ')} {zone.name})"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Columns padded to their widest cell, three spaces apart, the last one unpadded (as kubectl get)."""
+    widths = [max(len(row[i]) for row in (headers, *rows)) for i in range(len(headers))]
+    return ["   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in (headers, *rows)]
+
+
+def _indented(lines: Sequence[str]) -> list[str]:
+    return ["  " + line for line in lines]

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Build the local test control plane (kube-apiserver, kube-controller-manager,
-# kube-scheduler, etcd and kwok, optionally helm) from the Go module proxy into
+# kube-scheduler, etcd and kwok, optionally helm and promtool) from the Go module proxy into
 # a cache directory:
 #
 #   ${CRONCTL_CACHE:-$HOME/.cache/cronctl}/control-plane/<kube version>/bin/
-#       kube-apiserver  kube-controller-manager  kube-scheduler  etcd  kwok  [helm]
+#       kube-apiserver  kube-controller-manager  kube-scheduler  etcd  kwok  [helm]  [promtool]
 #
 # The versions are pinned by the wrapper modules in scripts/control-plane/
 # (go.mod + go.sum): k8s.io/kubernetes for kube-apiserver,
 # kube-controller-manager and kube-scheduler, the etcd server that
 # k8s.io/kubernetes itself pins for etcd, sigs.k8s.io/kwok (simulated Nodes
 # and Pods) in scripts/control-plane/kwok/, and helm.sh/helm in
-# scripts/control-plane/helm/. Binaries are static (CGO_ENABLED=0) and carry
+# scripts/control-plane/helm/, and github.com/prometheus/prometheus's promtool
+# (the alert rules' checker and unit-test runner) in
+# scripts/control-plane/promtool/. Binaries are static (CGO_ENABLED=0) and carry
 # the version ldflags upstream uses, so /version reports the real version.
 #
 # If the binaries are already in the cache and were built from the same
@@ -19,8 +21,9 @@
 # this does nothing and exits 0 at once; if only some binaries are missing,
 # it builds just those. Safe to run concurrently (flock).
 #
-# Usage: scripts/build-control-plane.sh [--with-helm] [--force] [--print-bin-dir] [--check]
+# Usage: scripts/build-control-plane.sh [--with-helm] [--with-promtool] [--force] [--print-bin-dir] [--check]
 #   --with-helm      also build helm (needed by the chart tests)
+#   --with-promtool  also build promtool (needed by the alert rule tests)
 #   --force          rebuild even if the cache looks complete
 #   --print-bin-dir  print the bin directory and exit (builds nothing)
 #   --check          exit 0 if the cache is complete and current, else 1 (builds nothing)
@@ -37,18 +40,21 @@ local here; here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mod_dir="$here/control-plane"
 helm_dir="$mod_dir/helm"
 kwok_dir="$mod_dir/kwok"
+promtool_dir="$mod_dir/promtool"
 
 with_helm=0
+with_promtool=0
 force=0
 print_bin_dir=0
 check=0
 for arg in "$@"; do
     case "$arg" in
         --with-helm) with_helm=1 ;;
+        --with-promtool) with_promtool=1 ;;
         --force) force=1 ;;
         --print-bin-dir) print_bin_dir=1 ;;
         --check) check=1 ;;
-        -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "build-control-plane: unknown argument: $arg" >&2; exit 2 ;;
     esac
 done
@@ -62,7 +68,8 @@ kube_version="$(mod_version "$mod_dir/go.mod" k8s.io/kubernetes)"
 etcd_version="$(mod_version "$mod_dir/go.mod" go.etcd.io/etcd/server/v3)"
 helm_version="$(mod_version "$helm_dir/go.mod" helm.sh/helm/v3)"
 kwok_version="$(mod_version "$kwok_dir/go.mod" sigs.k8s.io/kwok)"
-if [[ -z "$kube_version" || -z "$etcd_version" || -z "$helm_version" || -z "$kwok_version" ]]; then
+promtool_version="$(mod_version "$promtool_dir/go.mod" github.com/prometheus/prometheus)"
+if [[ -z "$kube_version" || -z "$etcd_version" || -z "$helm_version" || -z "$kwok_version" || -z "$promtool_version" ]]; then
     echo "build-control-plane: cannot read versions from the go.mod files in $mod_dir" >&2
     exit 1
 fi
@@ -80,6 +87,7 @@ inputs_hash() { # inputs_hash FILE...
 cp_stamp="$(inputs_hash "$mod_dir/go.mod" "$mod_dir/go.sum" "$mod_dir/cmd/etcd/main.go")"
 helm_stamp="$(inputs_hash "$helm_dir/go.mod" "$helm_dir/go.sum")"
 kwok_stamp="$(inputs_hash "$kwok_dir/go.mod" "$kwok_dir/go.sum")"
+promtool_stamp="$(inputs_hash "$promtool_dir/go.mod" "$promtool_dir/go.sum")"
 
 cp_bins=(kube-apiserver kube-controller-manager kube-scheduler etcd)
 # The control-plane binaries to build: all of them when the stamp does not
@@ -101,8 +109,12 @@ helm_ok() {
 kwok_ok() {
     [[ -x "$bin_dir/kwok" ]] && [[ "$(cat "$bin_dir/.stamp-kwok" 2>/dev/null)" == "$kwok_stamp" ]]
 }
+promtool_ok() {
+    [[ -x "$bin_dir/promtool" ]] && [[ "$(cat "$bin_dir/.stamp-promtool" 2>/dev/null)" == "$promtool_stamp" ]]
+}
 up_to_date() {
-    (( force == 0 )) && cp_ok && kwok_ok && { (( with_helm == 0 )) || helm_ok; }
+    (( force == 0 )) && cp_ok && kwok_ok && { (( with_helm == 0 )) || helm_ok; } \
+        && { (( with_promtool == 0 )) || promtool_ok; }
 }
 
 if (( check )); then
@@ -110,7 +122,7 @@ if (( check )); then
     exit $?
 fi
 if up_to_date; then
-    echo "build-control-plane: up to date: $bin_dir (kube-apiserver, kube-controller-manager and kube-scheduler $kube_version, etcd $etcd_version, kwok $kwok_version$( ((with_helm)) && echo ", helm $helm_version"))"
+    echo "build-control-plane: up to date: $bin_dir (kube-apiserver, kube-controller-manager and kube-scheduler $kube_version, etcd $etcd_version, kwok $kwok_version$( ((with_helm)) && echo ", helm $helm_version")$( ((with_promtool)) && echo ", promtool of prometheus $promtool_version"))"
     exit 0
 fi
 
@@ -229,6 +241,21 @@ if (( with_helm )) && { (( force )) || ! helm_ok; }; then
     "$tmp_out/helm" version --short
     mv -f "$tmp_out/helm" "$bin_dir/"
     echo "$helm_stamp" > "$bin_dir/.stamp-helm"
+fi
+
+if (( with_promtool )) && { (( force )) || ! promtool_ok; }; then
+    cd "$promtool_dir"
+    # The module's v0.3MM.P is Prometheus 3.MM.P (upstream tags both).
+    prom_release="${promtool_version#v0.}"; prom_release="3.${prom_release#3}"
+    step "building promtool (prometheus $promtool_version = $prom_release)"
+    t=$SECONDS
+    pv=github.com/prometheus/common/version
+    ldflags="-s -w -X $pv.Version=$prom_release -X $pv.Branch=module -X $pv.BuildUser=cronctl"
+    "$GO" build -trimpath -ldflags "$ldflags" -o "$tmp_out/promtool" github.com/prometheus/prometheus/cmd/promtool
+    step "promtool built in $(( SECONDS - t ))s"
+    "$tmp_out/promtool" --version 2>&1 | head -1 || true
+    mv -f "$tmp_out/promtool" "$bin_dir/"
+    echo "$promtool_stamp" > "$bin_dir/.stamp-promtool"
 fi
 
 step "done: $bin_dir"

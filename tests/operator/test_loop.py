@@ -70,3 +70,13 @@ def test_a_touch_from_another_thread_wakes_the_sleeping_loop_at_once() -> None:
 
     assert asyncio.run(sleep_until_touched()) < 1
     assert ("team-a", "sync") in scheduler._dirty
+
+
+def test_a_failed_reconcile_is_counted_and_retried_a_minute_later() -> None:
+    from cronctl.operator.metrics import METRICS
+
+    scheduler = Scheduler(cluster=None, clock=None)  # type: ignore[arg-type]
+    before = METRICS.reconcile_errors._value.get()
+    retry = scheduler._finish_one((("team-a", "sync"), RuntimeError("the API server said 500"), 600.0))
+    assert retry == 660.0
+    assert METRICS.reconcile_errors._value.get() == before + 1

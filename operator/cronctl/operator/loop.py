@@ -142,6 +142,7 @@ class Scheduler:
             except Exception as error:
                 started = error
         if isinstance(started, Exception):
+            METRICS.reconcile_errors.inc()
             log.error("reconciling %s/%s failed; retrying in %d minute(s)", *key, RETRY_MINUTES,
                       exc_info=started)
             return (now // 60 + RETRY_MINUTES) * 60

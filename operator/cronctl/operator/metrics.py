@@ -104,6 +104,10 @@ class Metrics:
                                ["namespace"], registry=self.registry)
         self.active = Gauge("cronctl_active_runs", "Active runs of a schedule (its status.activeCount).",
                             labels, registry=self.registry)
+        # Unlabelled, so that it is exported (at 0) before the first failure: an alert can rely on it.
+        self.reconcile_errors = Counter(
+            "cronctl_reconcile_errors", "Reconciles that failed, each retried a minute later; the log names the "
+            "schedule and the error.", registry=self.registry)
         self._known: set[Key] = set()
         self._per_namespace: Tally[str] = Tally()
         self._lock = threading.Lock()

@@ -104,3 +104,16 @@ def test_a_bad_list_of_schedules_is_refused_naming_the_entry(fields: dict[str, A
 
 def test_daylight_saving_defaults_to_vixie() -> None:
     assert read_manifest(GOOD, anchor=0).job.options.daylight_saving.value == "Vixie"
+
+
+def test_a_backfill_preview_reads_the_object_from_the_anchor_the_operator_recorded() -> None:
+    from cronctl.manifest import backfill_preview
+
+    body = without_schedule(schedules=["@every 90m"])
+    body["spec"].pop("timeZone")
+    body["status"] = {"anchorTime": "2024-03-01T00:00:00Z"}
+    body["metadata"]["managedFields"] = [{"manager": "kubectl"}]  # what kubectl get -o yaml adds: left out
+    # 2024-02-29T22:00 to 2024-03-01T01:00, minutes since 1970
+    spec, times = backfill_preview(body, 28_487_400, 28_487_580, now=28_489_000, admitted=False)
+    assert spec.created_at == 28_487_520  # 2024-03-01T00:00: the grid is carried back from it
+    assert times == [28_487_430, 28_487_520]  # 2024-02-29T22:30 and 2024-03-01T00:00

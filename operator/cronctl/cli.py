@@ -520,8 +520,7 @@ def _backfill_preview_of_manifest(file: str, name: str, start: int, end: int, no
     CronSchedule ``name`` of a manifest (its anchorTime as the operator has it, if any)."""
     import yaml
 
-    from .core import backfill as core_backfill
-    from .manifest import read_manifest
+    from .manifest import backfill_preview
     from .runner.firing import both_times
 
     try:
@@ -530,20 +529,14 @@ def _backfill_preview_of_manifest(file: str, name: str, start: int, end: int, no
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         print(f"cronctl: {file}: cannot be read: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return EXIT_USAGE
-    objects = [item for doc in documents for item in (doc.get("items") or [doc] if doc.get("kind", "").endswith("List")
-                                                     else [doc])]
+    objects = [item for doc in documents  # a List's items (kubectl get -o yaml of several), or the object
+               for item in (doc.get("items") or [] if str(doc.get("kind", "")).endswith("List") else [doc])]
     body = next((o for o in objects if (o.get("metadata") or {}).get("name") == name), None)
     if body is None:
         print(f"cronctl: {file}: no CronSchedule named {name!r} in it", file=sys.stderr)
         return EXIT_USAGE
-    anchor_text = (body.get("status") or {}).get("anchorTime")
-    anchor = parse_time(str(anchor_text)[:16]) if anchor_text else None
-    body = {key: value for key, value in body.items() if key in ("apiVersion", "kind", "metadata", "spec")}
-    body["metadata"] = {key: value for key, value in body["metadata"].items() if key in ("name", "namespace",
-                                                                                         "labels", "annotations")}
     try:
-        spec = read_manifest(body, now if anchor is None else anchor).job
-        times = core_backfill.preview(spec, start, end, now)
+        spec, times = backfill_preview(body, start, end, now, admitted=False)
     except CronctlError as error:
         print(f"cronctl: {file}: {error.message}", file=sys.stderr)
         return EXIT_USAGE

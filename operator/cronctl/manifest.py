@@ -24,6 +24,7 @@ import jsonschema
 import yaml
 
 from .core.errors import CronctlError, ExpressionError
+from .core import backfill
 from .core.dst import DaylightSaving
 from .core.every import check_jitter_allowed, rule_jitter
 from .core.exclusions import parse_exclusions
@@ -31,6 +32,7 @@ from .core.merged import MAX_SCHEDULES
 from .core.schedule import Expression, IntervalExpression, parse_expression
 from .core.spec import (CATCH_UP_ALL, CATCH_UP_LATEST, DEFAULT_KEEP_FAILED, DEFAULT_KEEP_SUCCEEDED, MAX_MISSED,
                         PAST_LIMIT_LAUNCH, JobSpec, Options, Policy)
+from .core.times import parse_time
 from .core.zones import UTC, AnyZone, parse_zone
 
 GROUP = "cronctl.dev"
@@ -141,6 +143,29 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     return ScheduleSpec(job=job, suspend=bool(spec.get("suspend", False)),
                         job_template=spec.get("jobTemplate", {}), upcoming=upcoming,
                         suspend_reason=suspend_reason or None)
+
+
+def backfill_preview(body: Mapping[str, Any], start: int, end: int, now: int,
+                     admitted: bool = True) -> tuple[JobSpec, list[int]]:
+    """The times the operator would run for ``cronctl.dev/backfill: <start>/<end>`` on this
+    CronSchedule, read from the anchor it recorded (``status.anchorTime``; ``now`` before its
+    first reconcile). ``admitted``: the API server has judged it (else its schema is judged
+    first, on what ``kubectl get -o yaml`` adds left out). Raises CronctlError."""
+    anchor = _minute_of((body.get("status") or {}).get("anchorTime"))
+    anchor = now if anchor is None else anchor
+    if admitted:
+        spec = read_spec(body, anchor).job
+    else:
+        metadata = {key: value for key, value in (body.get("metadata") or {}).items()
+                    if key in ("name", "namespace", "labels", "annotations")}
+        spec = read_manifest({**{key: body[key] for key in ("apiVersion", "kind", "spec") if key in body},
+                              "metadata": metadata}, anchor).job
+    return spec, backfill.preview(spec, start, end, now)
+
+
+def _minute_of(stamp: object) -> int | None:
+    """The minute of an RFC 3339 UTC time as the operator writes them (``...T02:30:00Z``)."""
+    return parse_time(stamp[:16]) if isinstance(stamp, str) else None
 
 
 def _schedules(spec: Mapping[str, Any]) -> tuple[list[str], list[Expression]]:

@@ -179,18 +179,12 @@ def _backfill(args: argparse.Namespace) -> int:
 def _backfill_preview(body: dict[str, Any], start: int, end: int) -> int:
     """The times the operator would run, decided by the core it uses, from the anchor it recorded."""
     from ..clock import clock_from_environment
-    from ..core import backfill as core_backfill
     from ..core.errors import CronctlError
-    from ..core.times import parse_time
-    from ..manifest import read_spec
+    from ..manifest import backfill_preview
 
-    now = clock_from_environment().minute()
-    anchor_text = (body.get("status") or {}).get("anchorTime")
-    anchor = parse_time(str(anchor_text)[:16]) if anchor_text else None
     name = body["metadata"]["name"]
     try:
-        spec = read_spec(body, now if anchor is None else anchor).job  # admitted by the API server: no schema check
-        times = core_backfill.preview(spec, start, end, now)
+        spec, times = backfill_preview(body, start, end, clock_from_environment().minute())
     except CronctlError as error:
         raise PluginError(f"cronschedule {where(body)}: {error.message}") from None
     zone = spec.options.tz

@@ -68,6 +68,7 @@ class Side:
     qps: float | None = None  # None: cronctl
     burst: int | None = None
     shards: int = 0  # cronctl: operator processes, each owning the schedules labelled cronctl.dev/shard=s<k>
+    args: tuple[str, ...] = ()  # cronctl: the operator's flags
 
 
 SHARD_LABEL = "cronctl.dev/shard"
@@ -115,6 +116,7 @@ def merged_controllers(used: dict[str, float]) -> dict[str, float]:
 def sides(raised_qps: float, raised_burst: int) -> list[Side]:
     return [Side("cronctl", "cronctl", CRONCTL_USER),
             Side("cronctl-2-shards", "cronctl 2 shards", CRONCTL_USER, shards=2),
+            Side("cronctl-unstaged", "cronctl --no-staging", CRONCTL_USER, args=("--no-staging",)),
             Side("cronjob-default", "CronJob qps 20", "cronjob-controller-default", 20, 30),
             Side("cronjob-raised", f"CronJob qps {raised_qps:g}", "cronjob-controller-raised", raised_qps,
                  raised_burst)]
@@ -229,7 +231,7 @@ class Bench:
                     kb.prioritize(shard.pid, self.nice)
             return sharded
         if side.qps is None:
-            return self._operator(side, namespace)
+            return self._operator(side, namespace, side.args)
         controller = kb.CronJobControllerProcess(self.cp, self.kubeconfig(side.user), side.user, namespace,
                                                  self.work, side.qps, side.burst or 1, side.key)
         kb.wait_until(f"{side.key} caches", controller.ready, timeout=60, every=0.2)
@@ -589,8 +591,8 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
     parser.add_argument("--minutes", type=int, default=3, help="minutes of the every-minute workload (default 3)")
     parser.add_argument("--workloads", nargs="+", choices=["herd", "every-minute"], default=["herd", "every-minute"])
-    parser.add_argument("--sides", nargs="+", choices=["cronctl", "cronctl-2-shards", "cronjob-default",
-                                                       "cronjob-raised"],
+    parser.add_argument("--sides", nargs="+", choices=["cronctl", "cronctl-2-shards", "cronctl-unstaged",
+                                                       "cronjob-default", "cronjob-raised"],
                         default=["cronctl", "cronjob-default", "cronjob-raised"])
     parser.add_argument("--raised-qps", type=float, default=1000.0)
     parser.add_argument("--raised-burst", type=int, default=2000)

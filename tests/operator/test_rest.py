@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import http.server
+import json
+import ssl
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Iterator
 
 import pytest
+from kubernetes import client
 
 from cronctl.operator.apply import load_client
 from cronctl.operator.handlers import CONNECTIONS
 from cronctl.operator.loop import CONCURRENCY
-from cronctl.operator.rest import Rest
+from cronctl.operator.rest import Rest, tls_context
 
 KUBECONFIG = """
 apiVersion: v1
@@ -40,21 +47,26 @@ def test_the_pool_keeps_a_connection_for_every_thread_that_writes(kubeconfig: Pa
 
 
 class Recording:
-    def __init__(self) -> None:
+    """Stands for the kept connections (``send``) and for the client's pool (``request``)."""
+
+    def __init__(self, status: int = 200, answer: bytes = b'{"ok": true}') -> None:
+        self.status, self.answer = status, answer
         self.calls: list[tuple[str, str, bytes | None, dict[str, str]]] = []
+
+    def send(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, str, bytes]:
+        self.calls.append((method, path, body, headers))
+        return self.status, "OK" if self.status == 200 else "Not Found", self.answer
 
     def request(self, method: str, url: str, body: bytes | None, headers: dict[str, str], **_: object):
         self.calls.append((method, url, body, headers))
-        return type("Response", (), {"status": 200, "reason": "OK", "data": b'{"ok": true}'})()
-
-    urlopen = request
+        return type("Response", (), {"status": self.status, "reason": "OK", "data": self.answer})()
 
 
 def test_a_release_is_a_merge_patch_with_the_credentials_and_compact_json(kubeconfig: Path) -> None:
     rest = Rest(load_client())
-    rest.host_pool = Recording()  # type: ignore[assignment]
+    rest.direct = Recording()  # type: ignore[assignment]
     assert rest.patch_namespaced_job("team-a", "sync-1", {"spec": {"suspend": False}}) == {"ok": True}
-    [(method, url, body, headers)] = rest.host_pool.calls  # type: ignore[attr-defined]
+    [(method, url, body, headers)] = rest.direct.calls  # type: ignore[attr-defined]
     assert (method, url) == ("PATCH", "/apis/batch/v1/namespaces/team-a/jobs/sync-1")
     assert body == b'{"spec":{"suspend":false}}'
     assert headers["Content-Type"] == "application/merge-patch+json"
@@ -65,20 +77,141 @@ def test_an_error_answer_is_the_clients_api_exception_with_its_status(kubeconfig
     from kubernetes.client.exceptions import ApiException
 
     rest = Rest(load_client())
-
-    class NotFound(Recording):
-        def urlopen(self, *args: object, **kwargs: object):
-            return type("Response", (), {"status": 404, "reason": "Not Found", "data": b"{}"})()
-
-    rest.host_pool = NotFound()  # type: ignore[assignment]
+    rest.direct = Recording(status=404, answer=b"{}")  # type: ignore[assignment]
     with pytest.raises(ApiException) as raised:
         rest.read_namespaced_job("team-a", "gone")
     assert raised.value.status == 404
 
 
 def test_behind_a_proxy_requests_go_through_the_clients_pool_manager_with_the_whole_url(kubeconfig: Path) -> None:
-    rest = Rest(load_client())
-    rest.host_pool, rest.pool = None, Recording()  # type: ignore[assignment]
+    api = load_client()
+    api.configuration.proxy = "http://proxy.example:3128"
+    rest = Rest(api)
+    assert rest.direct is None
+    rest.pool = Recording()  # type: ignore[assignment]
     rest.create_namespaced_event("team-a", {"kind": "Event"})
     [(method, url, _, _)] = rest.pool.calls  # type: ignore[attr-defined]
     assert (method, url) == ("POST", "https://127.0.0.1:1/api/v1/namespaces/team-a/events")
+
+
+@pytest.mark.parametrize("setting", [{"tls_server_name": "kubernetes.default"}, {"assert_hostname": "api.internal"}])
+def test_tls_settings_only_urllib3_knows_keep_the_clients_pool(kubeconfig: Path, setting: dict[str, str]) -> None:
+    api = load_client()
+    for name, value in setting.items():
+        setattr(api.configuration, name, value)
+    assert Rest(api).direct is None
+
+
+def test_credentials_are_built_once_a_second_not_once_a_request(kubeconfig: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    rest = Rest(load_client())
+    rest.direct = Recording()  # type: ignore[assignment]
+    built = []
+    settings = rest.configuration.auth_settings
+    monkeypatch.setattr(rest.configuration, "auth_settings", lambda: built.append(1) or settings())
+    for _ in range(50):
+        rest.read_namespaced_job("team-a", "sync-1")
+    assert len(built) == 1
+    assert all(headers["authorization"] == "Bearer secret-token" for *_, headers in rest.direct.calls)
+
+
+def test_without_verification_the_tls_context_checks_nothing(kubeconfig: Path) -> None:
+    context = tls_context(load_client().configuration)  # the kubeconfig says insecure-skip-tls-verify
+    assert (context.verify_mode, context.check_hostname) == (ssl.CERT_NONE, False)
+
+
+def test_with_verification_the_tls_context_checks_the_chain_and_the_host(kubeconfig: Path) -> None:
+    configuration = load_client().configuration
+    configuration.verify_ssl = True
+    context = tls_context(configuration)
+    assert (context.verify_mode, context.check_hostname) == (ssl.CERT_REQUIRED, True)
+
+
+# -- the kept connections, against a real HTTP server on loopback --------------------------------
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.connections: set[int] = set()  # the clients' ports: one a connection
+        self.drop_after: int | None = None  # close a connection after this many answers on it
+        self.unanswered: int | None = None  # close a connection at this request on it, unanswered
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: Server
+
+    def do_PATCH(self) -> None:
+        self.server.connections.add(self.client_address[1])
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received = getattr(self, "received", 0) + 1
+        if self.received == self.server.unanswered:
+            self.close_connection = True  # closed as the request came: it was never taken
+            return
+        answer = json.dumps({"got": json.loads(body)}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+        self.answered = getattr(self, "answered", 0) + 1
+        if self.server.drop_after is not None and self.answered >= self.server.drop_after:
+            self.close_connection = True  # as an API server closing an idle connection, without a word
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    served = Server()
+    thread = threading.Thread(target=served.serve_forever, daemon=True)
+    thread.start()
+    yield served
+    served.shutdown()
+    served.server_close()
+
+
+def _rest_to(server: Server) -> Rest:
+    configuration = client.Configuration()
+    configuration.host = f"http://127.0.0.1:{server.server_address[1]}"
+    return Rest(client.ApiClient(configuration))
+
+
+def test_a_thread_keeps_one_connection_for_all_its_requests(server: Server) -> None:
+    rest = _rest_to(server)
+    for number in range(20):
+        assert rest.patch_namespaced_job("team-a", "sync-1", {"n": number}) == {"got": {"n": number}}
+    assert len(server.connections) == 1
+
+
+def test_each_writing_thread_has_its_own_connection(server: Server) -> None:
+    rest = _rest_to(server)
+    barrier = threading.Barrier(4)
+
+    def patch(number: int) -> dict:
+        barrier.wait()
+        return rest.patch_namespaced_job("team-a", f"sync-{number}", {"n": number})
+
+    with ThreadPoolExecutor(4) as threads:
+        assert list(threads.map(patch, range(4))) == [{"got": {"n": n}} for n in range(4)]
+    assert len(server.connections) == 4
+
+
+def test_a_connection_the_server_closed_is_opened_anew_and_nothing_fails(server: Server) -> None:
+    server.drop_after = 1
+    rest = _rest_to(server)
+    for number in range(5):
+        assert rest.patch_namespaced_job("team-a", "sync-1", {"n": number}) == {"got": {"n": number}}
+    assert len(server.connections) == 5
+
+
+def test_a_request_met_by_a_closing_connection_is_sent_again_on_a_new_one(server: Server) -> None:
+    server.unanswered = 2  # every kept connection is closed when its second request arrives
+    rest = _rest_to(server)
+    for number in range(4):
+        assert rest.patch_namespaced_job("team-a", "sync-1", {"n": number}) == {"got": {"n": number}}
+    assert len(server.connections) == 4

@@ -566,12 +566,12 @@ class StoppedClock:
         return 3600.0
 
 
-def run_one_batch(cluster: Any, keys: list[tuple[str, str]], done: Callable[[], bool]) -> None:
+def run_one_batch(cluster: Any, keys: list[tuple[str, str]], done: Callable[[], bool], staging: bool = True) -> None:
     """The loop, its clock stopped just after THE_HOUR, over these schedules until ``done``."""
     from cronctl.operator.loop import Scheduler
 
     async def one_batch() -> None:
-        scheduler = Scheduler(cluster, StoppedClock(THE_HOUR * 60 + 0.1))
+        scheduler = Scheduler(cluster, StoppedClock(THE_HOUR * 60 + 0.1), staging=staging)
         for key in keys:
             scheduler.touch(key)
         task = asyncio.create_task(scheduler.run())
@@ -595,6 +595,23 @@ def test_the_loop_releases_every_due_schedule_before_any_other_write_of_that_sec
     run_one_batch(cluster, list(worlds), lambda: sum(kind == "PostEvent" for _, kind in cluster.writes) == len(worlds))
     written = [kind for _, kind in cluster.writes]
     assert written[:20] == ["ReleaseJob"] * 20
+    assert sorted(written[20:]) == ["PatchStatus"] * 20 + ["PostEvent"] * 20
+    assert all(w.schedule["status"]["launched"] == 1 for w in worlds.values())
+
+
+def test_without_staging_the_loop_creates_every_due_schedules_job_before_any_other_write_of_that_second() -> None:
+    worlds = {}
+    for index in range(20):
+        world = seen("0 * * * *", schedule=f"s{index:02d}")
+        world.staging = False
+        world.reconcile(A_MINUTE_BEFORE_THE_HOUR)
+        assert staged(world) == []
+        worlds[("team-a", f"s{index:02d}")] = world
+    cluster = Worlds(worlds)
+    run_one_batch(cluster, list(worlds), lambda: sum(kind == "PostEvent" for _, kind in cluster.writes) == len(worlds),
+                  staging=False)
+    written = [kind for _, kind in cluster.writes]
+    assert written[:20] == ["CreateJob"] * 20
     assert sorted(written[20:]) == ["PatchStatus"] * 20 + ["PostEvent"] * 20
     assert all(w.schedule["status"]["launched"] == 1 for w in worlds.values())
 

@@ -10,11 +10,11 @@ same decisions because each reconcile reads the status and Jobs afresh.
 
 A batch of due schedules is reconciled in two passes. The first plans each
 one and carries out only the writes that start runs at this second (the
-releases of staged Jobs, and the resumes of held ones: ``Plan.split``); the
-second, once every release of the batch is out, carries out the rest (Job
-creates, status patches, deletes, the next minute's staging, Events). So at
-the nominal second the API server sees one small request per launch, and
-the bookkeeping follows it.
+releases of staged Jobs, the resumes of held ones, the creates of Jobs not
+staged: ``Plan.split``); the second, once every launch of the batch is out,
+carries out the rest (status patches, deletes, the next minute's staging,
+Events). So at the nominal second the API server sees one request per
+launch, and the bookkeeping follows it.
 """
 
 from __future__ import annotations
@@ -195,8 +195,9 @@ class Started:
     plan: Plan
     rest: Plan  # the effects still to carry out
     now: float
-    released_at: float | None  # the clock once the releases were out (None: there were none)
+    released_at: float | None  # the clock once the first pass's writes were out (None: there were none)
     complete: bool  # False: a staged Job to release was gone, and the plan stopped there
+    created_first: bool  # the plan's Jobs were created in the first pass
     metrics: Metrics
 
 
@@ -225,7 +226,7 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
     if urgent.effects:
         complete = cluster.apply(schedule, urgent) is not False
         released_at = metrics.now_seconds()
-    return Started(key, schedule, result, rest, now, released_at, complete, metrics)
+    return Started(key, schedule, result, rest, now, released_at, complete, bool(urgent.create), metrics)
 
 
 def finish(cluster: Cluster, started: Started) -> float | None:
@@ -235,8 +236,10 @@ def finish(cluster: Cluster, started: Started) -> float | None:
         return started.now  # look again at once: a fresh plan launches afresh what could not be released
     if cluster.apply(schedule, started.rest) is False:
         return started.now
-    # The launch delay runs to the moment the Jobs exist (the clock once apply returns) or are released.
-    created_at = metrics.now_seconds() if result.create else started.now
+    # The launch delay runs to the moment the Jobs exist (the clock once their create returned) or
+    # are released.
+    created_at = started.released_at if started.created_first else \
+        metrics.now_seconds() if result.create else started.now
     metrics.record(namespace, name, result, created_at, schedule.get("status"), released_seconds=started.released_at)
     for event, fields in zip(result.events, event_fields(namespace, name, result, schedule.get("status"))):
         log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message, extra=fields)

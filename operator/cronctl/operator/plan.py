@@ -101,7 +101,10 @@ class PostEvent:
 
 
 Effect = Union[ReleaseJob, ResumeJob, LabelJob, CreateJob, StageJob, PatchStatus, DeleteJob, PostEvent]
-URGENT = (ReleaseJob, ResumeJob)  # the writes that start runs at their second: the loop's first pass
+# The writes that start runs at their second, when they lead a plan: the loop's first pass. A
+# launch's create is one of them (with staging off, or a firing that could not be staged), so
+# its status and Event follow once every launch of the second is out, as a release's do.
+URGENT = (ReleaseJob, ResumeJob, CreateJob)
 
 
 @dataclass

@@ -113,7 +113,7 @@ class Connections:
 
 def _exchange(connection: http.client.HTTPConnection, method: str, path: str, body: bytes | None,
               headers: dict[str, str]) -> tuple[int, str, bytes]:
-    connection.request(method, path, body=body, headers=headers)  # one send: the headers with the body
+    connection.request(method, path, body=body, headers=headers)
     response = connection.getresponse()
     return response.status, response.reason, response.read()
 

@@ -197,7 +197,6 @@ class Started:
     now: float
     released_at: float | None  # the clock once the first pass's writes were out (None: there were none)
     complete: bool  # False: a staged Job to release was gone, and the plan stopped there
-    created_first: bool  # the plan's Jobs were created in the first pass
     metrics: Metrics
 
 
@@ -226,7 +225,7 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
     if urgent.effects:
         complete = cluster.apply(schedule, urgent) is not False
         released_at = metrics.now_seconds()
-    return Started(key, schedule, result, rest, now, released_at, complete, bool(urgent.create), metrics)
+    return Started(key, schedule, result, rest, now, released_at, complete, metrics)
 
 
 def finish(cluster: Cluster, started: Started) -> float | None:
@@ -236,10 +235,14 @@ def finish(cluster: Cluster, started: Started) -> float | None:
         return started.now  # look again at once: a fresh plan launches afresh what could not be released
     if cluster.apply(schedule, started.rest) is False:
         return started.now
-    # The launch delay runs to the moment the Jobs exist (the clock once their create returned) or
-    # are released.
-    created_at = started.released_at if started.created_first else \
-        metrics.now_seconds() if result.create else started.now
+    # The launch delay runs to the moment the Jobs exist (the clock once their create returned, in
+    # this pass or the first) or are released.
+    if started.rest.create:
+        created_at = metrics.now_seconds()
+    elif result.create and started.released_at is not None:
+        created_at = started.released_at
+    else:
+        created_at = started.now
     metrics.record(namespace, name, result, created_at, schedule.get("status"), released_seconds=started.released_at)
     for event, fields in zip(result.events, event_fields(namespace, name, result, schedule.get("status"))):
         log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message, extra=fields)

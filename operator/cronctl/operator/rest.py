@@ -74,22 +74,19 @@ class Connections:
         return cls(url.scheme, url.host, url.port, tls_context(configuration) if url.scheme == "https" else None)
 
     def send(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, str, bytes]:
-        """(status, reason, the answer's bytes)."""
-        connection, reused = self._connection()
-        try:
-            return _exchange(connection, method, path, body, headers)
-        except STALE:
-            connection.close()
-            if not reused:
+        """(status, reason, the answer's bytes). A request met by a stale kept connection is sent
+        once more, on a new one (``_connection`` then opens one: not reused, so never a third time)."""
+        while True:
+            connection, reused = self._connection()
+            try:
+                return _exchange(connection, method, path, body, headers)
+            except STALE:
+                connection.close()
+                if not reused:
+                    raise
+            except BaseException:
+                connection.close()  # half an exchange: the next request opens anew
                 raise
-        except BaseException:
-            connection.close()  # half an exchange: the next request opens anew
-            raise
-        try:
-            return _exchange(connection, method, path, body, headers)  # the closed connection opens anew
-        except BaseException:
-            connection.close()
-            raise
 
     def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
         """This thread's connection, and whether it was open already (and, as far as can be told

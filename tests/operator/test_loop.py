@@ -1,18 +1,22 @@
-"""The scheduling loop: the busy second's releases go out with no collection pause; a watch's
-touch from any thread wakes it."""
+"""The scheduling loop: the busy second's releases go out with no collection pause, from plans
+made ahead of it; a watch's touch from any thread wakes it."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import gc
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
-from cronctl.operator.loop import Scheduler, no_collection_pauses
-from cronctl.operator.plan import Plan
+import pytest
 
-from .test_staging import A_MINUTE_BEFORE_THE_HOUR, Worlds, run_one_batch, seen
+from cronctl.operator import loop as loop_module
+from cronctl.operator.loop import Scheduler, no_collection_pauses, prepare
+from cronctl.operator.plan import Plan, plan
+
+from .test_staging import A_MINUTE_BEFORE_THE_HOUR, THE_HOUR, Worlds, run_one_batch, seen
 
 
 class CollectionWatching(Worlds):
@@ -80,3 +84,119 @@ def test_a_failed_reconcile_is_counted_and_retried_a_minute_later() -> None:
     retry = scheduler._finish_one((("team-a", "sync"), RuntimeError("the API server said 500"), 600.0))
     assert retry == 660.0
     assert METRICS.reconcile_errors._value.get() == before + 1
+
+
+# -- plans made ahead of their second ------------------------------------------------------------
+
+THE_SECOND = THE_HOUR * 60
+
+
+def staged_worlds(count: int, **spec: Any) -> Worlds:
+    worlds = {}
+    for index in range(count):
+        world = seen("0 * * * *", schedule=f"s{index}", **spec)
+        world.reconcile(A_MINUTE_BEFORE_THE_HOUR)
+        worlds[("team-a", f"s{index}")] = world
+    return Worlds(worlds)
+
+
+@pytest.mark.parametrize("spec", [{}, {"jitterSeconds": 900}, {"concurrencyPolicy": "Forbid"}],
+                         ids=["staged", "jittered", "forbid"])
+def test_a_plan_made_ahead_for_a_second_is_the_plan_made_at_any_moment_of_it(spec: dict[str, Any]) -> None:
+    cluster = staged_worlds(1, **spec)
+    prepared = prepare(cluster, ("team-a", "s0"), THE_SECOND)
+    assert prepared is not None and prepared.holds(cluster.schedule("team-a", "s0"), cluster.jobs("team-a", "s0"),
+                                                   THE_SECOND + 0.999)
+    at_the_second = plan(cluster.schedule("team-a", "s0"), cluster.jobs("team-a", "s0"), THE_HOUR,
+                         second=THE_SECOND + 0.999)
+    assert prepared.plan == at_the_second
+
+
+def test_a_plan_made_ahead_holds_only_for_its_second_and_the_very_schedule_and_jobs_it_was_made_from() -> None:
+    cluster = staged_worlds(1)
+    prepared = prepare(cluster, ("team-a", "s0"), THE_SECOND)
+    assert prepared is not None
+    schedule, jobs = cluster.schedule("team-a", "s0"), cluster.jobs("team-a", "s0")
+    assert prepared.holds(schedule, jobs, THE_SECOND)
+    assert not prepared.holds(schedule, jobs, THE_SECOND - 0.5)
+    assert not prepared.holds(schedule, jobs, THE_SECOND + 1)
+    edited = copy.deepcopy(schedule)
+    edited["spec"]["suspend"] = True
+    assert not prepared.holds(edited, jobs, THE_SECOND)
+    changed = copy.deepcopy(jobs)
+    changed[0]["metadata"]["labels"]["extra"] = "x"
+    assert not prepared.holds(schedule, changed, THE_SECOND)
+    assert not prepared.holds(schedule, [], THE_SECOND)
+
+
+class SteppedClock:
+    """A clock the test moves; the loop looks at it every few ms."""
+
+    def __init__(self, second: float) -> None:
+        self.second = second
+
+    def seconds(self) -> float:
+        return self.second
+
+    def seconds_until(self, second: float) -> float:
+        return min(0.005, max(0.0, second - self.second))
+
+
+def run_across_the_second(cluster: Worlds, between: Callable[[], None] = lambda: None) -> list[float]:
+    """The loop from 3 s before THE_SECOND until every schedule launched at it; the seconds
+    each plan was made for. ``between`` runs once the plans ahead are made."""
+    made_for: list[float] = []
+
+    def counting_plan(*args: Any, **kwargs: Any) -> Plan:
+        made_for.append(kwargs["second"])
+        return plan(*args, **kwargs)
+
+    async def across() -> None:
+        clock = SteppedClock(THE_SECOND - 3)
+        scheduler = Scheduler(cluster, clock)
+        for key in cluster.worlds:
+            scheduler.known.add(key)
+            scheduler._wake_at(key, THE_SECOND)
+        task = asyncio.create_task(scheduler.run())
+        for _ in range(3000):
+            await asyncio.sleep(0.01)
+            if len(scheduler._prepared) == len(cluster.worlds):
+                break
+        between()
+        clock.second = THE_SECOND + 0.25
+        for _ in range(3000):
+            await asyncio.sleep(0.01)
+            if sum(kind == "PostEvent" for _, kind in cluster.writes) == len(cluster.worlds):
+                break
+        task.cancel()
+        scheduler._threads.shutdown(wait=True)
+
+    original = loop_module.plan
+    loop_module.plan = counting_plan
+    try:
+        asyncio.run(across())
+    finally:
+        loop_module.plan = original
+    return made_for
+
+
+def test_the_loop_plans_the_schedules_due_at_a_second_ahead_and_releases_them_from_those_plans() -> None:
+    cluster = staged_worlds(20)
+    made_for = run_across_the_second(cluster)
+    assert made_for == [THE_SECOND] * 20  # none planned again at the second
+    written = [kind for _, kind in cluster.writes]
+    assert written[:20] == ["ReleaseJob"] * 20
+    assert all(w.schedule["status"]["launched"] == 1 for w in cluster.worlds.values())
+
+
+def test_a_schedule_edited_after_its_plan_was_made_ahead_is_planned_again_at_its_second() -> None:
+    cluster = staged_worlds(2)
+
+    def suspend_s1() -> None:
+        cluster.worlds[("team-a", "s1")].schedule["spec"]["suspend"] = True
+
+    made_for = run_across_the_second(cluster, between=suspend_s1)
+    assert made_for == [THE_SECOND, THE_SECOND, THE_SECOND + 0.25]
+    released = [key for key, kind in cluster.writes if kind == "ReleaseJob"]
+    assert released == [("team-a", "s0")]
+    assert cluster.worlds[("team-a", "s1")].schedule["status"].get("launched", 0) == 0

@@ -22,11 +22,11 @@ kopf's (``handlers``).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from typing import Any, Callable, Iterable, Mapping
 
+import orjson
 from kubernetes.client.exceptions import ApiException
 
 from .cache import Cache, Key, owner_of
@@ -89,7 +89,7 @@ class JobWatch:
                 if self._stopping.is_set():
                     return
                 if line.strip():
-                    self.handle(json.loads(line))
+                    self.handle(orjson.loads(line))
         finally:
             response, self._response = self._response, None
             response.release_conn()

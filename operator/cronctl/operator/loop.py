@@ -15,6 +15,11 @@ staged: ``Plan.split``); the second, once every launch of the batch is out,
 carries out the rest (status patches, deletes, the next minute's staging,
 Events). So at the nominal second the API server sees one request per
 launch, and the bookkeeping follows it.
+
+A few seconds before the heap's next second, the loop plans the schedules
+due at it ahead (``Prepared``): at the second, a schedule whose object and
+Jobs are still exactly those it was planned from takes that plan, so the
+busy second spends its CPU on the releases, not on planning them.
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ MIN_SLEEP_SECONDS = 0.001  # the floor of a sleep: the first release goes out wi
 # fire queues its launches here rather than storming the API server (whose own limit is 400
 # mutating requests in flight by default).
 CONCURRENCY = 16
+PREPARE_SECONDS = 5.0  # plan the schedules due at a second this long before it
+PREPARE_MARGIN = 0.2  # and stop so long before it, whatever is left is planned at the second
+PREPARE_CHUNK = 256  # schedules planned ahead per pass: watch events wait no longer than one
 
 
 class Scheduler:
@@ -59,6 +67,9 @@ class Scheduler:
         self._dirty: set[Key] = set()
         self._wake: dict[Key, float] = {}
         self._heap: list[tuple[float, Key]] = []  # (second since 1970, schedule)
+        self._prepared: dict[Key, Prepared] = {}  # plans made ahead for the second they are due at
+        self._preparing_for: float | None = None  # the second of the plans being made ahead
+        self._to_prepare: list[Key] = []
         self._signal = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop ``run`` runs on, once it does
         # Its own threads, which bound the writes at once: a batch is handed to them whole, so a
@@ -88,6 +99,7 @@ class Scheduler:
         self.known.discard(key)
         self._dirty.discard(key)
         self._wake.pop(key, None)
+        self._prepared.pop(key, None)
 
     # -- the loop ---------------------------------------------------------------
 
@@ -107,6 +119,8 @@ class Scheduler:
                 for key, second in zip(keys, wakes):
                     self._wake_at(key, second)
                 continue
+            if await self._prepare_some(now):
+                continue
             await self._sleep(now)
 
     def _take_due(self, now: float) -> set[Key]:
@@ -125,11 +139,34 @@ class Scheduler:
         return await asyncio.get_running_loop().run_in_executor(
             self._driver, lambda: list(self._threads.map(step, items)))
 
+    async def _prepare_some(self, now: float) -> bool:
+        """Plan ahead a chunk of the schedules due at the heap's next second, once it is
+        PREPARE_SECONDS away or less. False: nothing to plan ahead now."""
+        upcoming = self._heap[0][0] if self._heap else None
+        if upcoming is not None and upcoming != self._preparing_for and now < upcoming <= now + PREPARE_SECONDS:
+            self._preparing_for = upcoming
+            self._to_prepare = sorted(key for key, second in self._wake.items() if second == upcoming)
+        if not self._to_prepare or self._preparing_for is None or now >= self._preparing_for - PREPARE_MARGIN:
+            self._to_prepare = []
+            return False
+        chunk, self._to_prepare = self._to_prepare[:PREPARE_CHUNK], self._to_prepare[PREPARE_CHUNK:]
+        second = self._preparing_for
+        made = await self._pass(self._prepare_one, [(key, second) for key in chunk])
+        self._prepared.update((key, prepared) for key, prepared in zip(chunk, made) if prepared is not None)
+        return True
+
+    def _prepare_one(self, item: tuple[Key, float]) -> Prepared | None:
+        key, second = item
+        try:
+            return prepare(self.cluster, key, int(second), self.staging)
+        except Exception:  # planned again at the second, where an error is counted and logged
+            return None
+
     def _start_one(self, item: tuple[Key, float]) -> Started | Exception | None:
-        """The first pass: plan, and release what starts at this second."""
+        """The first pass: plan (or take the plan made ahead), and release what starts at this second."""
         key, now = item
         try:
-            return start(self.cluster, key, now, self.staging)
+            return start(self.cluster, key, now, self.staging, prepared=self._prepared.pop(key, None))
         except Exception as error:
             return error
 
@@ -155,6 +192,8 @@ class Scheduler:
 
     async def _sleep(self, now: float) -> None:
         next_second = self._heap[0][0] if self._heap else (now // 60 + 1) * 60
+        if self._heap and next_second != self._preparing_for:
+            next_second -= PREPARE_SECONDS  # wake in time to plan its schedules ahead
         delay = min(MAX_IDLE_SECONDS, await asyncio.to_thread(self.clock.seconds_until, next_second))
         self._signal.clear()
         if self._dirty:
@@ -186,6 +225,34 @@ def no_collection_pauses() -> Iterator[None]:
             gc.enable()
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A schedule's plan made ahead for the second it is due at, and what it was made from.
+
+    It is the plan of any moment of that second while the schedule and its Jobs are still
+    these: a plan is a pure function of them, the minute and the second, and the second
+    only ever meets whole seconds (start times with their jitter, held Jobs' releases)."""
+
+    second: int
+    schedule: dict[str, Any]
+    jobs: list[dict[str, Any]]
+    plan: Plan
+
+    def holds(self, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float) -> bool:
+        return int(now) == self.second and schedule == self.schedule and jobs == self.jobs
+
+
+def prepare(cluster: Cluster, key: Key, second: int, staging: bool = True) -> Prepared | None:
+    """The plan of a schedule at ``second``, made ahead of it. None: the schedule is gone, or
+    runs it records are missing from the cache (``start`` asks the API about those)."""
+    schedule = cluster.schedule(*key)
+    if schedule is None:
+        return None
+    jobs = cluster.plan_jobs(schedule)
+    result = plan(schedule, jobs, second // 60, second=second, staging=staging)
+    return None if result.lost else Prepared(second, schedule, jobs, result)
+
+
 @dataclass
 class Started:
     """A reconcile between its passes: the plan, and what its first pass did."""
@@ -209,15 +276,20 @@ def reconcile(cluster: Cluster, key: Key, now: float, metrics: Metrics = METRICS
 
 
 def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
-          metrics: Metrics = METRICS) -> Started | None:
-    """Read one schedule and its Jobs, plan, and carry out the plan's first writes: the
-    releases and resumes that start runs at this second. None: the schedule is gone."""
+          metrics: Metrics = METRICS, prepared: Prepared | None = None) -> Started | None:
+    """Read one schedule and its Jobs, plan (or take ``prepared``, if it still holds), and
+    carry out the plan's first writes: the releases, resumes and creates that start runs at
+    this second. None: the schedule is gone."""
     namespace, name = key
     schedule = cluster.schedule(namespace, name)
     if schedule is None:
         metrics.forget(namespace, name)
         return None
-    result = plan(schedule, cluster.plan_jobs(schedule), int(now // 60), second=now, staging=staging)
+    jobs = cluster.plan_jobs(schedule)
+    if prepared is not None and prepared.holds(schedule, jobs, now):
+        result = prepared.plan
+    else:
+        result = plan(schedule, jobs, int(now // 60), second=now, staging=staging)
     if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
         result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging)
     urgent, rest = result.split()

@@ -27,13 +27,13 @@ also how the chart's tests match each call to its RBAC grant.
 from __future__ import annotations
 
 import http.client
-import json
 import ssl
 import threading
 import time
 from typing import Any, Mapping
 from urllib.parse import quote, urlencode
 
+import orjson
 import urllib3
 from urllib3.util.wait import wait_for_read
 from kubernetes import client
@@ -192,7 +192,7 @@ class Rest:
         headers = self._headers()
         data = None
         if body is not None:
-            data = json.dumps(body, separators=(",", ":")).encode()
+            data = orjson.dumps(body)
             headers["Content-Type"] = content_type
         target = path + ("?" + urlencode(query) if query else "")
         if self.direct is not None:
@@ -203,7 +203,7 @@ class Rest:
             status, reason, answered = response.status, response.reason, response.data
         if not 200 <= status < 300:
             raise ApiException(status=status, reason=reason, body=answered.decode("utf-8", "replace"))
-        return json.loads(answered) if answer else None
+        return orjson.loads(answered) if answer else None
 
     def stream(self, path: str, query: Mapping[str, str], seconds: int) -> urllib3.BaseHTTPResponse:
         """A GET whose answer is read as it comes (a watch): the server ends it after ``seconds``,

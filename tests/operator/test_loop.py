@@ -14,6 +14,7 @@ import pytest
 
 from cronctl.operator import loop as loop_module
 from cronctl.operator.loop import Scheduler, no_collection_pauses, prepare
+from cronctl.operator.metrics import METRICS
 from cronctl.operator.plan import Plan, plan
 
 from .test_staging import A_MINUTE_BEFORE_THE_HOUR, THE_HOUR, Worlds, run_one_batch, seen
@@ -182,8 +183,10 @@ def run_across_the_second(cluster: Worlds, between: Callable[[], None] = lambda:
 
 def test_the_loop_plans_the_schedules_due_at_a_second_ahead_and_releases_them_from_those_plans() -> None:
     cluster = staged_worlds(20)
+    taken = METRICS.plans_ahead.labels("taken")._value.get()
     made_for = run_across_the_second(cluster)
     assert made_for == [THE_SECOND] * 20  # none planned again at the second
+    assert METRICS.plans_ahead.labels("taken")._value.get() == taken + 20
     written = [kind for _, kind in cluster.writes]
     assert written[:20] == ["ReleaseJob"] * 20
     assert all(w.schedule["status"]["launched"] == 1 for w in cluster.worlds.values())
@@ -195,7 +198,9 @@ def test_a_schedule_edited_after_its_plan_was_made_ahead_is_planned_again_at_its
     def suspend_s1() -> None:
         cluster.worlds[("team-a", "s1")].schedule["spec"]["suspend"] = True
 
+    stale = METRICS.plans_ahead.labels("stale")._value.get()
     made_for = run_across_the_second(cluster, between=suspend_s1)
+    assert METRICS.plans_ahead.labels("stale")._value.get() == stale + 1
     assert made_for == [THE_SECOND, THE_SECOND, THE_SECOND + 0.25]
     released = [key for key, kind in cluster.writes if kind == "ReleaseJob"]
     assert released == [("team-a", "s0")]

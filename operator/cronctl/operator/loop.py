@@ -286,10 +286,11 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
         metrics.forget(namespace, name)
         return None
     jobs = cluster.plan_jobs(schedule)
-    if prepared is not None and prepared.holds(schedule, jobs, now):
-        result = prepared.plan
-    else:
-        result = plan(schedule, jobs, int(now // 60), second=now, staging=staging)
+    taken = prepared is not None and prepared.holds(schedule, jobs, now)
+    if prepared is not None:
+        metrics.plans_ahead.labels("taken" if taken else "stale").inc()
+    result = prepared.plan if taken and prepared is not None else plan(
+        schedule, jobs, int(now // 60), second=now, staging=staging)
     if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
         result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging)
     urgent, rest = result.split()

@@ -108,6 +108,10 @@ class Metrics:
         self.reconcile_errors = Counter(
             "cronctl_reconcile_errors", "Reconciles that failed, each retried a minute later; the log names the "
             "schedule and the error.", registry=self.registry)
+        self.plans_ahead = Counter(
+            "cronctl_plans_ahead", "Plans made seconds before the second their schedules were due at, by whether "
+            "the schedule took it at that second (taken) or had changed since and was planned again (stale).",
+            ["outcome"], registry=self.registry)
         self._known: set[Key] = set()
         self._per_namespace: Tally[str] = Tally()
         self._lock = threading.Lock()

@@ -106,6 +106,18 @@ class ShardedOperator(kb.Controller):
         return "\n".join(shard.log_text() for shard in self.shards)
 
 
+def plans_ahead(controller: kb.Controller) -> dict[str, float]:
+    """cronctl's plans made ahead of their second, by outcome, summed over its shards."""
+    operators = controller.shards if isinstance(controller, ShardedOperator) else [controller]
+    out: dict[str, float] = {}
+    for operator in operators:
+        if isinstance(operator, kb.OperatorProcess):
+            for labels, value in operator.counter("cronctl_plans_ahead").items():
+                outcome = dict(labels).get("outcome", "")
+                out[outcome] = out.get(outcome, 0.0) + value
+    return out
+
+
 def merged_controllers(used: dict[str, float]) -> dict[str, float]:
     """The CPU of a side's shards summed into "controller"."""
     out = {name: value for name, value in used.items() if not name.startswith("controller shard")}
@@ -147,6 +159,7 @@ class Phase:
     burst_requests: int = 0  # launch work only (see per_launch)
     rss_mib: float = float("nan")
     rss_per_shard: list[float] = field(default_factory=list)  # a sharded side: each process's peak RSS
+    plans_ahead: dict[str, float] = field(default_factory=dict)  # cronctl: "taken" / "stale" (its metrics)
     ended: str = ""  # why the phase ended
 
     @property
@@ -294,6 +307,7 @@ class Bench:
             # short by its deadline ends there, where its count of launches was taken.
             window_end = self._settle(controller, audit) if phase.ended == "all launched" else time.time()
             phase.rss_mib = controller.peak_rss_mib()
+            phase.plans_ahead = plans_ahead(controller)
             if isinstance(controller, ShardedOperator):
                 phase.rss_per_shard = controller.rss_per_shard()
         finally:
@@ -508,6 +522,10 @@ def rows(phases: list[Phase]) -> list[tuple[str, list[str], list[float]]]:
                         ("machine", "whole machine")):
         row(f"cores used during launches: {label}", [share(p, name) for p in phases], lambda v: f"{v:.2f}")
     row("controller peak RSS, MiB", [p.rss_mib for p in phases], lambda v: f"{v:.0f}")
+    if any(p.plans_ahead for p in phases):
+        out.append(("launches planned ahead and taken at the second (stale)",
+                    [f"{p.plans_ahead.get('taken', 0):.0f} ({p.plans_ahead.get('stale', 0):.0f})" if p.plans_ahead
+                     else "-" for p in phases], [p.plans_ahead.get("taken", math.nan) for p in phases]))
     if any(p.rss_per_shard for p in phases):
         out.append(("  per process (shards), MiB", [" / ".join(f"{v:.0f}" for v in p.rss_per_shard) or "-"
                                                     for p in phases],
@@ -532,6 +550,7 @@ def ratio(theirs: float, ours: float) -> str:
 
 
 NO_RATIO = ("Jobs able to run / expected", "Jobs staged (suspended) before their minute",
+            "launches planned ahead and taken at the second (stale)",
             "controller requests/s during launches", "launches/s during launches",
             "the watch's lag behind the API's answer, p50 / max, s")
 

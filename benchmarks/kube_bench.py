@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OPERATOR_DIR = Path(os.environ.get("CRONCTL_OPERATOR_DIR") or ROOT / "operator")
 sys.path[:0] = [str(ROOT), str(OPERATOR_DIR)]
 
-from tests.kube.controlplane import ControlPlane, _set_pdeathsig  # noqa: E402
+from tests.kube.controlplane import ControlPlane, _free_port, _set_pdeathsig  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -272,9 +272,24 @@ class OperatorProcess(Controller):
         if clock_start is None:
             env.pop("CRONCTL_CLOCK_FILE", None)
         log = self._open_log(workdir / f"operator-{namespace}{log_suffix}.log")
-        self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "-n", namespace, *args],
+        self.metrics_port = _free_port()
+        self.process = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "-n", namespace,
+                                         "--metrics-address", f"127.0.0.1:{self.metrics_port}", *args],
                                         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                         preexec_fn=_set_pdeathsig)
+
+    def counter(self, family: str) -> dict[tuple[tuple[str, str], ...], float]:
+        """A counter's samples from the operator's /metrics, by their labels; {} if it cannot say."""
+        from prometheus_client.parser import text_string_to_metric_families
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", self.metrics_port, timeout=10)
+            connection.request("GET", "/metrics")
+            text = connection.getresponse().read().decode()
+        except OSError:
+            return {}
+        return {tuple(sorted(sample.labels.items())): sample.value
+                for metric in text_string_to_metric_families(text) if metric.name == family
+                for sample in metric.samples if sample.name == family + "_total"}
 
     def set_clock(self, text: str) -> None:
         assert self.clock is not None, "this operator runs on the wall clock"

@@ -257,8 +257,6 @@ def _operator(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"cronctl: no Kubernetes credentials: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    if args.metrics_address:
-        metrics.watch_deletions()
     logs.configure(args.log_format, verbose=args.verbose)  # kopf's records too: one handler, one format
     kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
              liveness_endpoint=args.liveness)

@@ -91,3 +91,9 @@ def test_metrics_endpoint_and_json_logs(observed_operator: tuple[Operator, str],
             launched["attempt"]) == (namespace, "tick", "2024-03-01T00:10:00Z", 1, 1)
     assert cluster.jobs("tick")[0].spec.template.spec.containers[0].env[0].value == SECRET
     assert SECRET not in log
+
+    cluster.custom.delete_namespaced_custom_object("cronctl.dev", "v1", namespace, "cronschedules", "tick")
+    gone = wait_for("the deleted schedule's gauges dropped",
+                    lambda: (s := scrape(url)).get(("cronctl_active_runs", ours)) is None and s)
+    assert ("cronctl_schedules", by_namespace) not in gone
+    assert gone[("cronctl_launches_total", ours)] == 1  # counters stay, as counters do

@@ -21,6 +21,7 @@ from ..clock import clock_from_environment
 from .leader import Election, Leadership
 from .events import POSTERS
 from .loop import CONCURRENCY, Scheduler
+from .metrics import METRICS
 from .plan import pending_backfill, pending_trigger
 from ..manifest import GROUP, PLURAL, VERSION
 from .shard import Shard
@@ -108,6 +109,7 @@ async def schedule_changed(type: str | None, event: kopf.RawEvent, **_: Any) -> 
     key = (body["metadata"].get("namespace") or "", body["metadata"].get("name") or "")
     if type == "DELETED":
         _cache.drop_schedule(*key)
+        METRICS.forget(*key)  # its gauges go with it (it is reconciled no more)
     else:
         _cache.put_schedule(body)
     if _scheduler is None:

@@ -180,16 +180,3 @@ def serve(address: str, metrics: Metrics = METRICS) -> Any:
     host, port = parse_address(address)
     server, _thread = start_http_server(port, addr=host, registry=metrics.registry)
     return server
-
-
-def watch_deletions(metrics: Metrics = METRICS) -> None:
-    """Register a kopf handler that drops a deleted schedule's gauges at once."""
-    import kopf
-
-    from ..manifest import GROUP, PLURAL, VERSION
-
-    @kopf.on.event(GROUP, VERSION, PLURAL, id="cronctl-metrics")
-    def schedule_deleted(type: str | None, body: kopf.Body, **_: Any) -> None:
-        if type == "DELETED":
-            metrics.forget(body.metadata.namespace or "", body.metadata.name or "")
-

@@ -286,10 +286,7 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
         metrics.forget(namespace, name)
         return None
     jobs = cluster.plan_jobs(schedule)
-    taken = prepared is not None and prepared.holds(schedule, jobs, now)
-    if prepared is not None:
-        metrics.plans_ahead.labels("taken" if taken else "stale").inc()
-    result = prepared.plan if taken and prepared is not None else plan(
+    result = _taken(prepared, schedule, jobs, now, metrics) or plan(
         schedule, jobs, int(now // 60), second=now, staging=staging)
     if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
         result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging)
@@ -299,6 +296,16 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
         complete = cluster.apply(schedule, urgent) is not False
         released_at = metrics.now_seconds()
     return Started(key, schedule, result, rest, now, released_at, complete, metrics)
+
+
+def _taken(prepared: Prepared | None, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float,
+           metrics: Metrics) -> Plan | None:
+    """The plan made ahead, if it holds now (counted either way)."""
+    if prepared is None:
+        return None
+    holds = prepared.holds(schedule, jobs, now)
+    metrics.plans_ahead.labels("taken" if holds else "stale").inc()
+    return prepared.plan if holds else None
 
 
 def finish(cluster: Cluster, started: Started) -> float | None:

@@ -192,7 +192,7 @@ class Rest:
         headers = self._headers()
         data = None
         if body is not None:
-            data = orjson.dumps(body)
+            data = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)  # an int key a string, as json writes it
             headers["Content-Type"] = content_type
         target = path + ("?" + urlencode(query) if query else "")
         if self.direct is not None:

@@ -17,7 +17,7 @@ from cronctl.operator.loop import Scheduler, no_collection_pauses, prepare
 from cronctl.operator.metrics import METRICS
 from cronctl.operator.plan import Plan, plan
 
-from .test_staging import A_MINUTE_BEFORE_THE_HOUR, THE_HOUR, Worlds, run_one_batch, seen
+from .test_staging import A_MINUTE_BEFORE_THE_HOUR, THE_HOUR, StoppedClock, Worlds, run_one_batch, seen
 
 
 class CollectionWatching(Worlds):
@@ -130,14 +130,8 @@ def test_a_plan_made_ahead_holds_only_for_its_second_and_the_very_schedule_and_j
     assert not prepared.holds(schedule, [], THE_SECOND)
 
 
-class SteppedClock:
+class SteppedClock(StoppedClock):
     """A clock the test moves; the loop looks at it every few ms."""
-
-    def __init__(self, second: float) -> None:
-        self.second = second
-
-    def seconds(self) -> float:
-        return self.second
 
     def seconds_until(self, second: float) -> float:
         return min(0.005, max(0.0, second - self.second))

@@ -27,9 +27,9 @@ def test_part2_example_catch_up_once_forbid_skip_and_relaunch(operator: Operator
 
     operator.set_clock("2024-03-01T00:45")  # four missed times: only the latest runs
     wait_for("sync-1", lambda: cluster.job_names("sync") == [job_of("sync", "2024-03-01T00:40")])
-    status = cluster.status("sync")
+    # The status follows the Job (the loop's second pass), so it is waited for, not read at once.
+    status = wait_for("sync-1 recorded", lambda: (s := cluster.status("sync")).get("launched") == 1 and s)
     assert status["lastScheduleTime"] == "2024-03-01T00:40:00Z"
-    assert status["launched"] == 1
     job = cluster.jobs("sync")[0]
     assert job.metadata.labels["cronctl.dev/run"] == "1"
     owner = job.metadata.owner_references[0]

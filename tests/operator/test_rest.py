@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import http.server
 import json
 import ssl
@@ -138,6 +139,9 @@ class Server(http.server.ThreadingHTTPServer):
         self.connections: set[int] = set()  # the clients' ports: one a connection
         self.drop_after: int | None = None  # close a connection after this many answers on it
         self.unanswered: int | None = None  # close a connection at this request on it, unanswered
+        self.chunked = False  # answer in chunks (Transfer-Encoding: chunked), as a LIST may be
+        self.say_close = False  # answer with Connection: close
+        self.cut_short = False  # announce more of the answer than is sent, then close
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -154,9 +158,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         answer = json.dumps({"got": json.loads(body)}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
+        if self.server.say_close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        if self.server.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for start in range(0, len(answer), 7):
+                piece = answer[start:start + 7]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        self.send_header("Content-Length", str(len(answer) + (10 if self.server.cut_short else 0)))
         self.end_headers()
         self.wfile.write(answer)
+        if self.server.cut_short:
+            self.close_connection = True
+            return
         self.answered = getattr(self, "answered", 0) + 1
         if self.server.drop_after is not None and self.answered >= self.server.drop_after:
             self.close_connection = True  # as an API server closing an idle connection, without a word
@@ -215,3 +234,36 @@ def test_a_request_met_by_a_closing_connection_is_sent_again_on_a_new_one(server
     for number in range(4):
         assert rest.patch_namespaced_job("team-a", "sync-1", {"n": number}) == {"got": {"n": number}}
     assert len(server.connections) == 4
+
+
+def test_an_answer_in_chunks_is_read_whole_and_the_connection_kept(server: Server) -> None:
+    server.chunked = True
+    rest = _rest_to(server)
+    for number in range(3):
+        assert rest.patch_namespaced_job("team-a", "sync-1", {"n": number, "pad": "x" * 100}) == \
+            {"got": {"n": number, "pad": "x" * 100}}
+    assert len(server.connections) == 1
+
+
+def test_an_answer_that_says_connection_close_is_read_and_the_next_request_opens_anew(server: Server) -> None:
+    server.say_close = True
+    rest = _rest_to(server)
+    for number in range(3):
+        assert rest.patch_namespaced_job("team-a", "sync-1", {"n": number}) == {"got": {"n": number}}
+    assert len(server.connections) == 3
+
+
+def test_an_answer_cut_short_is_an_error_not_a_request_sent_again(server: Server) -> None:
+    server.cut_short = True
+    rest = _rest_to(server)
+    with pytest.raises(http.client.IncompleteRead):
+        rest.patch_namespaced_job("team-a", "sync-1", {"n": 1})
+    assert len(server.connections) == 1  # the server took it: sending it again could do it twice
+
+
+def test_a_header_value_with_a_line_break_is_refused_not_sent(server: Server) -> None:
+    rest = _rest_to(server)
+    rest.user_agent = "cronctl\r\nX-Injected: yes"
+    with pytest.raises(ValueError, match="line break"):
+        rest.patch_namespaced_job("team-a", "sync-1", {"n": 1})
+    assert server.connections == set()

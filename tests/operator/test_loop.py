@@ -77,6 +77,31 @@ def test_a_touch_from_another_thread_wakes_the_sleeping_loop_at_once() -> None:
     assert ("team-a", "sync") in scheduler._dirty
 
 
+def test_touches_and_forgets_from_the_watches_threads_change_the_loops_sets_on_the_loops_thread() -> None:
+    """The loop swaps and reads its sets between awaits: a change made from another thread at the
+    same moment could be lost (a touch added to the set just swapped out)."""
+    scheduler = Scheduler(cluster=None, clock=None)  # type: ignore[arg-type]
+    changed_on: list[str] = []
+    touch, forget = scheduler._touch, scheduler._forget
+    scheduler._touch = lambda key: changed_on.append(threading.current_thread().name) or touch(key)  # type: ignore[method-assign]
+    scheduler._forget = lambda key: changed_on.append(threading.current_thread().name) or forget(key)  # type: ignore[method-assign]
+
+    async def from_a_watch_thread() -> None:
+        scheduler._loop = asyncio.get_running_loop()
+        watch = threading.Thread(target=lambda: (scheduler.touch(("team-a", "a")), scheduler.touch(("team-a", "b")),
+                                                 scheduler.forget(("team-a", "a"))), name="a-watch")
+        watch.start()
+        watch.join()
+        for _ in range(100):
+            await asyncio.sleep(0.001)
+            if len(changed_on) == 3:
+                break
+
+    asyncio.run(from_a_watch_thread())
+    assert changed_on == [threading.main_thread().name] * 3
+    assert scheduler.known == {("team-a", "b")} and scheduler._dirty == {("team-a", "b")}
+
+
 def test_a_failed_reconcile_is_counted_and_retried_a_minute_later() -> None:
     from cronctl.operator.metrics import METRICS
 

@@ -40,6 +40,18 @@ class Cache:
             if _newer(self._schedules.get(key), body):
                 self._schedules[key] = dict(body)
 
+    def replace_all_schedules(self, namespace: str | None, bodies: Iterable[Mapping[str, Any]]) -> set[Key]:
+        """What a fresh LIST of a namespace's CronSchedules (None: every namespace's) says,
+        whatever the cache held; the schedules it no longer has (their Jobs are forgotten too)."""
+        listed = {_key(body): dict(body) for body in bodies}
+        with self._lock:
+            gone = {key for key in self._schedules if namespace in (None, key[0]) and key not in listed}
+            for key in gone:
+                del self._schedules[key]
+                self._jobs.pop(key, None)
+            self._schedules.update(listed)
+        return gone
+
     def drop_schedule(self, namespace: str, name: str) -> None:
         with self._lock:
             self._schedules.pop((namespace, name), None)

@@ -71,7 +71,7 @@ class Scheduler:
         self._preparing_for: float | None = None  # the second of the plans being made ahead
         self._to_prepare: list[Key] = []
         self._signal = asyncio.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None  # the loop ``run`` runs on, once it does
+        self._loop = _running_loop()  # the loop ``run`` runs on: made on it, or set when ``run`` starts
         # Its own threads, which bound the writes at once: a batch is handed to them whole, so a
         # thread that finishes one reconcile takes the next at once, without waiting for the event
         # loop (busy with the watch events the batch's own writes cause). The default executor has
@@ -79,23 +79,32 @@ class Scheduler:
         self._threads = ThreadPoolExecutor(concurrency, thread_name_prefix="cronctl-reconcile")
         self._driver = ThreadPoolExecutor(1, thread_name_prefix="cronctl-pass")  # hands each pass to them
 
-    # -- called by the watches, on any thread ----------------------------------------
+    # -- called by the watches, on their threads ---------------------------------------
 
     def touch(self, key: Key) -> None:
-        self.known.add(key)
-        self._dirty.add(key)
-        self._wake_up()
-
-    def _wake_up(self) -> None:
-        """Set the signal on the loop's own thread: an asyncio.Event set from another thread
-        would not wake a loop asleep in its selector."""
-        loop = self._loop
-        if loop is None or _running_loop() is loop:
-            self._signal.set()
-        elif not self._signal.is_set():
-            loop.call_soon_threadsafe(self._signal.set)
+        """Reconcile this schedule as soon as the loop can."""
+        self._on_the_loop(self._touch, key)
 
     def forget(self, key: Key) -> None:
+        """The schedule is gone: nothing of it is looked at again."""
+        self._on_the_loop(self._forget, key)
+
+    def _on_the_loop(self, change: Callable[[Key], None], key: Key) -> None:
+        """Change the loop's sets on the loop's own thread, which reads and swaps them between its
+        awaits (a set changed from another thread meanwhile could lose the change), and which an
+        asyncio.Event set from another thread would not wake from its selector."""
+        loop = self._loop
+        if loop is None or _running_loop() is loop:
+            change(key)
+        else:
+            loop.call_soon_threadsafe(change, key)
+
+    def _touch(self, key: Key) -> None:
+        self.known.add(key)
+        self._dirty.add(key)
+        self._signal.set()
+
+    def _forget(self, key: Key) -> None:
         self.known.discard(key)
         self._dirty.discard(key)
         self._wake.pop(key, None)

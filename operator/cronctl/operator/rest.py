@@ -261,6 +261,26 @@ class Rest:
                                      name: str) -> dict[str, Any]:
         return self.request("GET", _custom(group, version, namespace, plural, name))
 
+    def list_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
+                                      label_selector: str) -> dict[str, Any]:
+        return self.request("GET", _custom(group, version, namespace, plural), query={"labelSelector": label_selector})
+
+    def list_custom_object_for_all_namespaces(self, group: str, version: str, plural: str,
+                                              label_selector: str) -> dict[str, Any]:
+        return self.request("GET", f"/apis/{group}/{version}/{plural}", query={"labelSelector": label_selector})
+
+    def watch_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
+                                       label_selector: str, resource_version: str | None,
+                                       timeout_seconds: int) -> urllib3.BaseHTTPResponse:
+        return self.stream(_custom(group, version, namespace, plural),
+                           _watch_query(label_selector, resource_version, timeout_seconds), timeout_seconds)
+
+    def watch_custom_object_for_all_namespaces(self, group: str, version: str, plural: str, label_selector: str,
+                                               resource_version: str | None,
+                                               timeout_seconds: int) -> urllib3.BaseHTTPResponse:
+        return self.stream(f"/apis/{group}/{version}/{plural}",
+                           _watch_query(label_selector, resource_version, timeout_seconds), timeout_seconds)
+
     def patch_namespaced_custom_object_status(self, group: str, version: str, namespace: str, plural: str,
                                               name: str, patch: Mapping[str, Any]) -> dict[str, Any]:
         return self.request("PATCH", _custom(group, version, namespace, plural, name) + "/status", patch,
@@ -321,5 +341,5 @@ def _jobs(namespace: str, name: str | None = None) -> str:
     return f"/apis/batch/v1/namespaces/{quote(namespace)}/jobs" + ("" if name is None else f"/{quote(name)}")
 
 
-def _custom(group: str, version: str, namespace: str, plural: str, name: str) -> str:
-    return f"/apis/{group}/{version}/namespaces/{quote(namespace)}/{plural}/{quote(name)}"
+def _custom(group: str, version: str, namespace: str, plural: str, name: str | None = None) -> str:
+    return f"/apis/{group}/{version}/namespaces/{quote(namespace)}/{plural}" + ("" if name is None else f"/{quote(name)}")

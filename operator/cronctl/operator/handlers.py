@@ -65,7 +65,7 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
         raise kopf.PermanentError(str(error)) from None  # the operator stops: a setting, not a hiccup
     watched = len(namespaces or [None])
     cluster = Cluster(load_client(CONNECTIONS + 2 * watched), _cache, record_events_later=True, shard=shard)
-    leadership = Leadership(election)
+    leadership = Leadership(election, cluster.rest)
     leadership.start()
     _scheduler = Scheduler(cluster, clock_from_environment(), leading=leadership.leading, staging=staged)
     # Every Job a schedule owns is in the cache before the first reconcile (the schedules' watch

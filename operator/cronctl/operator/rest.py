@@ -289,6 +289,17 @@ class Rest:
     def create_namespaced_event(self, namespace: str, body: Mapping[str, Any]) -> None:
         self.request("POST", f"/api/v1/namespaces/{quote(namespace)}/events", body, answer=False)
 
+    # -- Leases (leader election) -----------------------------------------------------------
+
+    def read_namespaced_lease(self, namespace: str, name: str) -> dict[str, Any]:
+        return self.request("GET", _leases(namespace, name))
+
+    def create_namespaced_lease(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self.request("POST", _leases(namespace), body)
+
+    def replace_namespaced_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self.request("PUT", _leases(namespace, name), body)
+
     def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
                 query: Mapping[str, str] | None = None, answer: bool = True) -> Any:
         """The answer as a dict (None when ``answer`` is False: nobody reads it)."""
@@ -339,6 +350,10 @@ def _watch_query(label_selector: str, resource_version: str | None, timeout_seco
 
 def _jobs(namespace: str, name: str | None = None) -> str:
     return f"/apis/batch/v1/namespaces/{quote(namespace)}/jobs" + ("" if name is None else f"/{quote(name)}")
+
+
+def _leases(namespace: str, name: str | None = None) -> str:
+    return f"/apis/coordination.k8s.io/v1/namespaces/{quote(namespace)}/leases" + ("" if name is None else f"/{quote(name)}")
 
 
 def _custom(group: str, version: str, namespace: str, plural: str, name: str | None = None) -> str:

@@ -14,6 +14,7 @@ operator's CPU per launch, for an event that changes nothing to look at.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 from typing import Any, Mapping
@@ -78,6 +79,11 @@ async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: An
                                                    _scheduler)]
     for watch in _watches:
         watch.start()
+    # What start-up made (the modules of kopf, the kubernetes client and pydantic: most of the
+    # heap) lives as long as the process: out of the collector's full passes, which otherwise
+    # walked it every few launches (measured: 4 full passes of 40 ms in 2 minutes of 500
+    # schedules launching every minute; 1 of 15 ms after this).
+    gc.freeze()
     _task = asyncio.create_task(_scheduler.run(), name="cronctl-scheduler")
     logger.info("cronctl scheduler started; staged launches %s", "on" if staged else "off")
 

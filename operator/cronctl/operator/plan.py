@@ -22,10 +22,11 @@ schedule before any other write of that second (``Plan.split``).
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence, Union
+
+import orjson
 
 from ..core import backfill as backfills
 from ..core.backfill import BackfillError
@@ -474,8 +475,8 @@ class _Digests:
 
 
 def _digest_key(schedule: Mapping[str, Any], nominal: int) -> tuple[str, bytes, int]:
-    spec = json.dumps(schedule.get("spec"), sort_keys=True, separators=(",", ":"), default=str)
-    return schedule["metadata"]["name"], hashlib.sha1(spec.encode(), usedforsecurity=False).digest(), nominal
+    spec = orjson.dumps(schedule.get("spec"), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    return schedule["metadata"]["name"], hashlib.sha1(spec, usedforsecurity=False).digest(), nominal
 
 
 _staged_digests = _Digests(capacity=100_000)  # this minute's and the next's, for 50,000 schedules

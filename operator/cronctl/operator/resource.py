@@ -4,6 +4,7 @@ as Kubernetes writes them. What the resource is and how its spec reads: ``cronct
 from __future__ import annotations
 
 import datetime as dt
+from functools import lru_cache
 
 from ..core.times import format_time, to_minute
 
@@ -55,8 +56,11 @@ def parse_rfc3339_seconds(text: object) -> int | None:
 
 def parse_rfc3339(text: object) -> int | None:
     """The minute (floored) of a Kubernetes timestamp, or None if it is not one."""
-    if not isinstance(text, str):
-        return None
+    return _parse_rfc3339(text) if isinstance(text, str) else None
+
+
+@lru_cache(maxsize=16_384)  # a plan reads a dozen timestamps of its status and Jobs, mostly the same ones
+def _parse_rfc3339(text: str) -> int | None:
     try:
         when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

@@ -37,6 +37,20 @@ def test_jobs_are_kept_by_their_schedule_and_slim() -> None:
     assert cache.jobs("team-a", "sync") == []
 
 
+def test_schedules_are_kept_without_their_managed_fields_whether_watched_or_listed() -> None:
+    cache = Cache()
+    body = {"metadata": {"name": "sync", "namespace": "team-a", "resourceVersion": "5", "uid": "u",
+                         "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]},
+            "spec": {"schedule": "* * * * *"}}
+    cache.put_schedule(body)
+    assert cache.schedule("team-a", "sync") == {
+        "metadata": {"name": "sync", "namespace": "team-a", "resourceVersion": "5", "uid": "u"},
+        "spec": {"schedule": "* * * * *"}}
+    assert "managedFields" in body["metadata"]  # the watch's own object is left as it came
+    cache.replace_all_schedules("team-a", [{**body, "metadata": {**body["metadata"], "resourceVersion": "6"}}])
+    assert "managedFields" not in cache.schedule("team-a", "sync")["metadata"]
+
+
 def test_a_slim_job_keeps_what_the_operator_reads() -> None:
     manifest = job_manifest(schedule(), TEMPLATE, 1, t("2024-03-01T00:10"), t("2024-03-01T00:10"), None,
                             start_at=t("2024-03-01T00:10") * 60 + 7)

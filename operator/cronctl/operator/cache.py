@@ -38,12 +38,12 @@ class Cache:
         key = _key(body)
         with self._lock:
             if _newer(self._schedules.get(key), body):
-                self._schedules[key] = dict(body)
+                self._schedules[key] = slim_schedule(body)
 
     def replace_all_schedules(self, namespace: str | None, bodies: Iterable[Mapping[str, Any]]) -> set[Key]:
         """What a fresh LIST of a namespace's CronSchedules (None: every namespace's) says,
         whatever the cache held; the schedules it no longer has (their Jobs are forgotten too)."""
-        listed = {_key(body): dict(body) for body in bodies}
+        listed = {_key(body): slim_schedule(body) for body in bodies}
         with self._lock:
             gone = {key for key in self._schedules if namespace in (None, key[0]) and key not in listed}
             for key in gone:
@@ -102,6 +102,15 @@ class Cache:
         """What a fresh LIST of the API says, whatever the cache held."""
         with self._lock:
             self._jobs[(namespace, schedule)] = {body["metadata"]["name"]: slim_job(body) for body in bodies}
+
+
+def slim_schedule(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A CronSchedule without ``metadata.managedFields``, which the operator never reads: a third
+    of the object's JSON (1.8 of 5 KB for a fleet's schedule), and of what the collector walks."""
+    metadata = body.get("metadata") or {}
+    if "managedFields" not in metadata:
+        return dict(body)
+    return {**body, "metadata": {key: value for key, value in metadata.items() if key != "managedFields"}}
 
 
 def slim_job(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from cronctl.operator.rest import Rest
 from cronctl.operator.schedulewatch import ScheduleWatch
 from cronctl.operator.shard import Shard
 
+from ..operator.test_schedulewatch import Loop
 from .helpers import Cluster, schedule_manifest, wait_for
 
 pytestmark = pytest.mark.usefixtures("control_plane")
@@ -24,21 +25,7 @@ def rest(control_plane: Any) -> Rest:
     return Rest(config.new_client_from_config(config_file=str(control_plane.kubeconfig)))
 
 
-class Loop:
-    def __init__(self) -> None:
-        self.known: set[tuple[str, str]] = set()
-        self.touched: list[tuple[str, str]] = []
-        self.forgotten: list[tuple[str, str]] = []
-
-    def touch(self, key: tuple[str, str]) -> None:
-        self.known.add(key)
-        self.touched.append(key)
-
-    def forget(self, key: tuple[str, str]) -> None:
-        self.forgotten.append(key)
-
-
-def test_the_watch_lists_then_sees_edits_triggers_and_deletes_but_no_look_for_a_status_patch(
+def test_the_watch_lists_then_sees_edits_and_deletes_but_asks_no_look_for_a_status_patch(
         rest: Rest, cluster: Cluster, namespace: str) -> None:
     cluster.apply(schedule_manifest("sync", "0 3 * * *"))
     other_shard = json.loads(schedule_manifest("moved", "0 3 * * *"))

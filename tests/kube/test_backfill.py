@@ -34,7 +34,8 @@ def test_a_backfill_runs_each_time_of_the_range_one_at_a_time_and_reports_progre
     job = cluster.jobs("hourly")[0]
     assert job.metadata.labels["cronctl.dev/reason"] == "backfill"
     assert job.metadata.annotations["cronctl.dev/scheduled-time"] == "2024-02-29T22:00:00Z"
-    progress = cluster.status("hourly")["backfill"]
+    # The status follows the create in the loop's second pass: wait for it, not just for the Job.
+    progress = wait_for("the progress in the status", lambda: cluster.status("hourly").get("backfill"))
     assert (progress["state"], progress["launched"], progress["total"]) == ("Running", 1, 2)
     assert cluster.status("hourly").get("lastScheduleTime") is None
 

@@ -165,3 +165,26 @@ def test_one_watch_per_namespace_or_one_for_the_cluster() -> None:
     api, cache, loop = Api([], []), Cache(), Loop()
     assert [w.namespace for w in schedule_watches(api, cache, ["a", "b"], SELECTOR, loop)] == ["a", "b"]  # type: ignore[arg-type]
     assert [w.namespace for w in schedule_watches(api, cache, [], SELECTOR, loop)] == [None]  # type: ignore[arg-type]
+
+
+def test_a_missing_crd_is_said_in_one_line_with_what_to_do(caplog: Any, monkeypatch: Any) -> None:
+    from kubernetes.client.exceptions import ApiException
+
+    monkeypatch.setattr("cronctl.operator.watch.RETRY_SECONDS", (0.0,))
+    api, loop = Api([], []), Loop()
+    watch = a_watch(api, loop)
+
+    calls: list[int] = []
+
+    def not_found(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        calls.append(1)
+        if len(calls) == 2:
+            watch.stop()  # one failure said, then the loop ends
+        raise ApiException(status=404, reason="Not Found")
+
+    api.list_custom_object_for_all_namespaces = not_found  # type: ignore[method-assign]
+    with caplog.at_level("WARNING", logger="cronctl.operator"):
+        watch.run()
+    [record] = caplog.records
+    assert record.getMessage() == ("the CronSchedules' watch failed (404 Not Found: is the CronSchedule CRD installed? "
+                                   "kubectl apply -f crds/cronschedule.yaml); again in 0 s")

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Protocol
 
+from kubernetes.client.exceptions import ApiException
+
 from ..manifest import GROUP, PLURAL, VERSION
 from .cache import Cache, Key
 from .metrics import METRICS
 from .plan import pending_backfill, pending_trigger
 from .rest import Rest
 from .watch import Watch
+
+NOT_FOUND = 404
 
 
 class Looks(Protocol):
@@ -64,6 +68,12 @@ class ScheduleWatch(Watch):
         if self.namespace is None:
             return self.rest.watch_custom_object_for_all_namespaces(GROUP, VERSION, PLURAL, **kwargs)
         return self.rest.watch_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, **kwargs)
+
+    def describe(self, error: Exception) -> str:
+        said = super().describe(error)
+        if isinstance(error, ApiException) and error.status == NOT_FOUND:
+            return f"{said}: is the CronSchedule CRD installed? kubectl apply -f crds/cronschedule.yaml"
+        return said
 
     def replace(self, items: list[dict[str, Any]]) -> None:
         """The cache's schedules of this namespace become the list's: those gone are dropped, the

@@ -134,8 +134,15 @@ class Watch:
                     return
                 wait = RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]
                 failures += 1
-                log.warning("the %s' watch%s failed (%s); again in %g s", self.what, self._where, error, wait)
+                log.warning("the %s' watch%s failed (%s); again in %g s", self.what, self._where,
+                            self.describe(error), wait)
                 self._stopping.wait(wait)
+
+    def describe(self, error: Exception) -> str:
+        """An error in one line: the API's status and reason, not its headers and body."""
+        if isinstance(error, ApiException):
+            return f"{error.status} {error.reason}".strip()
+        return str(error) or type(error).__name__
 
     def start(self) -> threading.Thread:
         thread = threading.Thread(target=self.run, name=f"cronctl-{self.what.lower()}{self._where}", daemon=True)

@@ -49,3 +49,27 @@ def test_an_update_from_a_stale_read_is_refused_not_forced(rest: Rest, namespace
     assert not theirs.update("cronctl-operator", namespace, record("pod-b", "2024-03-01 00:00:20",
                                                                    "2024-03-01 00:00:20"))
     assert rest.read_namespaced_lease(namespace, "cronctl-operator")["spec"]["holderIdentity"] == "pod-a"
+
+
+def test_the_holder_renews_without_reading_and_reads_again_once_another_wrote_the_lease(rest: Rest,
+                                                                                      namespace: str) -> None:
+    mine, theirs = (RestLeaseLock(rest, "cronctl-operator", namespace, who) for who in ("pod-a", "pod-b"))
+    reads: list[str] = []
+    read = rest.read_namespaced_lease
+    rest.read_namespaced_lease = lambda *args: reads.append("read") or read(*args)  # type: ignore[method-assign]
+    assert mine.create("cronctl-operator", namespace, record("pod-a", "2024-03-01 00:00:00", "2024-03-01 00:00:00"))
+    for second in range(2, 8, 2):  # client-go's fast path: a renewal is one write, no read
+        found, seen = mine.get("cronctl-operator", namespace)
+        assert found and seen.holder_identity == "pod-a"
+        assert mine.update("cronctl-operator", namespace, record("pod-a", seen.acquire_time,
+                                                                 f"2024-03-01 00:00:0{second}"))
+    assert reads == []
+    # pod-b takes the Lease (say pod-a's renewals had not reached the API server for a lease duration)
+    assert theirs.get("cronctl-operator", namespace)[0]
+    assert theirs.update("cronctl-operator", namespace, record("pod-b", "2024-03-01 00:00:30", "2024-03-01 00:00:30"))
+    reads.clear()
+    found, seen = mine.get("cronctl-operator", namespace)  # what pod-a wrote last, not yet known stale
+    assert not mine.update("cronctl-operator", namespace, record("pod-a", seen.acquire_time, "2024-03-01 00:00:32"))
+    found, seen = mine.get("cronctl-operator", namespace)  # refused: read afresh
+    assert reads == ["read"] and seen.holder_identity == "pod-b"
+    assert rest.read_namespaced_lease(namespace, "cronctl-operator")["spec"]["holderIdentity"] == "pod-b"

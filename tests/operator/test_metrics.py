@@ -3,7 +3,10 @@ text exposition parsed back with prometheus_client's own parser. No server neede
 
 from __future__ import annotations
 
+import threading
+import time
 import urllib.request
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -210,6 +213,36 @@ def test_serve_exposes_the_registry_at_slash_metrics(served: tuple[Metrics, str]
     assert f'cronctl_launches_total{{namespace="{NAMESPACE}",schedule="{NAME}"}} 1.0' in text
     assert "cronctl_launches_created" not in text
     assert f'cronctl_launch_delay_seconds_count{{namespace="{NAMESPACE}"}} 1.0' in text
+
+
+def test_an_idle_metrics_server_sleeps_until_a_scrape_comes(served: tuple[Metrics, str]) -> None:
+    """socketserver's serve_forever wakes twice a second to look at its stop flag: a cost on a VM."""
+    _, url = served
+    thread = next(thread for thread in threading.enumerate() if thread.name == "cronctl-metrics")
+    before = voluntary_switches(thread)
+    time.sleep(1.5)
+    assert voluntary_switches(thread) == before  # not woken once
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+        assert response.status == 200
+    assert voluntary_switches(thread) > before  # a scrape does wake it
+
+
+def test_stopping_the_metrics_server_wakes_it_and_ends_its_thread_at_once() -> None:
+    server = serve("127.0.0.1:0", Metrics())
+    try:
+        thread = next(thread for thread in threading.enumerate() if thread.name == "cronctl-metrics")
+        started = time.monotonic()
+        server.shutdown()
+        thread.join(timeout=2)
+        assert not thread.is_alive() and time.monotonic() - started < 2
+    finally:
+        server.server_close()
+        enable_created_metrics()
+
+
+def voluntary_switches(thread: threading.Thread) -> int:
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("voluntary_ctxt_switches")))
 
 
 def test_the_operator_refuses_a_bad_metrics_address_before_it_starts(capsys: pytest.CaptureFixture[str]) -> None:

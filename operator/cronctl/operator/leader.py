@@ -79,9 +79,16 @@ class RestLeaseLock(LeaseLock):
         # Not LeaseLock.__init__: it makes a client of its own from the default configuration.
         self.rest, self.name, self.namespace, self.identity = rest, name, namespace, str(identity)
         self.lease_reference: dict[str, Any] | None = None
+        self.wrote_last = False  # the Lease as this replica last wrote it is the newest it knows
 
     def get(self, name: str, namespace: str) -> tuple[bool, Any]:
-        """(True, the record the Lease holds), or (False, the API's refusal)."""
+        """(True, the record the Lease holds), or (False, the API's refusal).
+
+        The holder renews from the Lease it wrote last, without reading it first (client-go's
+        fast path): a renewal is one request, not two. Had another replica written the Lease
+        since, the renewal's resourceVersion is refused (Conflict), and the next get reads."""
+        if self.wrote_last and self.lease_reference is not None:
+            return True, self.record_of(self.lease_reference.get("spec") or {})
         try:
             lease = self.rest.read_namespaced_lease(namespace, name)
         except ApiException as error:
@@ -92,11 +99,13 @@ class RestLeaseLock(LeaseLock):
     def create(self, name: str, namespace: str, election_record: LeaderElectionRecord) -> bool:
         body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name},
                 "spec": self.spec_of(election_record)}
+        self.wrote_last = False
         try:
             self.lease_reference = self.rest.create_namespaced_lease(namespace, body)
         except ApiException as error:
             log.info("could not create the Lease %s/%s: %s", namespace, name, error.reason)
             return False
+        self.wrote_last = True
         return True
 
     def update(self, name: str, namespace: str, updated_record: LeaderElectionRecord) -> bool:
@@ -105,11 +114,13 @@ class RestLeaseLock(LeaseLock):
             return False
         lease = {**self.lease_reference,
                  "spec": {**(self.lease_reference.get("spec") or {}), **self.spec_of(updated_record)}}
+        self.wrote_last = False  # whatever happens now, the next get reads unless this write is taken
         try:
             self.lease_reference = self.rest.replace_namespaced_lease(namespace, name, lease)
         except ApiException as error:
             log.info("could not renew the Lease %s/%s: %s", namespace, name, error.reason)
             return False
+        self.wrote_last = True
         return True
 
     def spec_of(self, record: LeaderElectionRecord) -> dict[str, Any]:

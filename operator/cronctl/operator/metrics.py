@@ -15,11 +15,15 @@ the number of series bounded on large fleets (17 per namespace).
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import threading
 from collections import Counter as Tally
 from typing import Any, Callable, Mapping
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import ThreadingWSGIServer
 
 from .plan import Plan, ReleaseJob
 from .resource import ATTEMPT_LABEL, REASON_ANNOTATION, SCHEDULED_ANNOTATION, parse_rfc3339
@@ -172,11 +176,51 @@ def parse_address(text: str) -> tuple[str, int]:
     return host or "0.0.0.0", int(port)
 
 
-def serve(address: str, metrics: Metrics = METRICS) -> Any:
+class MetricsServer(ThreadingWSGIServer):
+    """prometheus_client's threaded WSGI server, woken only by connections.
+
+    socketserver's ``serve_forever`` wakes every half second to look at its stop flag. Each
+    wake-up of an idle process costs, on a virtual machine, a few tenths of a millisecond
+    (measured here: 0.7 ms of CPU a second for the wake-ups alone; with the Lease's renewals,
+    most of an idle operator's CPU). ``serve`` waits for a connection as long as it takes, and
+    ``shutdown`` wakes it with one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.timeout = None  # handle_request waits for a connection however long it takes
+        self._stopping = threading.Event()
+        self._stopped = threading.Event()
+
+    def serve(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                self.handle_request()
+        finally:
+            self._stopped.set()
+
+    def shutdown(self) -> None:
+        """Stop ``serve`` and wait until it has."""
+        self._stopping.set()
+        host, port = self.server_address[:2]
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+        with contextlib.suppress(OSError):
+            socket.create_connection((host, port), timeout=5).close()  # the wake: served as nothing
+        self._stopped.wait(timeout=5)
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base's name)
+        """Scrapes are not logged: one line every few seconds says nothing."""
+
+
+def serve(address: str, metrics: Metrics = METRICS) -> MetricsServer:
     """Serve ``metrics`` at http://ADDRESS/metrics from a daemon thread; returns the server."""
-    from prometheus_client import disable_created_metrics, start_http_server
+    from prometheus_client import disable_created_metrics, make_wsgi_app
 
     disable_created_metrics()  # no *_created series: half the series, nothing a dashboard uses
     host, port = parse_address(address)
-    server, _thread = start_http_server(port, addr=host, registry=metrics.registry)
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+    server_class = type("MetricsServer", (MetricsServer,), {"address_family": family})
+    server = make_server(host, port, make_wsgi_app(metrics.registry), server_class, handler_class=_Quiet)
+    threading.Thread(target=server.serve, name="cronctl-metrics", daemon=True).start()
     return server

@@ -185,10 +185,12 @@ def staged_digest(manifest: Mapping[str, Any]) -> str | None:
 
 
 def _digest(spec: Mapping[str, Any], template_metadata: Mapping[str, Any], start_at: int) -> str:
-    """What a staged Job was made of, in 16 hex digits: equal digests, the same Job."""
-    text = json.dumps([spec, template_metadata.get("labels") or {}, template_metadata.get("annotations") or {},
-                       start_at], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    """What a staged Job was made of, in 16 hex digits: equal digests, the same Job. (Canonical
+    JSON by orjson, a third of the standard library's time; a Job staged by an operator that
+    wrote it with json and non-ASCII text reads as another Job once, and is staged again.)"""
+    text = orjson.dumps([spec, template_metadata.get("labels") or {}, template_metadata.get("annotations") or {},
+                         start_at], option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return hashlib.sha256(text).hexdigest()[:16]
 
 
 def _add_run_env(spec: dict[str, Any], facts: Mapping[str, str | dict[str, Any]]) -> None:

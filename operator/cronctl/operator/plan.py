@@ -250,12 +250,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     anchor = parse_rfc3339(status.get("anchorTime"))
     anchor = now if anchor is None else anchor
     try:
-        spec = read_spec(schedule, anchor)
-        timeline = Timeline(spec.job.compiled, anchor, spec.job.options.tz)
-        if not timeline.fires:
-            field = "spec.schedules" if "schedules" in schedule.get("spec", {}) else "spec.schedule"
-            raise SpecError(field, f"{spec.job.compiled.text!r} never fires within 8 years "
-                            f"of {rfc3339(anchor)}", "NeverFires")
+        spec, timeline, read = _read(schedule, anchor)
     except SpecError as error:
         return _refused(schedule, status, anchor, error, now, jobs)
     observed = observe(status, jobs, metadata["uid"])
@@ -285,7 +280,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
         _trigger(schedule, spec, observed, trigger, now, second, out)
     backfill = _backfill(schedule, spec, observed, now, second, out)
     result.release_at = _release_held(observed, second, out)
-    new_status = _status(schedule, spec, observed, timeline, anchor, now, suspended_through, missed)
+    new_status = _status(schedule, spec, observed, timeline, read, anchor, now, suspended_through, missed)
     new_status["lastTrigger"] = trigger if trigger is not None else status.get("lastTrigger")
     new_status["backfill"] = backfill
     _say_suspension(status, spec, out)
@@ -445,41 +440,100 @@ def _staged_manifest(schedule: Mapping[str, Any], spec: ScheduleSpec, nominal: i
                         start_at=start, staged=True)
 
 
+class _Memo:
+    """A bounded memo shared by the reconcile threads: the oldest entries go first."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._values: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        with self._lock:
+            return self._values.get(key, default)
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > self.capacity:
+                del self._values[next(iter(self._values))]
+
+
+_UNKNOWN = object()
+
+
 class _Digests:
     """The digests of staged Jobs, remembered by what they are a function of: the schedule's name,
     its spec (as canonical JSON, hashed) and the nominal time. So the plan at the busy second
     compares a staged Job with the digest its staging computed (8 us) instead of building the
     manifest again (a deep copy, the environment and a hash: 50 us, a tenth of the operator's
-    time in the release window, profiled). Bounded: the oldest go first."""
+    time in the release window, profiled)."""
 
     def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._digests: dict[tuple[str, bytes, int], str | None] = {}
-        self._lock = threading.Lock()
+        self._memo = _Memo(capacity)
 
     def of(self, schedule: Mapping[str, Any], spec: ScheduleSpec, nominal: int) -> str | None:
-        key = _digest_key(schedule, nominal)
-        with self._lock:
-            if key in self._digests:
-                return self._digests[key]
-        digest = staged_digest(_staged_manifest(schedule, spec, nominal))
-        self.remember(schedule, nominal, digest)
+        digest = self._memo.get(_digest_key(schedule, nominal), _UNKNOWN)
+        if digest is _UNKNOWN:
+            digest = staged_digest(_staged_manifest(schedule, spec, nominal))
+            self.remember(schedule, nominal, digest)
         return digest
 
     def remember(self, schedule: Mapping[str, Any], nominal: int, digest: str | None) -> None:
-        key = _digest_key(schedule, nominal)
-        with self._lock:
-            self._digests[key] = digest
-            while len(self._digests) > self.capacity:
-                del self._digests[next(iter(self._digests))]
+        self._memo.put(_digest_key(schedule, nominal), digest)
+
+
+def _spec_key(schedule: Mapping[str, Any]) -> tuple[str, bytes]:
+    """The schedule's name and its spec as canonical JSON, hashed: what its reading is a function of."""
+    spec = orjson.dumps(schedule.get("spec"), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    return schedule["metadata"]["name"], hashlib.sha1(spec, usedforsecurity=False).digest()
 
 
 def _digest_key(schedule: Mapping[str, Any], nominal: int) -> tuple[str, bytes, int]:
-    spec = orjson.dumps(schedule.get("spec"), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
-    return schedule["metadata"]["name"], hashlib.sha1(spec, usedforsecurity=False).digest(), nominal
+    return (*_spec_key(schedule), nominal)
 
 
 _staged_digests = _Digests(capacity=100_000)  # this minute's and the next's, for 50,000 schedules
+
+
+def _read(schedule: Mapping[str, Any], anchor: int) -> tuple[ScheduleSpec, Timeline, tuple[str, bytes, int]]:
+    """The spec as the core reads it and its timeline, remembered by the spec and the anchor they
+    are a function of: a schedule is planned twice or more per launch (staged, then released,
+    each planned ahead), and reading it was a quarter of a plan's time. Raises SpecError (never
+    remembered: a spec refused is said once and not planned again until it changes)."""
+    key = (*_spec_key(schedule), anchor)
+    read = _readings.get(key)
+    if read is None:
+        spec = read_spec(schedule, anchor)
+        timeline = Timeline(spec.job.compiled, anchor, spec.job.options.tz)
+        if not timeline.fires:
+            field = "spec.schedules" if "schedules" in schedule.get("spec", {}) else "spec.schedule"
+            raise SpecError(field, f"{spec.job.compiled.text!r} never fires within 8 years "
+                            f"of {rfc3339(anchor)}", "NeverFires")
+        read = spec, timeline
+        _readings.put(key, read)
+    return (*read, key)
+
+
+_readings = _Memo(capacity=50_000)
+
+
+def _next_schedule_times(spec: ScheduleSpec, timeline: Timeline, read: tuple[str, bytes, int],
+                         next_fire: int | None) -> list[dict[str, str]]:
+    """status.nextScheduleTimes: the next ``spec.upcoming`` times from ``next_fire`` on, in UTC and
+    the schedule's zone, remembered by the reading and the first of them (they change when it does)."""
+    if next_fire is None:
+        return []
+    key = (read, next_fire)
+    times = _upcoming.get(key)
+    if times is None:
+        times = tuple((rfc3339(minute), local_rfc3339(minute, spec.job.options.tz))
+                      for minute in timeline.upcoming(next_fire - 1, spec.upcoming))
+        _upcoming.put(key, times)
+    return [{"time": utc, "localTime": local} for utc, local in times]
+
+
+_upcoming = _Memo(capacity=50_000)
 
 
 def _stage(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, timeline: Timeline, now: int,
@@ -725,8 +779,9 @@ def _missed_schedules(spec: ScheduleSpec, missed: _MissedCondition, generation: 
                      "schedule times were missed (missedSchedulesLimit)", generation, now, previous)
 
 
-def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, timeline: Timeline, anchor: int,
-            now: int, suspended_through: int | None, missed: _MissedCondition) -> dict[str, Any]:
+def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed, timeline: Timeline,
+            read: tuple[str, bytes, int], anchor: int, now: int, suspended_through: int | None,
+            missed: _MissedCondition) -> dict[str, Any]:
     state = observed.state
     generation = schedule["metadata"].get("generation", 0)
     previous = (schedule.get("status") or {}).get("conditions") or []
@@ -745,9 +800,7 @@ def _status(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Observed,
         "lastScheduleTime": None if state.last_schedule is None else rfc3339(state.last_schedule),
         "nextFireTime": None if next_fire is None else rfc3339(next_fire),
         # Changes only when nextFireTime does (the first of them passes): no write of its own.
-        "nextScheduleTimes": [] if spec.suspend else [
-            {"time": rfc3339(minute), "localTime": local_rfc3339(minute, spec.job.options.tz)}
-            for minute in timeline.upcoming(now, spec.upcoming)],
+        "nextScheduleTimes": _next_schedule_times(spec, timeline, read, next_fire),
         "launched": state.launched,
         "skipped": state.skipped,
         "overflowed": state.overflowed,

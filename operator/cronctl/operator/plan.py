@@ -499,8 +499,9 @@ _staged_digests = _Digests(capacity=100_000)  # this minute's and the next's, fo
 def _read(schedule: Mapping[str, Any], anchor: int) -> tuple[ScheduleSpec, Timeline, tuple[str, bytes, int]]:
     """The spec as the core reads it and its timeline, remembered by the spec and the anchor they
     are a function of: a schedule is planned twice or more per launch (staged, then released,
-    each planned ahead), and reading it was a quarter of a plan's time. Raises SpecError (never
-    remembered: a spec refused is said once and not planned again until it changes)."""
+    each planned ahead), and reading it was a quarter of a plan's time. Raises SpecError (a
+    refusal is not remembered). The timeline is shared by the reconcile threads, as the core's
+    compiled expressions already are (their memos are written whole)."""
     key = (*_spec_key(schedule), anchor)
     read = _readings.get(key)
     if read is None:

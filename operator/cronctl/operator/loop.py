@@ -160,9 +160,10 @@ class Scheduler:
             return False
         chunk, self._to_prepare = self._to_prepare[:PREPARE_CHUNK], self._to_prepare[PREPARE_CHUNK:]
         second = self._preparing_for
-        # On one thread: planning reads only the cache, so it is all CPU, and sixteen threads
-        # taking turns at the GIL for it cost twice the plans themselves (benchmarks/
-        # bench_launch_cost.py: 0.19 ms per plan on the reconcile threads, 0.09 on one).
+        # On one thread: planning reads the cache (only a schedule just moved in from another
+        # shard asks the API for its Jobs), so it is CPU, and sixteen threads taking turns at the
+        # GIL for it cost twice the plans themselves (benchmarks/bench_launch_cost.py: 0.19 ms
+        # per plan on the reconcile threads, 0.09 on one).
         made = await asyncio.get_running_loop().run_in_executor(
             self._driver, lambda: [self._prepare_one((key, second)) for key in chunk])
         self._prepared.update((key, prepared) for key, prepared in zip(chunk, made) if prepared is not None)

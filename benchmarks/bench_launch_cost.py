@@ -32,14 +32,15 @@ Jobs never run, so each round's stay active), and cost a little more.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import os
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable
 
 import kube_bench as kb
+from bench_vs_cronjob import herd_schedule
 from kube_bench import ROOT
 
 from tests.kube.controlplane import ControlPlane, ensure_binaries  # noqa: E402
@@ -86,12 +87,12 @@ class Launches:
         from cronctl.operator.schedulewatch import schedule_watches
         from cronctl.operator.shard import Shard
 
-        shard, self.cache, looks = Shard(), Cache(), Looks()
-        self.cluster = Cluster(load_client(CONNECTIONS + 2), self.cache, record_events_later=True, shard=shard)
+        shard, cache, looks = Shard(), Cache(), Looks()
+        self.cluster = Cluster(load_client(CONNECTIONS + 2), cache, record_events_later=True, shard=shard)
         self.keys = [(NAMESPACE, f"{PREFIX}-{i}") for i in range(size)]
         self.threads = ThreadPoolExecutor(CONCURRENCY, thread_name_prefix="cronctl-reconcile")
-        self.watches = [*watches(self.cluster.rest, self.cache, [NAMESPACE], shard.job_selector, looks.touch),
-                        *schedule_watches(self.cluster.rest, self.cache, [NAMESPACE], shard.schedule_selector, looks)]
+        self.watches = [*watches(self.cluster.rest, cache, [NAMESPACE], shard.job_selector, looks.touch),
+                        *schedule_watches(self.cluster.rest, cache, [NAMESPACE], shard.schedule_selector, looks)]
         for watch in self.watches:
             watch.list()
             if watches_on:
@@ -106,21 +107,21 @@ class Launches:
         knew of), in the loop's two passes; each step's CPU per launch, and the context switches."""
         from cronctl.operator.loop import finish, prepare, start
 
-        marks = [(time.process_time(), context_switches())]
+        switches, marks = context_switches(), [time.process_time()]
         # Planned ahead on one thread, as the loop does.
         prepared = [prepare(self.cluster, key, int(now)) if ahead else None for key in self.keys]
-        marks.append((time.process_time(), 0))
+        marks.append(time.process_time())
         started = self.on_threads(lambda item: start(self.cluster, item[0], now, prepared=item[1]),
                                   zip(self.keys, prepared))
-        marks.append((time.process_time(), 0))
+        marks.append(time.process_time())
         self.on_threads(lambda item: finish(self.cluster, item) if item is not None else None, started)
-        marks.append((time.process_time(), 0))
-        time.sleep(ECHO_SECONDS)
-        marks.append((time.process_time(), context_switches()))
+        marks.append(time.process_time())
+        time.sleep(ECHO_SECONDS)  # not a schedule's minute: the real time the echoes take to come
+        marks.append(time.process_time())
         size = len(self.keys)
-        costs = {name: (after[0] - before[0]) / size * 1000 for name, before, after in zip(STEPS, marks, marks[1:])}
-        costs["all"] = (marks[-1][0] - marks[0][0]) / size * 1000
-        costs["switches"] = (marks[-1][1] - marks[0][1]) / size
+        costs = {name: (after - before) / size * 1000 for name, before, after in zip(STEPS, marks, marks[1:])}
+        costs["all"] = (marks[-1] - marks[0]) / size * 1000
+        costs["switches"] = (context_switches() - switches) / size
         return costs
 
     def stop(self) -> None:
@@ -129,9 +130,10 @@ class Launches:
         self.threads.shutdown()
 
 
-def herd_schedule(second: int) -> str:
-    when = time.gmtime(second)
-    return f"{when.tm_min} {when.tm_hour} * * *"
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
 
 
 def row(label: str, costs: dict[str, float]) -> str:
@@ -141,8 +143,8 @@ def row(label: str, costs: dict[str, float]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=500)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--size", type=positive, default=500, help="schedules in the fleet (default 500)")
+    parser.add_argument("--rounds", type=positive, default=3, help="days staged and released (default 3)")
     parser.add_argument("--no-watches", dest="watches", action="store_false")
     args = parser.parse_args()
     bin_dir = ensure_binaries()
@@ -153,7 +155,7 @@ def main() -> int:
         os.environ["KUBECONFIG"] = str(cp.user_kubeconfig("launch-cost", groups=["system:masters"]))
         nominal = (int(time.time()) // 60 + 3) * 60  # the herd's minute, the first day
         kb.Api(cp).create_all(kb.fleet_objects(kb.render_fleet(bin_dir / "helm", NAMESPACE, PREFIX, args.size,
-                                                                herd_schedule(nominal))))
+                                                                herd_schedule(nominal // 60))))
         launches = Launches(args.size, args.watches)
         try:
             print(f"{args.size} schedules due at one minute, {args.rounds} rounds a day apart; watches "
@@ -170,4 +172,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except KeyboardInterrupt:  # the control plane is stopped on the way out
+        print("interrupted: the rows above are the steps measured so far", file=sys.stderr)
+        raise SystemExit(130) from None

@@ -43,6 +43,8 @@ from urllib3.util.wait import wait_for_read
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from .stream import Stream
+
 MERGE_PATCH = "application/merge-patch+json"
 TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
 # What urllib3 makes of retries=False on every call (Retry.from_int), made once: 2% of the
@@ -78,11 +80,7 @@ class Connection:
         before any answer came (a kept connection the server had dropped)."""
         if self.sock is None:
             raise Closed("the connection is closed")
-        lines = [f"{method} {path} HTTP/1.1", f"Host: {self.host_header}"]
-        lines.extend(f"{name}: {_header_value(value)}" for name, value in headers.items())
-        if body is not None:
-            lines.append(f"Content-Length: {len(body)}")
-        self.sock.sendall("\r\n".join(lines).encode("latin-1") + b"\r\n\r\n" + (body or b""))
+        self.sock.sendall(_request(method, path, self.host_header, headers, body))
         answer = _Answer()
         parser = httptools.HttpResponseParser(answer)
         answer.parser = parser
@@ -131,6 +129,15 @@ class _Answer:
 
     def on_message_complete(self) -> None:
         self.complete = True
+
+
+def _request(method: str, path: str, host_header: str, headers: Mapping[str, str], body: bytes | None) -> bytes:
+    """A request's bytes, head and body, for one send."""
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host_header}"]
+    lines.extend(f"{name}: {_header_value(value)}" for name, value in headers.items())
+    if body is not None:
+        lines.append(f"Content-Length: {len(body)}")
+    return "\r\n".join(lines).encode("latin-1") + b"\r\n\r\n" + (body or b"")
 
 
 def _header_value(value: str) -> str:
@@ -183,11 +190,12 @@ class Connections:
             return connection, True
         if connection is not None:
             connection.close()
-        connection = self._local.connection = self._open()
+        connection = self._local.connection = Connection(self.open(), self.host_header)
         return connection, False
 
-    def _open(self) -> Connection:
-        sock = socket.create_connection((self.host, self.port), timeout=SECONDS)
+    def open(self, seconds: float = SECONDS) -> socket.socket:
+        """A new connection's socket, whose connect and each read wait at most ``seconds``."""
+        sock = socket.create_connection((self.host, self.port), timeout=seconds)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # a request is one send: never held back
         if self.context is not None:
             try:
@@ -195,7 +203,7 @@ class Connections:
             except BaseException:
                 sock.close()
                 raise
-        return Connection(sock, self.host_header)
+        return sock
 
 
 def tls_context(configuration: Any) -> ssl.SSLContext:
@@ -215,7 +223,7 @@ def tls_context(configuration: Any) -> ssl.SSLContext:
 class Rest:
     def __init__(self, api_client: client.ApiClient) -> None:
         self.configuration = api_client.configuration
-        self.pool = api_client.rest_client.pool_manager  # the watches', and every request's behind a proxy
+        self.pool = api_client.rest_client.pool_manager  # every request's and watch's behind a proxy
         self.direct = Connections.for_configuration(self.configuration)
         self.base_path = urllib3.util.parse_url(self.configuration.host).path or ""
         self.user_agent = api_client.user_agent
@@ -231,13 +239,13 @@ class Rest:
         return self.request("GET", "/apis/batch/v1/jobs", query={"labelSelector": label_selector})
 
     def watch_namespaced_job(self, namespace: str, label_selector: str, resource_version: str | None,
-                             timeout_seconds: int) -> urllib3.BaseHTTPResponse:
+                             timeout_seconds: int) -> Stream | urllib3.BaseHTTPResponse:
         """The open stream of watch events, one JSON document a line (``jobwatch`` reads it)."""
         return self.stream(_jobs(namespace), _watch_query(label_selector, resource_version, timeout_seconds),
                            timeout_seconds)
 
     def watch_job_for_all_namespaces(self, label_selector: str, resource_version: str | None,
-                                     timeout_seconds: int) -> urllib3.BaseHTTPResponse:
+                                     timeout_seconds: int) -> Stream | urllib3.BaseHTTPResponse:
         return self.stream("/apis/batch/v1/jobs", _watch_query(label_selector, resource_version, timeout_seconds),
                            timeout_seconds)
 
@@ -271,13 +279,13 @@ class Rest:
 
     def watch_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
                                        label_selector: str, resource_version: str | None,
-                                       timeout_seconds: int) -> urllib3.BaseHTTPResponse:
+                                       timeout_seconds: int) -> Stream | urllib3.BaseHTTPResponse:
         return self.stream(_custom(group, version, namespace, plural),
                            _watch_query(label_selector, resource_version, timeout_seconds), timeout_seconds)
 
     def watch_custom_object_for_all_namespaces(self, group: str, version: str, plural: str, label_selector: str,
                                                resource_version: str | None,
-                                               timeout_seconds: int) -> urllib3.BaseHTTPResponse:
+                                               timeout_seconds: int) -> Stream | urllib3.BaseHTTPResponse:
         return self.stream(f"/apis/{group}/{version}/{plural}",
                            _watch_query(label_selector, resource_version, timeout_seconds), timeout_seconds)
 
@@ -319,10 +327,23 @@ class Rest:
             raise ApiException(status=status, reason=reason, body=answered.decode("utf-8", "replace"))
         return orjson.loads(answered) if answer else None
 
-    def stream(self, path: str, query: Mapping[str, str], seconds: int) -> urllib3.BaseHTTPResponse:
-        """A GET whose answer is read as it comes (a watch): the server ends it after ``seconds``,
-        and a read waits a little longer than that before calling the connection dead."""
-        response = self.pool.request("GET", self.configuration.host + path + "?" + urlencode(query),
+    def stream(self, path: str, query: Mapping[str, str], seconds: int) -> Stream | urllib3.BaseHTTPResponse:
+        """A GET whose answer is read as it comes (a watch), on a connection of its own: the server
+        ends it after ``seconds``, and a read waits a little longer than that before calling the
+        connection dead."""
+        target = path + "?" + urlencode(query)
+        if self.direct is not None:
+            stream = Stream.open(self.direct.open(seconds + 30.0),
+                                 _request("GET", self.base_path.rstrip("/") + target, self.direct.host_header,
+                                          self._headers(), None))
+            if not 200 <= stream.status < 300:
+                try:
+                    data = stream.read()
+                finally:
+                    stream.release_conn()
+                raise ApiException(status=stream.status, reason=stream.reason, body=data.decode("utf-8", "replace"))
+            return stream
+        response = self.pool.request("GET", self.configuration.host + target,
                                      headers=self._headers(), preload_content=False, retries=NO_RETRIES,
                                      timeout=urllib3.Timeout(connect=10.0, read=seconds + 30.0))
         if not 200 <= response.status < 300:

@@ -90,7 +90,7 @@ def test_behind_a_proxy_requests_go_through_the_clients_pool_manager_with_the_wh
     rest = Rest(api)
     assert rest.direct is None
     rest.pool = Recording()  # type: ignore[assignment]
-    rest.create_namespaced_event("team-a", {"kind": "Event"})
+    rest.create_namespaced_events([{"kind": "Event", "metadata": {"namespace": "team-a"}}])
     [(method, url, _, _)] = rest.pool.calls  # type: ignore[attr-defined]
     assert (method, url) == ("POST", "https://127.0.0.1:1/api/v1/namespaces/team-a/events")
 
@@ -142,6 +142,7 @@ class Server(http.server.ThreadingHTTPServer):
         self.chunked = False  # answer in chunks (Transfer-Encoding: chunked), as a LIST may be
         self.say_close = False  # answer with Connection: close
         self.cut_short = False  # announce more of the answer than is sent, then close
+        self.posts: list[tuple[int, str]] = []  # (the client's port, the Event's reason), as they came
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -179,6 +180,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.answered = getattr(self, "answered", 0) + 1
         if self.server.drop_after is not None and self.answered >= self.server.drop_after:
             self.close_connection = True  # as an API server closing an idle connection, without a word
+
+    def do_POST(self) -> None:
+        """An Event: created (201), or refused (403) if its reason says Refuse."""
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.posts.append((self.client_address[1], body["reason"]))
+        self.server.connections.add(self.client_address[1])
+        status = 403 if body["reason"] == "Refuse" else 201
+        answer = json.dumps({"kind": "Event", "reason": body["reason"]}).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(answer)))
+        if self.server.say_close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        self.wfile.write(answer)
+        self.answered = getattr(self, "answered", 0) + 1
+        if self.server.drop_after is not None and self.answered >= self.server.drop_after:
+            self.close_connection = True
 
     def log_message(self, *args: object) -> None:
         pass
@@ -267,3 +286,68 @@ def test_a_header_value_with_a_line_break_is_refused_not_sent(server: Server) ->
     with pytest.raises(ValueError, match="line break"):
         rest.patch_namespaced_job("team-a", "sync-1", {"n": 1})
     assert server.connections == set()
+
+
+# -- Events, pipelined ---------------------------------------------------------------------------
+
+
+def events(*reasons: str) -> list[dict]:
+    return [{"kind": "Event", "metadata": {"generateName": "sync.", "namespace": "team-a"}, "reason": reason}
+            for reason in reasons]
+
+
+class CountingSends:
+    """Wraps a socket: counts its sends."""
+
+    def __init__(self, sock: object) -> None:
+        self.sock, self.sends = sock, 0
+
+    def sendall(self, data: bytes) -> None:
+        self.sends += 1
+        self.sock.sendall(data)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.sock, name)
+
+
+def test_events_go_out_pipelined_in_one_send_on_one_connection_each_answered_in_order(server: Server) -> None:
+    rest = _rest_to(server)
+    opened: list[CountingSends] = []
+    open_socket = rest.direct.open  # type: ignore[union-attr]
+    rest.direct.open = lambda *a: opened.append(CountingSends(open_socket(*a))) or opened[-1]  # type: ignore
+    reasons = [f"Launched{n}" for n in range(20)]
+    assert rest.create_namespaced_events(events(*reasons)) == [None] * 20
+    assert [reason for _, reason in server.posts] == reasons
+    assert len(server.connections) == 1 and [sock.sends for sock in opened] == [1]
+
+
+def test_an_event_refused_is_its_api_exception_and_the_others_are_posted(server: Server) -> None:
+    answers = _rest_to(server).create_namespaced_events(events("Launched", "Refuse", "Skipped"))
+    assert answers[0] is None and answers[2] is None
+    assert answers[1] is not None and answers[1].status == 403
+    assert [reason for _, reason in server.posts] == ["Launched", "Refuse", "Skipped"]
+
+
+def test_what_a_closing_connection_left_unanswered_goes_again_on_a_new_one(server: Server) -> None:
+    server.drop_after = 3  # as an API server closing a connection after some answers
+    reasons = [f"Launched{n}" for n in range(8)]
+    assert _rest_to(server).create_namespaced_events(events(*reasons)) == [None] * 8
+    assert [reason for _, reason in server.posts] == reasons  # each once
+    assert len(server.connections) == 3
+
+
+def test_an_answer_that_says_connection_close_ends_the_batch_on_that_connection(server: Server) -> None:
+    server.say_close = True
+    reasons = ["Launched", "Skipped", "Succeeded"]
+    assert _rest_to(server).create_namespaced_events(events(*reasons)) == [None] * 3
+    assert [reason for _, reason in server.posts] == reasons
+    assert len(server.connections) == 3
+
+
+def test_more_events_than_a_pipeline_holds_go_in_several(server: Server) -> None:
+    from cronctl.operator.rest import PIPELINE
+
+    reasons = [f"Launched{n}" for n in range(PIPELINE * 2 + 5)]
+    assert _rest_to(server).create_namespaced_events(events(*reasons)) == [None] * len(reasons)
+    assert [reason for _, reason in server.posts] == reasons
+    assert len(server.connections) == 1

@@ -70,7 +70,7 @@ class Cluster:
         choice) instead of posting them before ``apply`` returns."""
         self.cache = cache
         self.shard = shard
-        self.events = EventRecorder(self.post_event) if record_events_later else None
+        self.events = EventRecorder(self.post_events) if record_events_later else None
         self.rest = Rest(api_client)
         self.instance = socket.gethostname()
 
@@ -152,7 +152,7 @@ class Cluster:
         if self.events is not None:
             self.events.record(schedule, event)
         else:
-            self.post_event(schedule, event)
+            self.post_events([(schedule, event)])
 
     def create_job(self, schedule: Mapping[str, Any], manifest: dict[str, Any]) -> EventSpec | None:
         """Create the Job of a launch; if it exists already and is ours, adopt it."""
@@ -220,10 +220,18 @@ class Cluster:
         if self.cache is not None:
             self.cache.put_job(body)
 
-    def post_event(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
-        metadata = schedule["metadata"]
+    def post_events(self, events: list[tuple[Mapping[str, Any], EventSpec]]) -> None:
+        """Post each Event about its schedule (which needs its name, namespace and uid)."""
         now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        body = {
+        refused = self.rest.create_namespaced_events([self._event(schedule, event, now) for schedule, event in events])
+        for (schedule, event), error in zip(events, refused):
+            if error is not None:  # an Event is a courtesy: never fail a reconcile for it
+                log.warning("could not post event %s on %s: %s", event.reason, schedule["metadata"]["name"],
+                            error.reason)
+
+    def _event(self, schedule: Mapping[str, Any], event: EventSpec, now: str) -> dict[str, Any]:
+        metadata = schedule["metadata"]
+        return {
             "apiVersion": "v1", "kind": "Event",
             "metadata": {"generateName": f"{metadata['name']}.", "namespace": metadata["namespace"]},
             "involvedObject": {"apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"],
@@ -232,7 +240,3 @@ class Cluster:
             "source": {"component": "cronctl"}, "firstTimestamp": now, "lastTimestamp": now, "count": 1,
             "reportingComponent": "cronctl.dev/operator", "reportingInstance": self.instance,
         }
-        try:
-            self.rest.create_namespaced_event(metadata["namespace"], body)
-        except ApiException as error:  # an Event is a courtesy: never fail a reconcile for it
-            log.warning("could not post event %s on %s: %s", event.reason, metadata["name"], error.reason)

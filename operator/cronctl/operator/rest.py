@@ -66,6 +66,9 @@ class Closed(ConnectionError):
 # operator adopts; the other writes are merge patches, the same twice).
 STALE = (Closed, ConnectionResetError, BrokenPipeError, ConnectionAbortedError, ssl.SSLEOFError)
 READ_BYTES = 65536  # a read of an answer: a Job's is 3-4 KB
+# Requests written at once on a connection. All are sent before any answer is read, so their
+# answers must fit the socket buffers meanwhile: an Event's is under 1 KB.
+PIPELINE = 32
 
 
 class Connection:
@@ -96,6 +99,30 @@ class Connection:
         if not answer.keep_alive:
             self.close()
         return parser.get_status_code(), answer.reason, b"".join(answer.body)
+
+    def exchange_all(self, requests: list[tuple[str, str, bytes | None, Mapping[str, str]]]) -> list[tuple[int, str, bytes]]:
+        """Several requests written in one send (HTTP/1.1 pipelining), their answers read in order:
+        the server takes them one after another, and the thread wakes for a read of several answers,
+        not one each. Fewer answers than requests: the server closed the connection after the last
+        (the rest were not taken); an answer cut short raises ``http.client.IncompleteRead``."""
+        if self.sock is None:
+            return []
+        self.sock.sendall(b"".join(_request(method, path, self.host_header, headers, body)
+                                   for method, path, body, headers in requests))
+        answers = _Answers()
+        parser = httptools.HttpResponseParser(answers)
+        answers.parser = parser
+        while len(answers.done) < len(requests) and not answers.closing:
+            data = self.sock.recv(READ_BYTES)
+            if not data:
+                if answers.started:
+                    self.close()
+                    raise http.client.IncompleteRead(b"".join(answers.body))
+                break
+            parser.feed_data(data)
+        if len(answers.done) < len(requests) or answers.closing:
+            self.close()
+        return answers.done
 
     def idle_closed(self) -> bool:
         """Whether the server closed this idle connection (as far as can be told without sending:
@@ -129,6 +156,31 @@ class _Answer:
 
     def on_message_complete(self) -> None:
         self.complete = True
+
+
+class _Answers:
+    """httptools' callbacks for answers one after another on a connection."""
+
+    def __init__(self) -> None:
+        self.parser: Any = None
+        self.done: list[tuple[int, str, bytes]] = []
+        self.started = self.closing = False  # started: an answer begun, not yet whole
+        self.reason = ""
+        self.body: list[bytes] = []
+
+    def on_message_begin(self) -> None:
+        self.started = True
+
+    def on_status(self, reason: bytes) -> None:
+        self.reason += reason.decode("latin-1")
+
+    def on_body(self, data: bytes) -> None:
+        self.body.append(data)
+
+    def on_message_complete(self) -> None:
+        self.done.append((self.parser.get_status_code(), self.reason, b"".join(self.body)))
+        self.closing = not self.parser.should_keep_alive()  # the server closes after this answer
+        self.started, self.reason, self.body = False, "", []
 
 
 def _request(method: str, path: str, host_header: str, headers: Mapping[str, str], body: bytes | None) -> bytes:
@@ -181,6 +233,23 @@ class Connections:
             except BaseException:
                 connection.close()  # half an exchange: the next request opens anew
                 raise
+
+    def send_all(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]]) -> list[tuple[int, str, bytes]]:
+        """Each request's (status, reason, answer), in order, the requests pipelined PIPELINE at a
+        time. What a closing connection left unanswered goes again on a new one."""
+        answers: list[tuple[int, str, bytes]] = []
+        while len(answers) < len(requests):
+            batch = requests[len(answers):len(answers) + PIPELINE]
+            connection, reused = self._connection()
+            try:
+                got = connection.exchange_all(batch)
+            except BaseException:
+                connection.close()
+                raise
+            if not got and not reused:
+                raise Closed("the server closed the connection without an answer")
+            answers.extend(got)
+        return answers
 
     def _connection(self) -> tuple[Connection, bool]:
         """This thread's connection, and whether it was open already (and, as far as can be told
@@ -294,8 +363,17 @@ class Rest:
         return self.request("PATCH", _custom(group, version, namespace, plural, name) + "/status", patch,
                             MERGE_PATCH)
 
-    def create_namespaced_event(self, namespace: str, body: Mapping[str, Any]) -> None:
-        self.request("POST", f"/api/v1/namespaces/{quote(namespace)}/events", body, answer=False)
+    def create_namespaced_events(self, bodies: list[Mapping[str, Any]]) -> list[ApiException | None]:
+        """Events, each in its ``metadata.namespace``, pipelined: for each, None or the API's refusal."""
+        headers = {**self._headers(), "Content-Type": "application/json"}
+        posts = [(_events(body["metadata"]["namespace"]), orjson.dumps(body)) for body in bodies]
+        if self.direct is None:
+            answers = [self._through_pool("POST", target, data, headers) for target, data in posts]
+        else:
+            answers = self.direct.send_all([("POST", self.base_path.rstrip("/") + target, data, headers)
+                                            for target, data in posts])
+        return [None if 200 <= status < 300 else _api_exception(status, reason, answered)
+                for status, reason, answered in answers]
 
     # -- Leases (leader election) -----------------------------------------------------------
 
@@ -320,12 +398,16 @@ class Rest:
         if self.direct is not None:
             status, reason, answered = self.direct.send(method, self.base_path.rstrip("/") + target, data, headers)
         else:
-            response = self.pool.request(method, self.configuration.host + target, body=data, headers=headers,
-                                         timeout=TIMEOUT, retries=NO_RETRIES)
-            status, reason, answered = response.status, response.reason, response.data
+            status, reason, answered = self._through_pool(method, target, data, headers)
         if not 200 <= status < 300:
-            raise ApiException(status=status, reason=reason, body=answered.decode("utf-8", "replace"))
+            raise _api_exception(status, reason, answered)
         return orjson.loads(answered) if answer else None
+
+    def _through_pool(self, method: str, target: str, data: bytes | None,
+                      headers: dict[str, str]) -> tuple[int, str, bytes]:
+        response = self.pool.request(method, self.configuration.host + target, body=data, headers=headers,
+                                     timeout=TIMEOUT, retries=NO_RETRIES)
+        return response.status, response.reason, response.data
 
     def stream(self, path: str, query: Mapping[str, str], seconds: int) -> Stream | urllib3.BaseHTTPResponse:
         """A GET whose answer is read as it comes (a watch), on a connection of its own: the server
@@ -341,7 +423,7 @@ class Rest:
                     data = stream.read()
                 finally:
                     stream.release_conn()
-                raise ApiException(status=stream.status, reason=stream.reason, body=data.decode("utf-8", "replace"))
+                raise _api_exception(stream.status, stream.reason, data)
             return stream
         response = self.pool.request("GET", self.configuration.host + target,
                                      headers=self._headers(), preload_content=False, retries=NO_RETRIES,
@@ -349,8 +431,7 @@ class Rest:
         if not 200 <= response.status < 300:
             data = response.read()
             response.release_conn()
-            raise ApiException(status=response.status, reason=response.reason,
-                               body=data.decode("utf-8", "replace"))
+            raise _api_exception(response.status, response.reason, data)
         return response
 
     def _headers(self) -> dict[str, str]:
@@ -359,6 +440,10 @@ class Rest:
             credentials = {setting["key"]: setting["value"] for setting in self.configuration.auth_settings().values()}
             self._credentials = (time.monotonic() + CREDENTIALS_SECONDS, credentials)
         return {"Accept": "application/json", "User-Agent": self.user_agent, **credentials}
+
+
+def _api_exception(status: int, reason: str, answered: bytes) -> ApiException:
+    return ApiException(status=status, reason=reason, body=answered.decode("utf-8", "replace"))
 
 
 def _watch_query(label_selector: str, resource_version: str | None, timeout_seconds: int) -> dict[str, str]:
@@ -371,6 +456,10 @@ def _watch_query(label_selector: str, resource_version: str | None, timeout_seco
 
 def _jobs(namespace: str, name: str | None = None) -> str:
     return f"/apis/batch/v1/namespaces/{quote(namespace)}/jobs" + ("" if name is None else f"/{quote(name)}")
+
+
+def _events(namespace: str) -> str:
+    return f"/api/v1/namespaces/{quote(namespace)}/events"
 
 
 def _leases(namespace: str, name: str | None = None) -> str:

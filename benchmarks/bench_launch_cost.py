@@ -105,16 +105,19 @@ class Launches:
     def at(self, now: float, ahead: bool = True) -> dict[str, float]:
         """Reconcile every schedule at ``now`` (planned ahead, as the loop does at a second it
         knew of), in the loop's two passes; each step's CPU per launch, and the context switches."""
-        from cronctl.operator.loop import finish, prepare, start
+        from cronctl.operator.loop import CONCURRENCY, Started, finish_all, prepare, shares, start_all
 
         switches, marks = context_switches(), [time.process_time()]
         # Planned ahead on one thread, as the loop does.
         prepared = [prepare(self.cluster, key, int(now)) if ahead else None for key in self.keys]
         marks.append(time.process_time())
-        started = self.on_threads(lambda item: start(self.cluster, item[0], now, prepared=item[1]),
-                                  zip(self.keys, prepared))
+        # Each pass in shares, one a thread, as the loop does.
+        started = [each for share in self.on_threads(lambda share: start_all(self.cluster, share, now),
+                                                     shares(list(zip(self.keys, prepared)), CONCURRENCY))
+                   for each in share]
         marks.append(time.process_time())
-        self.on_threads(lambda item: finish(self.cluster, item) if item is not None else None, started)
+        self.on_threads(lambda share: finish_all(self.cluster, share),
+                        shares([each for each in started if isinstance(each, Started)], CONCURRENCY))
         marks.append(time.process_time())
         time.sleep(ECHO_SECONDS)  # not a schedule's minute: the real time the echoes take to come
         marks.append(time.process_time())

@@ -302,7 +302,7 @@ def test_the_aggregated_roles_can_be_left_out(helm: Path) -> None:
 
 _VERBS = {"read": "get", "get": "get", "list": "list", "watch": "watch", "create": "create", "delete": "delete",
           "patch": "patch", "replace": "update"}
-_KINDS = {"job": ("batch", "jobs"), "job_status": ("batch", "jobs/status"), "event": ("", "events"), "events": ("", "events"),
+_KINDS = {"job": ("batch", "jobs"), "job_status": ("batch", "jobs/status"), "event": ("", "events"),
           "lease": ("coordination.k8s.io", "leases"), "custom_object": ("cronctl.dev", "cronschedules"),
           "custom_object_status": ("cronctl.dev", "cronschedules/status")}
 # `list_job_for_all_namespaces` is the cluster-wide install's form of `list_namespaced_job` (the

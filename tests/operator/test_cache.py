@@ -10,6 +10,7 @@ from cronctl.operator.manifests import job_manifest
 from cronctl.operator.plan import plan
 
 from .test_plan import CREATED, TEMPLATE, after, schedule, t
+from .world import one_by_one
 
 
 def job(name: str, version: str, schedule: str = "sync", **status: Any) -> dict[str, Any]:
@@ -76,6 +77,9 @@ class FakeCluster:
 
     def apply(self, schedule: Any, result: Any) -> None:
         self.applied.append(result)
+
+    def apply_all(self, work: list[tuple[Any, Any]]) -> list[Any]:
+        return one_by_one(self.apply, work)
 
 
 def test_a_run_missing_from_the_cache_is_checked_against_the_api_before_it_counts_as_gone() -> None:

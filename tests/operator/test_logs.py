@@ -15,6 +15,7 @@ from cronctl.operator.logs import (REDACTED, JsonFormatter, TextFormatter, confi
 
 from . import scenarios
 from .scenarios import NAME, NAMESPACE, SECRET
+from .world import one_by_one
 
 
 @pytest.fixture
@@ -187,6 +188,9 @@ class FakeCluster:
 
     def apply(self, schedule: dict[str, Any], plan: Any) -> None:
         self.applied.append(plan)
+
+    def apply_all(self, work: list[tuple[Any, Any]]) -> list[Any]:
+        return one_by_one(self.apply, work)
 
 
 def test_reconcile_logs_each_event_with_its_fields_counts_it_and_logs_no_env_value(json_log) -> None:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from cronctl.operator import loop as loop_module
-from cronctl.operator.loop import Scheduler, no_collection_pauses, prepare
+from cronctl.operator.loop import Scheduler, no_collection_pauses, prepare, shares
 from cronctl.operator.metrics import METRICS
 from cronctl.operator.plan import Plan, plan
 
@@ -107,7 +107,7 @@ def test_a_failed_reconcile_is_counted_and_retried_a_minute_later() -> None:
 
     scheduler = Scheduler(cluster=None, clock=None)  # type: ignore[arg-type]
     before = METRICS.reconcile_errors._value.get()
-    retry = scheduler._finish_one((("team-a", "sync"), RuntimeError("the API server said 500"), 600.0))
+    [retry] = scheduler._finish_share([(("team-a", "sync"), RuntimeError("the API server said 500"), 600.0)])
     assert retry == 660.0
     assert METRICS.reconcile_errors._value.get() == before + 1
 
@@ -237,3 +237,33 @@ def test_a_schedule_edited_after_its_plan_was_made_ahead_is_planned_again_at_its
     released = [key for key, kind in cluster.writes if kind == "ReleaseJob"]
     assert released == [("team-a", "s0")]
     assert cluster.worlds[("team-a", "s1")].schedule["status"].get("launched", 0) == 0
+
+
+class RoundsWatching(Worlds):
+    """Records each ``apply_all``: the kinds of the plans' first effects, one list a call."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.calls: list[list[str]] = []
+
+    def apply_all(self, work: list[tuple[Any, Plan]]) -> list[Any]:
+        self.calls.append([type(result.effects[0]).__name__ for _, result in work if result.effects])
+        return super().apply_all(work)
+
+
+def test_each_reconcile_thread_carries_out_a_share_of_the_batch_together() -> None:
+    """The releases of 40 schedules: a share of the batch per thread, each share's writes carried
+    out together (pipelined a round at a time), not one schedule at a time."""
+    from cronctl.operator.loop import CONCURRENCY
+
+    cluster = RoundsWatching(staged_worlds(40).worlds)
+    run_across_the_second(cluster)
+    releases = [call for call in cluster.calls if call and set(call) == {"ReleaseJob"}]
+    assert sum(len(call) for call in releases) == 40
+    assert len(releases) <= CONCURRENCY and max(len(call) for call in releases) == 3  # 40 in 14 shares of 3 or fewer
+
+
+def test_shares_are_runs_in_order_at_most_count_of_them() -> None:
+    assert shares(list(range(7)), 3) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert shares(list(range(2)), 16) == [[0], [1]]
+    assert shares([], 16) == []

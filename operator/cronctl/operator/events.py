@@ -10,7 +10,7 @@ counted, never waited for.
 
 A poster takes what is queued together: it lets the Events of a busy second
 gather for ``GATHER_SECONDS`` after the first, then posts up to ``BATCH`` in
-one go (``Rest.create_namespaced_events`` pipelines them on one connection).
+one go (``Cluster.post_events`` pipelines them on one connection).
 Posted one by one, each Event cost the operator a request's round of
 wake-ups: 0.10-0.14 ms of CPU per launch of a herd
 (``benchmarks/bench_launch_cost.py``, its "after" step).

@@ -14,7 +14,9 @@ releases of staged Jobs, the resumes of held ones, the creates of Jobs not
 staged: ``Plan.split``); the second, once every launch of the batch is out,
 carries out the rest (status patches, deletes, the next minute's staging,
 Events). So at the nominal second the API server sees one request per
-launch, and the bookkeeping follows it.
+launch, and the bookkeeping follows it. In each pass, each reconcile thread
+takes a share of the batch and carries out its writes together
+(``Cluster.apply_all``: pipelined, a round at a time).
 
 A few seconds before the heap's next second, the loop plans the schedules
 due at it ahead (``Prepared``): at the second, a schedule whose object and
@@ -72,10 +74,12 @@ class Scheduler:
         self._to_prepare: list[Key] = []
         self._signal = asyncio.Event()
         self._loop = _running_loop()  # the loop ``run`` runs on: made on it, or set when ``run`` starts
-        # Its own threads, which bound the writes at once: a batch is handed to them whole, so a
-        # thread that finishes one reconcile takes the next at once, without waiting for the event
-        # loop (busy with the watch events the batch's own writes cause). The default executor has
-        # min(32, CPUs + 4) threads, and kopf's sync handlers share it.
+        # Its own threads, which bound the writes at once (a thread's pipelined writes are taken
+        # one after another by the API server): a batch is handed to them whole, a share each,
+        # without waiting for the event loop (busy with the watch events the batch's own writes
+        # cause). The default executor has min(32, CPUs + 4) threads, and kopf's sync handlers
+        # share it.
+        self._concurrency = concurrency
         self._threads = ThreadPoolExecutor(concurrency, thread_name_prefix="cronctl-reconcile")
         self._driver = ThreadPoolExecutor(1, thread_name_prefix="cronctl-pass")  # hands each pass to them
 
@@ -122,8 +126,8 @@ class Scheduler:
             if batch:
                 keys = sorted(batch)
                 with no_collection_pauses():
-                    started = await self._pass(self._start_one, [(key, now) for key in keys])
-                wakes = await self._pass(self._finish_one, [(key, pending, now)
+                    started = await self._pass(self._start_share, [(key, now) for key in keys])
+                wakes = await self._pass(self._finish_share, [(key, pending, now)
                                                             for key, pending in zip(keys, started)])
                 for key, second in zip(keys, wakes):
                     self._wake_at(key, second)
@@ -141,12 +145,15 @@ class Scheduler:
                 due.add(key)
         return due
 
-    async def _pass(self, step: Callable[[Any], Any], items: list[Any]) -> list[Any]:
-        """One pass over a batch: ``step`` of each item on the reconcile threads, results in order.
-        The batch goes to the threads whole (``map``), from a thread of its own: one hop of the
-        event loop per pass, not one per schedule."""
-        return await asyncio.get_running_loop().run_in_executor(
-            self._driver, lambda: list(self._threads.map(step, items)))
+    async def _pass(self, step: Callable[[list[Any]], list[Any]], items: list[Any]) -> list[Any]:
+        """One pass over a batch: ``step`` of a share of the items on each reconcile thread,
+        results in order. Each thread carries out its share's writes a round at a time, pipelined
+        (``Cluster.apply_all``). The batch goes to the threads whole (``map``), from a thread of
+        its own: one hop of the event loop per pass, not one per schedule."""
+        portions = shares(items, self._concurrency)
+        done = await asyncio.get_running_loop().run_in_executor(
+            self._driver, lambda: list(self._threads.map(step, portions)))
+        return [result for share in done for result in share]
 
     async def _prepare_some(self, now: float) -> bool:
         """Plan ahead a chunk of the schedules due at the heap's next second, once it is
@@ -176,28 +183,28 @@ class Scheduler:
         except Exception:  # planned again at the second, where an error is counted and logged
             return None
 
-    def _start_one(self, item: tuple[Key, float]) -> Started | Exception | None:
-        """The first pass: plan (or take the plan made ahead), and release what starts at this second."""
-        key, now = item
-        try:
-            return start(self.cluster, key, now, self.staging, prepared=self._prepared.pop(key, None))
-        except Exception as error:
-            return error
+    def _start_share(self, items: list[tuple[Key, float]]) -> list[Started | Exception | None]:
+        """The first pass of a share: plan (or take the plans made ahead), and release what
+        starts at this second."""
+        now = items[0][1]
+        return start_all(self.cluster, [(key, self._prepared.pop(key, None)) for key, _ in items], now,
+                         self.staging)
 
-    def _finish_one(self, item: tuple[Key, Started | Exception | None, float]) -> float | None:
-        """The second pass: the rest of the plan; the second it asks to be looked at again."""
-        key, started, now = item
-        if isinstance(started, Started):
-            try:
-                return finish(self.cluster, started)
-            except Exception as error:
-                started = error
-        if isinstance(started, Exception):
+    def _finish_share(self, items: list[tuple[Key, Started | Exception | None, float]]) -> list[float | None]:
+        """The second pass of a share: the rest of each plan; the second each asks to be looked
+        at again."""
+        started = [item[1] for item in items if isinstance(item[1], Started)]
+        finished = iter(finish_all(self.cluster, started))  # type: ignore[arg-type]
+        return [self._after(key, next(finished) if isinstance(outcome, Started) else outcome, now)
+                for key, outcome, now in items]
+
+    def _after(self, key: Key, outcome: float | Exception | None, now: float) -> float | None:
+        if isinstance(outcome, Exception):
             METRICS.reconcile_errors.inc()
             log.error("reconciling %s/%s failed; retrying in %d minute(s)", *key, RETRY_MINUTES,
-                      exc_info=started)
+                      exc_info=outcome)
             return (now // 60 + RETRY_MINUTES) * 60
-        return None
+        return outcome
 
     def _wake_at(self, key: Key, second: float | None) -> None:
         if second is not None and key in self.known:
@@ -216,6 +223,12 @@ class Scheduler:
             await asyncio.wait_for(self._signal.wait(), timeout=max(delay, MIN_SLEEP_SECONDS))
         except asyncio.TimeoutError:
             pass
+
+
+def shares(items: list[Any], count: int) -> list[list[Any]]:
+    """``items`` in at most ``count`` runs in order, all as long as the first but the last."""
+    size = -(-len(items) // count) if items else 1
+    return [items[start:start + size] for start in range(0, len(items), size)]
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -294,6 +307,40 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
     """Read one schedule and its Jobs, plan (or take ``prepared``, if it still holds), and
     carry out the plan's first writes: the releases, resumes and creates that start runs at
     this second. None: the schedule is gone."""
+    [started] = start_all(cluster, [(key, prepared)], now, staging, metrics)
+    if isinstance(started, Exception):
+        raise started
+    return started
+
+
+def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: float, staging: bool = True,
+              metrics: Metrics = METRICS) -> list[Started | Exception | None]:
+    """``start`` of each schedule, their first writes carried out together (``Cluster.apply_all``):
+    for each, what ``start`` returns, or the error that stopped it."""
+    planned = [_planned_or_error(cluster, key, now, staging, metrics, prepared) for key, prepared in items]
+    releasing = [(index, each) for index, each in enumerate(planned) if isinstance(each, tuple) and each[1].effects]
+    outcomes = cluster.apply_all([(each.schedule, urgent) for _, (each, urgent) in releasing]) if releasing else []
+    released_at = metrics.now_seconds() if releasing else None
+    started = [each[0] if isinstance(each, tuple) else each for each in planned]
+    for (index, (each, _)), outcome in zip(releasing, outcomes):
+        if isinstance(outcome, Exception):
+            started[index] = outcome
+        else:
+            each.complete, each.released_at = outcome is not False, released_at
+    return started
+
+
+def _planned_or_error(cluster: Cluster, key: Key, now: float, staging: bool, metrics: Metrics,
+                      prepared: Prepared | None) -> tuple[Started, Plan] | Exception | None:
+    try:
+        return _planned(cluster, key, now, staging, metrics, prepared)
+    except Exception as error:
+        return error
+
+
+def _planned(cluster: Cluster, key: Key, now: float, staging: bool, metrics: Metrics,
+             prepared: Prepared | None) -> tuple[Started, Plan] | None:
+    """The schedule's plan at ``now``, split: (its reconcile between passes, its first writes)."""
     namespace, name = key
     schedule = cluster.schedule(namespace, name)
     if schedule is None:
@@ -305,11 +352,7 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
     if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
         result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging)
     urgent, rest = result.split()
-    complete, released_at = True, None
-    if urgent.effects:
-        complete = cluster.apply(schedule, urgent) is not False
-        released_at = metrics.now_seconds()
-    return Started(key, schedule, result, rest, now, released_at, complete, metrics)
+    return Started(key, schedule, result, rest, now, None, True, metrics), urgent
 
 
 def _taken(prepared: Prepared | None, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float,
@@ -324,11 +367,33 @@ def _taken(prepared: Prepared | None, schedule: dict[str, Any], jobs: list[dict[
 
 def finish(cluster: Cluster, started: Started) -> float | None:
     """Carry out the rest of a started reconcile's plan, count and log; the second to look again."""
+    [outcome] = finish_all(cluster, [started])
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+def finish_all(cluster: Cluster, items: list[Started]) -> list[float | Exception | None]:
+    """``finish`` of each started reconcile, their writes carried out together: for each, the
+    second to look again, or the error that stopped it."""
+    outcomes: list[float | Exception | None] = [each.now for each in items]  # look again at once: a fresh
+    # plan launches afresh what could not be released
+    going_on = [index for index, each in enumerate(items) if each.complete]
+    applied = cluster.apply_all([(items[index].schedule, items[index].rest) for index in going_on]) if going_on else []
+    for index, outcome in zip(going_on, applied):
+        if isinstance(outcome, Exception):
+            outcomes[index] = outcome
+        elif outcome is not False:
+            try:
+                outcomes[index] = _recorded(items[index])
+            except Exception as error:
+                outcomes[index] = error
+    return outcomes
+
+
+def _recorded(started: Started) -> float | None:
+    """Count and log what a carried-out plan did; the second to look again."""
     (namespace, name), schedule, result, metrics = started.key, started.schedule, started.plan, started.metrics
-    if not started.complete:
-        return started.now  # look again at once: a fresh plan launches afresh what could not be released
-    if cluster.apply(schedule, started.rest) is False:
-        return started.now
     # The launch delay runs to the moment the Jobs exist (the clock once their create returned, in
     # this pass or the first) or are released.
     if started.rest.create:
@@ -341,4 +406,3 @@ def finish(cluster: Cluster, started: Started) -> float | None:
     for event, fields in zip(result.events, event_fields(namespace, name, result, schedule.get("status"))):
         log.info("%s/%s: %s: %s", namespace, name, event.reason, event.message, extra=fields)
     return result.wake_second
-

@@ -20,6 +20,15 @@ kept ``http.client`` connection, and 180 us this way. Behind a proxy, or
 with TLS settings only urllib3 knows (a server name other than the host's,
 a pinned hostname), requests go through the client's own urllib3 pool.
 
+Writes that do not depend on each other go out together (``Rest.send``):
+pipelined on the thread's connection (HTTP/1.1 allows it; the API server's
+Go server answers them in order), so a thread wakes for a read of several
+answers rather than once per request. Measured against the test API server
+(500 Job patches, CPU time): 0.16-0.19 ms a request one at a time, on one
+thread or sixteen; 0.08-0.10 ms pipelined 125 at a time, in the same wall
+time (the API server was the bound either way). A watch is read on a
+connection of its own (``stream``).
+
 Errors are the client's ``ApiException`` with the status and reason, so
 callers tell NotFound from Conflict as they would with the client. The
 calls are named as the client's are (``create_namespaced_job``...), which is
@@ -33,6 +42,7 @@ import socket
 import ssl
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import quote, urlencode
 
@@ -107,13 +117,20 @@ class Connection:
         (the rest were not taken); an answer cut short raises ``http.client.IncompleteRead``."""
         if self.sock is None:
             return []
-        self.sock.sendall(b"".join(_request(method, path, self.host_header, headers, body)
-                                   for method, path, body, headers in requests))
         answers = _Answers()
         parser = httptools.HttpResponseParser(answers)
         answers.parser = parser
+        try:
+            self.sock.sendall(b"".join(_request(method, path, self.host_header, headers, body)
+                                       for method, path, body, headers in requests))
+        except STALE:
+            self.close()
+            return []
         while len(answers.done) < len(requests) and not answers.closing:
-            data = self.sock.recv(READ_BYTES)
+            try:
+                data = self.sock.recv(READ_BYTES)
+            except STALE:
+                data = b""
             if not data:
                 if answers.started:
                     self.close()
@@ -198,6 +215,44 @@ def _header_value(value: str) -> str:
     return value
 
 
+@dataclass(frozen=True)
+class Call:
+    """A request as data (its ``target`` below the API's base path), to send alone or with others."""
+
+    method: str
+    target: str
+    body: Any = None
+    content_type: str = "application/json"
+    answer: bool = True  # False: nobody reads the answer, which is not parsed ({} stands for it)
+
+
+class Calls:
+    """The writes a plan's effects make, as ``Call``s, named as the client's calls are."""
+
+    @staticmethod
+    def create_namespaced_job(namespace: str, body: Mapping[str, Any]) -> Call:
+        return Call("POST", _jobs(namespace), body)
+
+    @staticmethod
+    def patch_namespaced_job(namespace: str, name: str, patch: Mapping[str, Any]) -> Call:
+        """A JSON merge patch (RFC 7386): a null removes a field, a label for one."""
+        return Call("PATCH", _jobs(namespace, name), patch, MERGE_PATCH)
+
+    @staticmethod
+    def delete_namespaced_job(namespace: str, name: str, propagation_policy: str) -> Call:
+        return Call("DELETE", _jobs(namespace, name),
+                    {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation_policy})
+
+    @staticmethod
+    def patch_namespaced_custom_object_status(group: str, version: str, namespace: str, plural: str, name: str,
+                                              patch: Mapping[str, Any]) -> Call:
+        return Call("PATCH", _custom(group, version, namespace, plural, name) + "/status", patch, MERGE_PATCH)
+
+    @staticmethod
+    def create_namespaced_event(namespace: str, body: Mapping[str, Any]) -> Call:
+        return Call("POST", _events(namespace), body, answer=False)
+
+
 class Connections:
     """One kept HTTP/1.1 connection to the API server per thread that asks."""
 
@@ -244,11 +299,11 @@ class Connections:
             try:
                 got = connection.exchange_all(batch)
             except BaseException:
-                connection.close()
+                connection.close()  # half an exchange: the next request opens anew
                 raise
             if not got and not reused:
                 raise Closed("the server closed the connection without an answer")
-            answers.extend(got)
+            answers.extend(got)  # none from a stale kept connection: the batch goes again on a new one
         return answers
 
     def _connection(self) -> tuple[Connection, bool]:
@@ -322,15 +377,13 @@ class Rest:
         return self.request("GET", _jobs(namespace, name))
 
     def create_namespaced_job(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        return self.request("POST", _jobs(namespace), body)
+        return self.call(Calls.create_namespaced_job(namespace, body))
 
     def patch_namespaced_job(self, namespace: str, name: str, patch: Mapping[str, Any]) -> dict[str, Any]:
-        """A JSON merge patch (RFC 7386): a null removes a field, a label for one."""
-        return self.request("PATCH", _jobs(namespace, name), patch, MERGE_PATCH)
+        return self.call(Calls.patch_namespaced_job(namespace, name, patch))
 
     def delete_namespaced_job(self, namespace: str, name: str, propagation_policy: str) -> None:
-        self.request("DELETE", _jobs(namespace, name),
-                     {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation_policy})
+        self.call(Calls.delete_namespaced_job(namespace, name, propagation_policy))
 
     # -- CronSchedules and Events -----------------------------------------------------------
 
@@ -360,20 +413,7 @@ class Rest:
 
     def patch_namespaced_custom_object_status(self, group: str, version: str, namespace: str, plural: str,
                                               name: str, patch: Mapping[str, Any]) -> dict[str, Any]:
-        return self.request("PATCH", _custom(group, version, namespace, plural, name) + "/status", patch,
-                            MERGE_PATCH)
-
-    def create_namespaced_events(self, bodies: list[Mapping[str, Any]]) -> list[ApiException | None]:
-        """Events, each in its ``metadata.namespace``, pipelined: for each, None or the API's refusal."""
-        headers = {**self._headers(), "Content-Type": "application/json"}
-        posts = [(_events(body["metadata"]["namespace"]), orjson.dumps(body)) for body in bodies]
-        if self.direct is None:
-            answers = [self._through_pool("POST", target, data, headers) for target, data in posts]
-        else:
-            answers = self.direct.send_all([("POST", self.base_path.rstrip("/") + target, data, headers)
-                                            for target, data in posts])
-        return [None if 200 <= status < 300 else _api_exception(status, reason, answered)
-                for status, reason, answered in answers]
+        return self.call(Calls.patch_namespaced_custom_object_status(group, version, namespace, plural, name, patch))
 
     # -- Leases (leader election) -----------------------------------------------------------
 
@@ -385,6 +425,27 @@ class Rest:
 
     def replace_namespaced_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
         return self.request("PUT", _leases(namespace, name), body)
+
+    def call(self, call: Call) -> dict[str, Any]:
+        return self.request(call.method, call.target, call.body, call.content_type)  # type: ignore[no-any-return]
+
+    def send(self, calls: list[Call]) -> list[dict[str, Any] | ApiException]:
+        """Several writes pipelined on this thread's connection (``Connections.send_all``): for each,
+        in order, its answer or the API's refusal. A connection's failure raises."""
+        headers = self._headers()
+        requests = []
+        for call in calls:
+            data = None if call.body is None else orjson.dumps(call.body, option=orjson.OPT_NON_STR_KEYS)
+            requests.append((call.method, call.target, data,
+                             headers if data is None else {**headers, "Content-Type": call.content_type}))
+        if self.direct is None:
+            answers = [self._through_pool(*request) for request in requests]
+        else:
+            base = self.base_path.rstrip("/")
+            answers = self.direct.send_all([(method, base + target, data, headers)
+                                            for method, target, data, headers in requests])
+        return [(orjson.loads(answered) if call.answer and answered else {}) if 200 <= status < 300
+                else _api_exception(status, reason, answered) for call, (status, reason, answered) in zip(calls, answers)]
 
     def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
                 query: Mapping[str, str] | None = None, answer: bool = True) -> Any:

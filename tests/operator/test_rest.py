@@ -363,3 +363,31 @@ def test_more_writes_than_a_pipeline_holds_go_in_several_sends(server: Server) -
 def test_the_answer_to_an_event_is_not_parsed_nobody_reads_it(server: Server) -> None:
     assert _rest_to(server).send([Calls.create_namespaced_event("team-a", {"reason": "Launched"})]) == [{}]
     assert [reason for _, reason in server.posts] == ["Launched"]
+
+
+def test_pipelined_writes_hold_at_most_64_kb_unanswered_and_a_larger_one_goes_alone() -> None:
+    """Sent whole before any answer is read, a batch must fit the server's receive buffer, or a
+    server blocked writing answers to us and we blocked writing requests to it would wait forever
+    (Jobs with large templates)."""
+    from cronctl.operator.rest import PIPELINE, PIPELINE_BYTES, pipelined
+
+    def of(*sizes: int) -> list:
+        return [("POST", "/x", b"x" * size, {}) for size in sizes]
+
+    assert len(pipelined(of(*[100] * 40), 0)) == PIPELINE
+    assert len(pipelined(of(*[20_000] * 5), 0)) == 3  # 3 x 21 KB <= 64 KB < 4 x 21 KB
+    assert len(pipelined(of(100_000, 100), 0)) == 1  # alone, as a single request goes
+    assert len(pipelined(of(100, 100_000), 0)) == 1
+    assert pipelined(of(100, 200, 300), 1) == of(200, 300)
+    assert 3 * (20_000 + 1024) <= PIPELINE_BYTES
+
+
+def test_large_writes_go_in_several_sends_each_answered(server: Server) -> None:
+    rest = _rest_to(server)
+    opened: list[CountingSends] = []
+    open_socket = rest.direct.open  # type: ignore[union-attr]
+    rest.direct.open = lambda *a: opened.append(CountingSends(open_socket(*a))) or opened[-1]  # type: ignore
+    calls = [Call("POST", "/api/v1/namespaces/team-a/events", {"reason": f"Big{n}", "pad": "x" * 30_000})
+             for n in range(6)]
+    assert rest.send(calls) == created([f"Big{n}" for n in range(6)])
+    assert [sock.sends for sock in opened] == [3]  # two of 31 KB a send

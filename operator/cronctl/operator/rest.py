@@ -76,9 +76,13 @@ class Closed(ConnectionError):
 # operator adopts; the other writes are merge patches, the same twice).
 STALE = (Closed, ConnectionResetError, BrokenPipeError, ConnectionAbortedError, ssl.SSLEOFError)
 READ_BYTES = 65536  # a read of an answer: a Job's is 3-4 KB
-# Requests written at once on a connection. All are sent before any answer is read, so their
-# answers must fit the socket buffers meanwhile: an Event's is under 1 KB.
+# Requests written at once on a connection: at most PIPELINE, and no more bytes than
+# PIPELINE_BYTES (a larger one alone). All are sent before any answer is read: requests that fit
+# the server's receive buffer (128 KB by Linux's default) are sent whole even while the server
+# answers the first ones, and neither side waits on the other's full buffer.
 PIPELINE = 32
+PIPELINE_BYTES = 65536
+HEAD_BYTES = 1024  # a request's head, as counted against PIPELINE_BYTES (the credentials' token included)
 
 
 class Connection:
@@ -290,11 +294,11 @@ class Connections:
                 raise
 
     def send_all(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]]) -> list[tuple[int, str, bytes]]:
-        """Each request's (status, reason, answer), in order, the requests pipelined PIPELINE at a
-        time. What a closing connection left unanswered goes again on a new one."""
+        """Each request's (status, reason, answer), in order, the requests pipelined (``pipelined``).
+        What a closing connection left unanswered goes again on a new one."""
         answers: list[tuple[int, str, bytes]] = []
         while len(answers) < len(requests):
-            batch = requests[len(answers):len(answers) + PIPELINE]
+            batch = pipelined(requests, len(answers))
             connection, reused = self._connection()
             try:
                 got = connection.exchange_all(batch)
@@ -328,6 +332,20 @@ class Connections:
                 sock.close()
                 raise
         return sock
+
+
+def pipelined(requests: list[tuple[str, str, bytes | None, dict[str, str]]],
+              start: int) -> list[tuple[str, str, bytes | None, dict[str, str]]]:
+    """The requests from ``start`` to write at once: at most PIPELINE of them and PIPELINE_BYTES
+    of their bodies and heads, and always at least one."""
+    size, end = 0, start
+    while end < len(requests) and end - start < PIPELINE:
+        body = requests[end][2]
+        size += HEAD_BYTES + (0 if body is None else len(body))
+        if size > PIPELINE_BYTES and end > start:
+            break
+        end += 1
+    return requests[start:end]
 
 
 def tls_context(configuration: Any) -> ssl.SSLContext:

@@ -3,8 +3,8 @@
 bench_vs_cronjob.py measures the operator's CPU per launch as a whole, over
 two minutes of wall clock. This one takes the operator's own parts (the
 ``Cluster`` and its ``Cache``, the Jobs' and the CronSchedules' watches on
-their threads, ``loop.prepare``/``start``/``finish`` on as many threads as the
-loop has) into this process, against the test API server, and drives them
+their threads, ``loop.prepare`` on one thread and ``start_all``/``finish_all``
+on a share of the fleet for each of as many threads as the loop has) into this process, against the test API server, and drives them
 at chosen instants instead of waiting for them: a fleet of N schedules all
 due at one minute is accepted, staged at the minute before and released at
 the minute, for a few rounds (one day apart). It prints, per launch, the

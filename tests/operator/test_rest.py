@@ -54,9 +54,9 @@ class Recording:
         self.status, self.answer = status, answer
         self.calls: list[tuple[str, str, bytes | None, dict[str, str]]] = []
 
-    def send(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, str, bytes]:
-        self.calls.append((method, path, body, headers))
-        return self.status, "OK" if self.status == 200 else "Not Found", self.answer
+    def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]]) -> list[tuple[int, str, bytes]]:
+        self.calls.extend(requests)
+        return [(self.status, "OK" if self.status == 200 else "Not Found", self.answer) for _ in requests]
 
     def request(self, method: str, url: str, body: bytes | None, headers: dict[str, str], **_: object):
         self.calls.append((method, url, body, headers))

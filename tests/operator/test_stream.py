@@ -8,7 +8,6 @@ the API server itself.
 
 from __future__ import annotations
 
-import http.client
 import json
 import socket
 import threading
@@ -22,7 +21,7 @@ from kubernetes.client.exceptions import ApiException
 from cronctl.operator.cache import Cache
 from cronctl.operator.jobwatch import Gone, JobWatch
 from cronctl.operator.rest import Rest
-from cronctl.operator.stream import Stream
+from cronctl.operator.stream import Cut, Stream
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
 END = b"0\r\n\r\n"
@@ -135,7 +134,7 @@ def test_a_connection_cut_before_the_end_is_an_error(serve: Callable[..., Script
     server = serve(HEAD, chunk(event(1)), CLOSE)
     lines = iter(server.stream())
     assert next(lines) == event(1)[:-1]
-    with pytest.raises(http.client.IncompleteRead):
+    with pytest.raises(Cut, match="closed the connection before the answer's end"):
         next(lines)
 
 
@@ -196,6 +195,18 @@ def test_a_watch_answered_gone_is_the_clients_api_exception_and_the_watch_lists_
     watch.resource_version = "42"
     with pytest.raises(Gone):
         watch.watch_once()
+
+
+def test_a_watch_cut_short_says_so_in_one_line_and_watches_again_from_its_version(
+        serve: Callable[..., Scripted], caplog: pytest.LogCaptureFixture) -> None:
+    server = serve(HEAD, chunk(event(1)), CLOSE)
+    watch = JobWatch(_rest_to(server), Cache(), "team-a", "cronctl.dev/schedule", print)
+    watch.resource_version = "1"
+    watch._stopping.wait = lambda seconds: watch._stopping.set()  # type: ignore[method-assign]  # one retry, no wait
+    watch.run()
+    assert watch.resource_version == "101"  # where the next watch starts
+    assert ("the Jobs' watch of team-a failed (the API server closed the connection before the answer's end); "
+            "again in 0.5 s") in caplog.text
 
 
 def test_the_watch_caches_what_the_stream_says_and_stops_at_once(serve: Callable[..., Scripted]) -> None:

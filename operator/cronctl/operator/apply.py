@@ -241,8 +241,9 @@ class Cluster:
         if any(ref.get("controller") and ref.get("uid") == schedule["metadata"]["uid"] for ref in owners):
             log.info("adopted the existing Job %s/%s", namespace, name)
             if shard_of(existing) != shard_of(manifest):  # made by the shard the schedule moved from
-                self._labelled(_or_error(lambda: self.rest.patch_namespaced_job(
-                    namespace, name, {"metadata": {"labels": {SHARD_LABEL: shard_of(manifest)}}})))
+                [labelled] = self.rest.send([Calls.patch_namespaced_job(
+                    namespace, name, {"metadata": {"labels": {SHARD_LABEL: shard_of(manifest)}}})])
+                self._labelled(labelled)
             return None
         return EventSpec("Warning", "JobNameTaken",
                          f"cannot launch: a Job named {name} exists and belongs to someone else")
@@ -327,10 +328,3 @@ def _unless_missing(answer: Answer) -> bool:
 
 def _deleted(answer: Answer) -> None:
     _unless_missing(answer)  # NotFound: deleted already
-
-
-def _or_error(request: Callable[[], dict[str, Any]]) -> Answer:
-    try:
-        return request()
-    except ApiException as error:
-        return error

@@ -74,7 +74,7 @@ class Closed(ConnectionError):
 # What a kept connection raises when the API server closed it while idle: the request is sent
 # again once, on a new connection (a create sent twice is refused as AlreadyExists, which the
 # operator adopts; the other writes are merge patches, the same twice).
-STALE = (Closed, ConnectionResetError, BrokenPipeError, ConnectionAbortedError, ssl.SSLEOFError)
+STALE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, ssl.SSLEOFError)
 READ_BYTES = 65536  # a read of an answer: a Job's is 3-4 KB
 # Requests written at once on a connection: at most PIPELINE, and no more bytes than
 # PIPELINE_BYTES (a larger one alone). All are sent before any answer is read: requests that fit
@@ -86,36 +86,14 @@ HEAD_BYTES = 1024  # a request's head, as counted against PIPELINE_BYTES (the cr
 
 
 class Connection:
-    """One HTTP/1.1 connection: a request written in one send, its answer parsed by httptools."""
+    """One HTTP/1.1 connection: requests written in one send, their answers parsed by httptools."""
 
     def __init__(self, sock: socket.socket, host_header: str) -> None:
         self.sock: socket.socket | None = sock
         self.host_header = host_header
 
-    def exchange(self, method: str, path: str, body: bytes | None, headers: Mapping[str, str]) -> tuple[int, str, bytes]:
-        """(status, reason, the answer's bytes). Raises ``Closed`` when the connection was closed
-        before any answer came (a kept connection the server had dropped)."""
-        if self.sock is None:
-            raise Closed("the connection is closed")
-        self.sock.sendall(_request(method, path, self.host_header, headers, body))
-        answer = _Answer()
-        parser = httptools.HttpResponseParser(answer)
-        answer.parser = parser
-        while not answer.complete:
-            data = self.sock.recv(READ_BYTES)
-            if not data:
-                self.close()
-                if not answer.started:
-                    raise Closed("the server closed the connection without an answer")
-                raise http.client.IncompleteRead(b"".join(answer.body))
-            answer.started = True
-            parser.feed_data(data)
-        if not answer.keep_alive:
-            self.close()
-        return parser.get_status_code(), answer.reason, b"".join(answer.body)
-
-    def exchange_all(self, requests: list[tuple[str, str, bytes | None, Mapping[str, str]]]) -> list[tuple[int, str, bytes]]:
-        """Several requests written in one send (HTTP/1.1 pipelining), their answers read in order:
+    def exchange(self, requests: list[tuple[str, str, bytes | None, Mapping[str, str]]]) -> list[tuple[int, str, bytes]]:
+        """Requests written in one send (several: HTTP/1.1 pipelining), their answers read in order:
         the server takes them one after another, and the thread wakes for a read of several answers,
         not one each. Fewer answers than requests: the server closed the connection after the last
         (the rest were not taken); an answer cut short raises ``http.client.IncompleteRead``."""
@@ -154,29 +132,6 @@ class Connection:
         sock, self.sock = self.sock, None
         if sock is not None:
             sock.close()
-
-
-class _Answer:
-    """httptools' callbacks: what the answer says, as it is parsed."""
-
-    def __init__(self) -> None:
-        self.parser: Any = None
-        self.started = self.complete = False
-        self.keep_alive = True
-        self.reason = ""
-        self.body: list[bytes] = []
-
-    def on_status(self, reason: bytes) -> None:
-        self.reason += reason.decode("latin-1")
-
-    def on_headers_complete(self) -> None:
-        self.keep_alive = self.parser.should_keep_alive()
-
-    def on_body(self, data: bytes) -> None:
-        self.body.append(data)
-
-    def on_message_complete(self) -> None:
-        self.complete = True
 
 
 class _Answers:
@@ -278,30 +233,18 @@ class Connections:
             return None
         return cls(url.scheme, url.host, url.port, tls_context(configuration) if url.scheme == "https" else None)
 
-    def send(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, str, bytes]:
-        """(status, reason, the answer's bytes). A request met by a stale kept connection is sent
-        once more, on a new one (``_connection`` then opens one: not reused, so never a third time)."""
-        while True:
-            connection, reused = self._connection()
-            try:
-                return connection.exchange(method, path, body, headers)
-            except STALE:
-                connection.close()
-                if not reused:
-                    raise
-            except BaseException:
-                connection.close()  # half an exchange: the next request opens anew
-                raise
-
-    def send_all(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]]) -> list[tuple[int, str, bytes]]:
+    def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]]) -> list[tuple[int, str, bytes]]:
         """Each request's (status, reason, answer), in order, the requests pipelined (``pipelined``).
-        What a closing connection left unanswered goes again on a new one."""
+        What a closing connection left unanswered goes again on a new one: a kept connection the
+        API server had closed while idle, once (``_connection`` then opens one: not reused, so a
+        request is never sent a third time); one it closed after some answers, for the rest. An
+        answer cut short raises: the server took that request, and sending it again could do it twice."""
         answers: list[tuple[int, str, bytes]] = []
         while len(answers) < len(requests):
             batch = pipelined(requests, len(answers))
             connection, reused = self._connection()
             try:
-                got = connection.exchange_all(batch)
+                got = connection.exchange(batch)
             except BaseException:
                 connection.close()  # half an exchange: the next request opens anew
                 raise
@@ -444,12 +387,20 @@ class Rest:
     def replace_namespaced_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
         return self.request("PUT", _leases(namespace, name), body)
 
+    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
+                query: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The answer as a dict; a refusal raised as the client's ``ApiException``."""
+        return self.call(Call(method, path + ("?" + urlencode(query) if query else ""), body, content_type))
+
     def call(self, call: Call) -> dict[str, Any]:
-        return self.request(call.method, call.target, call.body, call.content_type)  # type: ignore[no-any-return]
+        [answer] = self.send([call])
+        if isinstance(answer, ApiException):
+            raise answer
+        return answer
 
     def send(self, calls: list[Call]) -> list[dict[str, Any] | ApiException]:
-        """Several writes pipelined on this thread's connection (``Connections.send_all``): for each,
-        in order, its answer or the API's refusal. A connection's failure raises."""
+        """Requests pipelined on this thread's connection (``Connections.send``): for each, in
+        order, its answer or the API's refusal. A connection's failure raises."""
         headers = self._headers()
         requests = []
         for call in calls:
@@ -460,27 +411,10 @@ class Rest:
             answers = [self._through_pool(*request) for request in requests]
         else:
             base = self.base_path.rstrip("/")
-            answers = self.direct.send_all([(method, base + target, data, headers)
-                                            for method, target, data, headers in requests])
+            answers = self.direct.send([(method, base + target, data, headers)
+                                        for method, target, data, headers in requests])
         return [(orjson.loads(answered) if call.answer and answered else {}) if 200 <= status < 300
                 else _api_exception(status, reason, answered) for call, (status, reason, answered) in zip(calls, answers)]
-
-    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
-                query: Mapping[str, str] | None = None, answer: bool = True) -> Any:
-        """The answer as a dict (None when ``answer`` is False: nobody reads it)."""
-        headers = self._headers()
-        data = None
-        if body is not None:
-            data = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)  # an int key a string, as json writes it
-            headers["Content-Type"] = content_type
-        target = path + ("?" + urlencode(query) if query else "")
-        if self.direct is not None:
-            status, reason, answered = self.direct.send(method, self.base_path.rstrip("/") + target, data, headers)
-        else:
-            status, reason, answered = self._through_pool(method, target, data, headers)
-        if not 200 <= status < 300:
-            raise _api_exception(status, reason, answered)
-        return orjson.loads(answered) if answer else None
 
     def _through_pool(self, method: str, target: str, data: bytes | None,
                       headers: dict[str, str]) -> tuple[int, str, bytes]:

@@ -19,7 +19,6 @@ echoes of the operator's own writes are already in its cache.
 
 from __future__ import annotations
 
-import http.client
 import socket
 import ssl
 import time
@@ -33,10 +32,15 @@ BURST_BYTES = 1 << 20  # read at most this much before handing the events on
 READ_BYTES = 65536
 
 
+class Cut(ConnectionError):
+    """The connection ended before the answer did (the API server restarting, a proxy's timeout):
+    said in the watch's log line as it is."""
+
+
 class Stream:
     """One streamed HTTP answer on its own socket: its status, then its body a line at a time
     (a watch event a line). The iteration ends with the answer; a connection cut before that is
-    ``http.client.IncompleteRead``."""
+    ``Cut``."""
 
     def __init__(self, sock: socket.socket, pace: float = PACE_SECONDS) -> None:
         self.sock, self.pace = sock, pace
@@ -102,7 +106,7 @@ class Stream:
     def _read_once(self) -> None:
         data = self.sock.recv(READ_BYTES)
         if not data:
-            raise http.client.IncompleteRead(bytes(self._body))
+            raise Cut("the API server closed the connection before the answer's end")
         self._parser.feed_data(data)
 
     def _whole_lines(self) -> list[bytes]:

@@ -130,8 +130,9 @@ def test_a_burst_of_events_is_read_in_one_wake_up_not_one_each(serve: Callable[.
     assert stream.bursts <= 3  # type: ignore[attr-defined]  # the first event, the other 49, the end (if it came apart)
 
 
-def test_a_connection_cut_before_the_end_is_an_error(serve: Callable[..., Scripted]) -> None:
-    server = serve(HEAD, chunk(event(1)), CLOSE)
+def test_a_connection_cut_before_the_end_is_an_error_after_the_events_that_came(
+        serve: Callable[..., Scripted]) -> None:
+    server = serve(HEAD, chunk(event(1)), CLOSE)  # the event and the end in one burst
     lines = iter(server.stream())
     assert next(lines) == event(1)[:-1]
     with pytest.raises(Cut, match="closed the connection before the answer's end"):

@@ -30,6 +30,7 @@ from urllib3.util.wait import wait_for_read
 PACE_SECONDS = 0.02  # after a burst of events, how long the thread lets the next gather
 BURST_BYTES = 1 << 20  # read at most this much before handing the events on
 READ_BYTES = 65536
+CUT = "the API server closed the connection before the answer's end"
 
 
 class Cut(ConnectionError):
@@ -46,7 +47,7 @@ class Stream:
         self.sock, self.pace = sock, pace
         self.status = 0
         self.reason = ""
-        self._head_read = self._complete = False
+        self._head_read = self._complete = self._cut = False  # cut: the connection ended early
         self._body = bytearray()
         self._parser = httptools.HttpResponseParser(self)
 
@@ -94,10 +95,17 @@ class Stream:
     # -- reading ------------------------------------------------------------------------
 
     def _read_burst(self) -> None:
-        """Wait for the next bytes, then take what else is there without waiting."""
+        """Wait for the next bytes, then take what else is there without waiting. An end met
+        after the first read is raised at the next burst, once what came before it is handed on."""
+        if self._cut:
+            raise Cut(CUT)
         self._read_once()
         while not self._complete and len(self._body) < BURST_BYTES and self._readable():
-            self._read_once()
+            try:
+                self._read_once()
+            except Cut:
+                self._cut = True
+                return
 
     def _readable(self) -> bool:
         pending = isinstance(self.sock, ssl.SSLSocket) and self.sock.pending() > 0  # decrypted, not yet taken
@@ -106,7 +114,7 @@ class Stream:
     def _read_once(self) -> None:
         data = self.sock.recv(READ_BYTES)
         if not data:
-            raise Cut("the API server closed the connection before the answer's end")
+            raise Cut(CUT)
         self._parser.feed_data(data)
 
     def _whole_lines(self) -> list[bytes]:

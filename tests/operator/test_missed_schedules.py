@@ -36,7 +36,9 @@ def test_after_three_hours_away_the_latest_minute_runs_and_the_overflow_is_visib
     assert job["metadata"]["name"] == f"sync-{THREE_HOURS_LATER}"
     assert job["metadata"]["annotations"][OVERFLOW_ANNOTATION] == '{"missed":101,"limit":100,"dropped":0}'
     assert result.status is not None
-    assert (result.status["overflowed"], result.status["overflowing"], result.status["launched"]) == (1, True, 1)
+    # The latest time launched: the outage is over (the next one is reported again), though the
+    # condition stays until a firing is on time.
+    assert (result.status["overflowed"], result.status["overflowing"], result.status["launched"]) == (1, None, 1)
     ready, missed = conditions(result)["Ready"], conditions(result)["MissedSchedules"]
     assert ready["status"] == "True"  # the schedule works
     assert (missed["status"], missed["reason"], missed["message"], missed["lastTransitionTime"]) == (
@@ -87,6 +89,33 @@ def test_each_entry_into_an_overflow_counts_once() -> None:
         body, jobs = after(body, on_time.status), jobs + on_time.create
         assert body["status"]["overflowed"] == expected
         assert conditions(on_time)["MissedSchedules"]["status"] == "False"
+
+
+def test_a_second_outage_with_no_reconcile_in_between_is_reported_again() -> None:
+    body, jobs = seen("* * * * *"), []
+    first = plan(body, jobs, THREE_HOURS_LATER)
+    body, jobs = after(body, first.status), jobs + first.create
+    second = plan(body, jobs, THREE_HOURS_LATER + 181)  # the next reconcile is after another outage
+    assert reasons(second)[0] == ("Warning", "TooManyMissedSchedules")
+    assert second.status is not None and second.status["overflowed"] == 2
+    assert counts(second)["overflows"] == 1
+
+
+def test_an_outage_blocked_by_a_forbid_run_is_reported_once_and_the_next_outage_again() -> None:
+    body = seen("* * * * *", concurrencyPolicy="Forbid")
+    first = plan(body, [], CREATED + 1)
+    body, jobs = after(body, first.status), first.create
+    stuck = plan(body, jobs, THREE_HOURS_LATER)
+    body = after(body, stuck.status)
+    jobs = [finished(jobs[0], "Complete", THREE_HOURS_LATER + 2)]
+    recovered = plan(body, jobs, THREE_HOURS_LATER + 2)  # the run ended: the latest time launches
+    assert ("Warning", "TooManyMissedSchedules") not in reasons(recovered)  # the same outage
+    assert recovered.status is not None and recovered.status["overflowing"] is None
+    body, jobs = after(body, recovered.status), jobs + recovered.create
+    jobs = [finished(job, "Complete", THREE_HOURS_LATER + 3) for job in jobs]
+    again = plan(body, jobs, THREE_HOURS_LATER + 400)
+    assert ("Warning", "TooManyMissedSchedules") in reasons(again)
+    assert again.status is not None and again.status["overflowed"] == 2
 
 
 def test_catch_up_all_past_the_limit_runs_the_newest_in_order_and_says_how_many_it_dropped() -> None:

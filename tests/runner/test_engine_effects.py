@@ -128,6 +128,23 @@ def test_after_a_three_hour_outage_an_every_minute_schedule_fires_the_latest_min
     assert not any("overflow" in line for line in cronctl_status(folder))
 
 
+def test_a_second_outage_after_a_restart_is_said_again(folder: Path, clock: Clock) -> None:
+    """The recovery launch ends the first outage in the book, so the second is news, though
+    no tick came between the two."""
+    (folder / "often.yaml").write_text(manifest("often", "* * * * *", PRINT_ENV))
+    stop_after_a_run_at_0001(folder, clock)
+    for outage, expected in ((THREE_HOURS_LATER, 1), ("2024-03-01T06:01", 2)):
+        clock.set(outage)
+        said: list[str] = []
+        again = a_runner(folder, clock, said=said)
+        until(again, lambda: journal(folder, "often")[-1]["nominal"] == t(outage))
+        again.lock.release()
+        assert [line for line in said if "overflow" in line] == [
+            f"often: overflow at {outage.replace('T', ' ')} UTC: more than 100 missed; "
+            f"launched {outage.replace('T', ' ')} UTC (scheduled)"]
+        assert book_state(folder, "often")["overflowed"] == expected
+
+
 def test_catch_up_all_past_its_limit_runs_the_newest_times_in_order_and_says_how_many_it_dropped(
         folder: Path, clock: Clock) -> None:
     (folder / "every.yaml").write_text(manifest("every", "* * * * *", PRINT_ENV, catchUp="All",

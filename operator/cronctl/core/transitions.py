@@ -7,8 +7,11 @@ log line, a metric), or whether it repeats what an earlier tick decided.
 The counting rules:
 
 - a skipped schedule time is counted once, however many ticks skip it;
-- an overflow is counted once each time the job goes into one; a tick of the
-  job without one ends it.
+- an overflow is counted once each time the job goes into one (an outage);
+  the outage ends with the first tick that launches a schedule time (the
+  latest missed one, under CronJob's rule) or that finds no overflow, so the
+  next outage is counted and reported again, whether or not the job was
+  ticked in between.
 
 How a run ends (its outcome, a retry, retention) is ``JobState.fail_attempt``
 and ``JobState.record_finish``. The drivers keep their own records of runs
@@ -39,14 +42,18 @@ def apply_tick(state: JobState, decisions: Iterable[Decision],
     ``key`` names the run a launch creates where a driver does not name runs
     by ``Launch.run_id`` (the operator names them by their first Job).
     """
-    overflowing = False
+    overflowing = launched = False
     applied = []
     for decision in decisions:
         if type(decision) is Overflow:
             overflowing = True
+        elif type(decision) is Launch and decision.reason not in (MANUAL, BACKFILL):
+            launched = True
         run_key = key(decision) if key is not None and type(decision) is Launch else None
         applied.append(apply(state, decision, run_key))
-    state.overflowing = overflowing
+    # Still in the outage only while nothing past it launched (a Forbid run still active, or
+    # the seed's rule, which launches nothing past an overflow).
+    state.overflowing = overflowing and not launched
     return applied
 
 

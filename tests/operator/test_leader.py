@@ -1,10 +1,16 @@
-"""Where the Lease lives and who holds it: the operator's own namespace and Pod name first."""
+"""Where the Lease lives and who holds it (the operator's own namespace and Pod name first), the
+rules on its record, and how the holder keeps it: every failed renewal tried again until the
+renew deadline, and leading stopped before another replica can take the Lease."""
 
 from __future__ import annotations
 
-import pytest
+from datetime import datetime, timezone
+from typing import Callable
 
-from cronctl.operator.leader import Election, election_from
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from cronctl.operator.leader import Election, Leadership, Seen, claimed, election_from, expired, observed
 
 
 def test_the_lease_lives_in_the_pods_namespace_and_is_held_by_the_pods_name(monkeypatch) -> None:
@@ -29,3 +35,155 @@ def test_the_renew_deadline_and_retry_period_follow_the_lease_as_client_go_does(
 def test_a_lease_too_short_to_renew_is_refused_naming_the_flag() -> None:
     with pytest.raises(ValueError, match="--lease-seconds: 2 is below the minimum 3"):
         election_from(True, None, [], "x", "me", 2)
+
+
+# -- the rules on the record -------------------------------------------------------------------
+
+NOON = datetime(2024, 3, 1, 12, 0, 0, 250000, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("spec, seen_at, now, may_write", [
+    ({}, 0.0, 0.0, True),  # nobody holds it
+    ({"holderIdentity": "pod-a", "leaseDurationSeconds": 15}, 0.0, 1.0, True),  # we hold it
+    ({"holderIdentity": "pod-b", "leaseDurationSeconds": 15}, 100.0, 114.9, False),  # theirs, not expired
+    ({"holderIdentity": "pod-b", "leaseDurationSeconds": 15}, 100.0, 115.0, True),  # unchanged for its duration
+    ({"holderIdentity": "pod-b", "leaseDurationSeconds": 30}, 100.0, 120.0, False),  # the record's duration counts
+], ids=["nobody-holds-it", "ours", "theirs-renewed-lately", "theirs-expired", "their-longer-lease"])
+def test_a_candidate_writes_the_lease_only_once_it_expired_on_its_own_clock(spec, seen_at, now, may_write) -> None:
+    assert expired(Seen(spec, seen_at), "pod-a", now, 15) is may_write
+
+
+def test_the_time_a_record_was_seen_moves_only_when_it_changed() -> None:
+    first = observed(None, {"holderIdentity": "pod-b", "renewTime": "t1"}, 10.0)
+    assert observed(first, {"holderIdentity": "pod-b", "renewTime": "t1"}, 14.0).at == 10.0
+    assert observed(first, {"holderIdentity": "pod-b", "renewTime": "t2"}, 14.0).at == 14.0
+
+
+def test_a_renewal_keeps_the_acquire_time_and_a_takeover_counts_a_transition() -> None:
+    ours = {"holderIdentity": "pod-a", "acquireTime": "2024-03-01T11:00:00.000000Z", "leaseTransitions": 2}
+    renewed = claimed(ours, "pod-a", 15, NOON)
+    assert (renewed["acquireTime"], renewed["renewTime"], renewed["leaseTransitions"]) == (
+        "2024-03-01T11:00:00.000000Z", "2024-03-01T12:00:00.250000Z", 2)
+    taken = claimed({**ours, "holderIdentity": "pod-b"}, "pod-a", 15, NOON)
+    assert (taken["acquireTime"], taken["leaseTransitions"]) == ("2024-03-01T12:00:00.250000Z", 3)
+    assert claimed({}, "pod-a", 15, NOON)["leaseTransitions"] == 0
+
+
+# -- the shell: renewals tried again until the renew deadline ------------------------------------
+
+
+class LeaseServer:
+    """Stands for the API server's Lease calls; ``down`` makes them fail as a restart does."""
+
+    def __init__(self, clock: list[float]) -> None:
+        self.clock, self.lease, self.down, self.calls = clock, None, False, []
+        self.version, self.taken_at = 0, 0.0  # the clock when the last write was taken
+
+    def _call(self, what: str, seconds: float) -> None:
+        self.calls.append((what, seconds))
+        self.clock[0] += 0.01
+        if self.down:
+            raise ConnectionRefusedError(111, "Connection refused")
+
+    def read_namespaced_lease(self, namespace: str, name: str, seconds: float) -> dict:
+        self._call("read", seconds)
+        if self.lease is None:
+            raise ApiException(status=404, reason="Not Found")
+        return self.lease
+
+    def create_namespaced_lease(self, namespace: str, body: dict, seconds: float) -> dict:
+        self._call("create", seconds)
+        self.version, self.taken_at = self.version + 1, self.clock[0]
+        self.lease = {**body, "metadata": {**body["metadata"], "resourceVersion": str(self.version)}}
+        return self.lease
+
+    def replace_namespaced_lease(self, namespace: str, name: str, body: dict, seconds: float) -> dict:
+        self._call("replace", seconds)
+        if body["metadata"]["resourceVersion"] != self.lease["metadata"]["resourceVersion"]:
+            raise ApiException(status=409, reason="Conflict")
+        self.version, self.taken_at = self.version + 1, self.clock[0]
+        self.lease = {**body, "metadata": {**body["metadata"], "resourceVersion": str(self.version)}}
+        return self.lease
+
+
+class Stepped:
+    """A monotonic clock that a sleep moves, and what happens at chosen times."""
+
+    def __init__(self) -> None:
+        self.now = [0.0]
+        self.at: dict[float, Callable[[], None]] = {}
+
+    def monotonic(self) -> float:
+        return self.now[0]
+
+    def sleep(self, seconds: float) -> None:
+        before, self.now[0] = self.now[0], self.now[0] + seconds
+        for when in sorted(self.at):
+            if before < when <= self.now[0]:
+                self.at.pop(when)()
+
+
+class Lost(Exception):
+    pass
+
+
+def a_leader(clock: Stepped, server: LeaseServer) -> Leadership:
+    def lost() -> None:
+        raise Lost(clock.now[0])
+    return Leadership(Election(True, "ops", "cronctl-operator", "pod-a", 15), server, lost,  # type: ignore[arg-type]
+                      monotonic=clock.monotonic, wall=lambda: NOON, sleep=clock.sleep)
+
+
+def test_an_api_server_down_for_less_than_the_renew_deadline_loses_nothing() -> None:
+    clock = Stepped()
+    server = LeaseServer(clock.now)
+    leader = a_leader(clock, server)
+    leadership_ended: list[float] = []
+    clock.at[20.0] = lambda: setattr(server, "down", True)
+    clock.at[27.0] = lambda: setattr(server, "down", False)  # 7 s of refused connections (deadline 10 s)
+    clock.at[60.0] = lambda: leadership_ended.append(clock.now[0]) or setattr(server, "down", True)
+    with pytest.raises(Lost):
+        leader.campaign()
+    assert leadership_ended == [pytest.approx(60.0, abs=2.1)]  # held through the outage at 20-27 s
+    assert not leader.leading.is_set()
+
+
+def test_past_the_renew_deadline_the_holder_stops_leading_before_the_lease_can_expire() -> None:
+    clock = Stepped()
+    server = LeaseServer(clock.now)
+    leader = a_leader(clock, server)
+    cleared: list[float] = []
+    clock.at[10.0] = lambda: setattr(server, "down", True)
+    original = leader.leading.clear
+    leader.leading.clear = lambda: cleared.append(clock.now[0]) or original()  # type: ignore[method-assign]
+    with pytest.raises(Lost) as raised:
+        leader.campaign()
+    assert cleared and cleared[0] == raised.value.args[0]  # leading stopped, then the process ends
+    # Another replica may take the Lease 15 s after it saw the last renewal taken; this one
+    # stopped leading within the renew deadline (10 s) of it.
+    assert 9.0 <= cleared[0] - server.taken_at <= 10.1
+
+
+def test_each_try_waits_at_most_what_is_left_of_the_renew_deadline() -> None:
+    clock = Stepped()
+    server = LeaseServer(clock.now)
+    leader = a_leader(clock, server)
+    clock.at[10.0] = lambda: setattr(server, "down", True)
+    with pytest.raises(Lost):
+        leader.campaign()
+    failed = [seconds for what, seconds in server.calls[-5:]]
+    assert all(seconds <= 10 for seconds in failed) and failed == sorted(failed, reverse=True)
+
+
+def test_another_replicas_takeover_is_refused_as_a_conflict_and_read_afresh() -> None:
+    clock = Stepped()
+    server = LeaseServer(clock.now)
+    leader = a_leader(clock, server)
+    assert leader.try_to_hold(10)  # created
+    assert leader.try_to_hold(10)  # renewed without a read
+    assert [what for what, _ in server.calls] == ["read", "create", "replace"]
+    server.lease = {**server.lease, "spec": {**server.lease["spec"], "holderIdentity": "pod-b"},
+                    "metadata": {**server.lease["metadata"], "resourceVersion": "99"}}
+    assert not leader.try_to_hold(10)  # the fast path's write is refused
+    assert not leader.try_to_hold(10)  # read: pod-b holds it, not expired
+    assert [what for what, _ in server.calls[3:]] == ["replace", "read"]

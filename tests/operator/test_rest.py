@@ -54,7 +54,8 @@ class Recording:
         self.status, self.answer = status, answer
         self.calls: list[tuple[str, str, bytes | None, dict[str, str]]] = []
 
-    def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]]) -> list[tuple[int, str, bytes]]:
+    def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]],
+             seconds: float = 60.0) -> list[tuple[int, str, bytes]]:
         self.calls.extend(requests)
         return [(self.status, "OK" if self.status == 200 else "Not Found", self.answer) for _ in requests]
 

@@ -1,19 +1,31 @@
 """Leader election: of several operator replicas, exactly one acts at a time.
 
 Every replica watches (the watches only mark schedules for the loop); only
-the holder of a ``coordination.k8s.io`` Lease reconciles. The election is the
-kubernetes client's own (``kubernetes.leaderelection`` with its ``LeaseLock``):
-a candidate takes the Lease once its holder has not renewed it for a lease
-duration, and the holder that cannot renew within the renew deadline gives up.
-The lock reads and writes the Lease through ``rest`` as plain JSON
-(``RestLeaseLock``): through the client's models, a read and a write every
-few seconds cost 3-7% of the operator's CPU while every minute launched.
+the holder of a ``coordination.k8s.io`` Lease reconciles. The Lease is kept
+as client-go's ``leaderelection`` keeps it:
 
-Giving up ends the process (as client-go controllers do): a replica that lost
-the Lease must not act on a view it can no longer trust, and its Deployment
-restarts it as a candidate. A failover creates no duplicate Job because Job
-names are a function of the schedule and the nominal time: the new leader
-adopts what the old one created.
+- a candidate takes the Lease once the record it last saw has not changed
+  for a lease duration, measured on its own monotonic clock from when it saw
+  it (never from the record's times: the replicas' clocks may differ);
+- the holder renews every retry period; a renewal that fails for any reason
+  (a refusal, a connection refused or reset, a timeout, the API server
+  restarting) is tried again every retry period until the renew deadline,
+  counted from the last renewal that was taken; each try waits at most what
+  is left of that deadline;
+- past the renew deadline, which is shorter than the lease, the holder stops
+  acting (``leading`` is cleared) before another replica can take the Lease,
+  and only then the process ends (``lost``), as client-go controllers do: its
+  Deployment restarts it as a candidate. A failover creates no duplicate Job
+  because Job names are a function of the schedule and the nominal time: the
+  new leader adopts what the old one created.
+
+Written here rather than through the kubernetes client's ``leaderelection``:
+that one lets a renewal's failure other than a refusal (a connection error)
+end the election at once, so every API server restart ended the operator,
+and it bounds no single try by the deadline, so a renewal hung on a dead
+connection outlived the lease. The rules on the record are pure functions
+(``expired``, ``claimed``); ``Leadership`` is the shell that reads, writes
+and waits, with its clocks injected.
 
 The identity is the Pod's name (``POD_NAME``), so a restarted container of the
 same Pod takes its Lease back at once instead of waiting for it to expire.
@@ -25,13 +37,12 @@ import logging
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Callable
+from datetime import datetime, timezone
+from typing import Any, Callable, Mapping
 
 from kubernetes.client.exceptions import ApiException
-from kubernetes.leaderelection.leaderelectionrecord import LeaderElectionRecord
-from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
 from .rest import Rest
 
@@ -40,6 +51,7 @@ log = logging.getLogger("cronctl.operator")
 DEFAULT_LEASE_NAME = "cronctl-operator"
 DEFAULT_LEASE_SECONDS = 15
 MIN_LEASE_SECONDS = 3
+LAST_TRY_SECONDS = 1.0  # after failed renewals, the last try comes this long before the renew deadline
 
 
 @dataclass(frozen=True)
@@ -71,121 +83,183 @@ def election_from(enabled: bool, namespace: str | None, watched: list[str], name
     return Election(enabled, namespace, name, identity, lease_seconds)
 
 
-class RestLeaseLock(LeaseLock):
-    """The client's ``LeaseLock`` (its record's conversions to and from the Lease), its reads and
-    writes through ``Rest``: the Lease as a dict, not the client's models."""
+# -- the rules on the record: pure --------------------------------------------------------------
 
-    def __init__(self, rest: Rest, name: str, namespace: str, identity: str) -> None:
-        # Not LeaseLock.__init__: it makes a client of its own from the default configuration.
-        self.rest, self.name, self.namespace, self.identity = rest, name, namespace, str(identity)
-        self.lease_reference: dict[str, Any] | None = None
+
+@dataclass(frozen=True)
+class Seen:
+    """A Lease's spec as a candidate last saw it change, and when (its monotonic clock)."""
+
+    spec: Mapping[str, Any]
+    at: float
+
+
+def observed(previous: Seen | None, spec: Mapping[str, Any], now: float) -> Seen:
+    """What a candidate knows after reading ``spec`` at ``now``: the time only moves when the
+    record changed (a holder's renewal changes its renewTime)."""
+    if previous is not None and previous.spec == spec:
+        return previous
+    return Seen(spec, now)
+
+
+def expired(seen: Seen, identity: str, now: float, lease_seconds: float) -> bool:
+    """Whether ``identity`` may write the Lease: it holds it, nobody does, or the record has not
+    changed for the lease duration the record states (else ours)."""
+    holder = seen.spec.get("holderIdentity")
+    if not holder or holder == identity:
+        return True
+    duration = seen.spec.get("leaseDurationSeconds") or lease_seconds
+    return now >= seen.at + duration
+
+
+def claimed(spec: Mapping[str, Any], identity: str, lease_seconds: int, now: datetime) -> dict[str, Any]:
+    """The Lease's spec as ``identity`` writes it to take or renew it: the acquire time kept
+    while it holds the Lease, the transitions counted when the holder changes."""
+    stamp = micro_time(now)
+    holding = spec.get("holderIdentity") == identity
+    transitions = int(spec.get("leaseTransitions") or 0)
+    if spec.get("holderIdentity") and not holding:
+        transitions += 1
+    return {**spec, "holderIdentity": identity, "leaseDurationSeconds": lease_seconds,
+            "acquireTime": spec.get("acquireTime") if holding and spec.get("acquireTime") else stamp,
+            "renewTime": stamp, "leaseTransitions": transitions}
+
+
+def micro_time(instant: datetime) -> str:
+    """A Lease's MicroTime: RFC 3339 in UTC with microseconds."""
+    return instant.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# -- the Lease on the API server -------------------------------------------------------------
+
+
+class LeaseLock:
+    """One Lease read and written through ``Rest`` as plain JSON.
+
+    The holder renews from the Lease it wrote last, without reading it first (client-go's
+    fast path): a renewal is one request, not two. Had another replica written the Lease since,
+    the renewal's resourceVersion is refused (Conflict), and the next try reads."""
+
+    def __init__(self, rest: Rest, namespace: str, name: str) -> None:
+        self.rest, self.namespace, self.name = rest, namespace, name
+        self.lease: dict[str, Any] | None = None  # as last read or written
         self.wrote_last = False  # the Lease as this replica last wrote it is the newest it knows
 
-    def get(self, name: str, namespace: str) -> tuple[bool, Any]:
-        """(True, the record the Lease holds), or (False, the API's refusal).
+    def read(self, seconds: float) -> dict[str, Any] | None:
+        """The Lease's spec (from what this replica wrote last, if that is the newest it knows);
+        None: there is no Lease."""
+        if not (self.wrote_last and self.lease is not None):
+            try:
+                self.lease = self.rest.read_namespaced_lease(self.namespace, self.name, seconds=seconds)
+            except ApiException as error:
+                if error.status != 404:
+                    raise
+                self.lease = None
+        return None if self.lease is None else dict(self.lease.get("spec") or {})
 
-        The holder renews from the Lease it wrote last, without reading it first (client-go's
-        fast path): a renewal is one request, not two. Had another replica written the Lease
-        since, the renewal's resourceVersion is refused (Conflict), and the next get reads."""
-        if self.wrote_last and self.lease_reference is not None:
-            return True, self.record_of(self.lease_reference.get("spec") or {})
-        try:
-            lease = self.rest.read_namespaced_lease(namespace, name)
-        except ApiException as error:
-            return False, error
-        self.lease_reference = lease
-        return True, self.record_of(lease.get("spec") or {})
-
-    def create(self, name: str, namespace: str, election_record: LeaderElectionRecord) -> bool:
-        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name},
-                "spec": self.spec_of(election_record)}
-        self.wrote_last = False
-        try:
-            self.lease_reference = self.rest.create_namespaced_lease(namespace, body)
-        except ApiException as error:
-            log.info("could not create the Lease %s/%s: %s", namespace, name, error.reason)
-            return False
+    def write(self, spec: dict[str, Any], seconds: float) -> None:
+        """Create the Lease with ``spec``, or replace the one read last (a Conflict if another
+        replica wrote it since). Raises whatever stopped the write."""
+        self.wrote_last = False  # whatever happens now, the next read asks unless this write is taken
+        if self.lease is None:
+            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": self.name},
+                    "spec": spec}
+            self.lease = self.rest.create_namespaced_lease(self.namespace, body, seconds=seconds)
+        else:
+            self.lease = self.rest.replace_namespaced_lease(self.namespace, self.name,
+                                                            {**self.lease, "spec": spec}, seconds=seconds)
         self.wrote_last = True
-        return True
-
-    def update(self, name: str, namespace: str, updated_record: LeaderElectionRecord) -> bool:
-        """Replace the Lease read last (its resourceVersion: a Conflict if another wrote it since)."""
-        if self.lease_reference is None:
-            return False
-        lease = {**self.lease_reference,
-                 "spec": {**(self.lease_reference.get("spec") or {}), **self.spec_of(updated_record)}}
-        self.wrote_last = False  # whatever happens now, the next get reads unless this write is taken
-        try:
-            self.lease_reference = self.rest.replace_namespaced_lease(namespace, name, lease)
-        except ApiException as error:
-            log.info("could not renew the Lease %s/%s: %s", namespace, name, error.reason)
-            return False
-        self.wrote_last = True
-        return True
-
-    def spec_of(self, record: LeaderElectionRecord) -> dict[str, Any]:
-        return {"holderIdentity": record.holder_identity, "leaseDurationSeconds": int(record.lease_duration),
-                "acquireTime": _micro_time(self.time_str_to_iso(record.acquire_time)),
-                "renewTime": _micro_time(self.time_str_to_iso(record.renew_time))}
-
-    def record_of(self, spec: dict[str, Any]) -> LeaderElectionRecord:
-        record = LeaderElectionRecord(None, None, None, None)
-        if spec.get("holderIdentity"):
-            record.holder_identity = spec["holderIdentity"]
-        if spec.get("leaseDurationSeconds"):
-            record.lease_duration = str(spec["leaseDurationSeconds"])
-        if spec.get("acquireTime"):
-            record.acquire_time = self.time_from_utc(datetime.fromisoformat(spec["acquireTime"]))
-        if spec.get("renewTime"):
-            record.renew_time = self.time_from_utc(datetime.fromisoformat(spec["renewTime"]))
-        return record
 
 
-def _micro_time(instant: datetime) -> str:
-    """A Lease's MicroTime: RFC 3339 in UTC with microseconds."""
-    return instant.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def _wall() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 class Leadership:
-    """Waits for the Lease, then keeps it; ``lost`` is called if it cannot be kept."""
+    """Waits for the Lease, then keeps it; ``lost`` is called once it cannot be kept, after
+    ``leading`` was cleared. The clocks and the wait are injected for tests."""
 
-    def __init__(self, election: Election, rest: Rest, lost: Callable[[], None] | None = None) -> None:
-        self.election, self.rest = election, rest
+    def __init__(self, election: Election, rest: Rest, lost: Callable[[], None] | None = None, *,
+                 monotonic: Callable[[], float] = time.monotonic, wall: Callable[[], datetime] = _wall,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.election, self.lock = election, LeaseLock(rest, election.namespace, election.name)
         self.leading = threading.Event()
         self._lost = lost or _exit_process
+        self._monotonic, self._wall, self._sleep = monotonic, wall, sleep
+        self._seen: Seen | None = None
+        self._failing = False  # a renewal failed since the last one taken: said once
 
     def start(self) -> None:
         if not self.election.enabled:
             log.info("leader election is off: this replica acts alone")
             self.leading.set()
             return
-        threading.Thread(target=self._campaign, name="cronctl-leader-election", daemon=True).start()
+        threading.Thread(target=self.campaign, name="cronctl-leader-election", daemon=True).start()
 
-    def _campaign(self) -> None:
-        from kubernetes.leaderelection import electionconfig, leaderelection
-
-        logging.getLogger("leaderelection").setLevel(logging.WARNING)  # it logs every retry at INFO
+    def campaign(self) -> None:
+        """Take the Lease, then keep it until it cannot be kept (then ``lost``)."""
         e = self.election
         log.info("waiting for the Lease %s/%s as %s", e.namespace, e.name, e.identity)
-        config = electionconfig.Config(RestLeaseLock(self.rest, e.name, e.namespace, e.identity), e.lease_seconds,
-                                       e.renew_seconds, e.retry_seconds, self._won, self._gave_up)
-        try:
-            leaderelection.LeaderElection(config).run()
-        except Exception:
-            log.exception("leader election failed")
-            self._gave_up()
-
-    def _won(self) -> None:
-        log.info("holding the Lease %s/%s as %s: this replica acts", self.election.namespace,
-                 self.election.name, self.election.identity)
+        while not self.try_to_hold(e.renew_seconds):
+            self._sleep(e.retry_seconds)
+        log.info("holding the Lease %s/%s as %s: this replica acts", e.namespace, e.name, e.identity)
         self.leading.set()
-
-    def _gave_up(self) -> None:
-        if self.leading.is_set():
-            log.error("lost the Lease %s/%s: stopping so that no two replicas act", self.election.namespace,
-                      self.election.name)
+        self.keep()
         self.leading.clear()
+        log.error("could not renew the Lease %s/%s for %d s (the renew deadline): stopping so that no two "
+                  "replicas act", e.namespace, e.name, e.renew_seconds)
         self._lost()
+
+    def keep(self) -> None:
+        """Renew every retry period; return once no renewal was taken for the renew deadline.
+        After a failure the last try comes LAST_TRY_SECONDS before the deadline, so an outage
+        of nearly the whole deadline costs nothing."""
+        e = self.election
+        renewed, failing = self._monotonic(), False
+        while True:
+            deadline = renewed + e.renew_seconds
+            wait = e.retry_seconds if not failing else min(e.retry_seconds,
+                                                           deadline - LAST_TRY_SECONDS - self._monotonic())
+            if wait < 0:
+                return  # no time left for a try
+            self._sleep(wait)
+            started = self._monotonic()
+            if started >= deadline:
+                return
+            if self.try_to_hold(deadline - started):
+                renewed = started  # counted from the try's start: the Lease says no earlier
+                if failing:
+                    log.info("renewed the Lease %s/%s again", e.namespace, e.name)
+                failing = self._failing = False
+            else:
+                failing = True
+
+    def try_to_hold(self, seconds: float) -> bool:
+        """One try to take or renew the Lease, waiting at most ``seconds``: whether it holds it."""
+        e = self.election
+        try:
+            spec = self.lock.read(seconds)
+            now = self._monotonic()
+            if spec is not None:
+                self._seen = observed(self._seen, spec, now)
+                if not expired(self._seen, e.identity, now, e.lease_seconds):
+                    return False
+            self.lock.write(claimed(spec or {}, e.identity, e.lease_seconds, self._wall()), seconds)
+        except Exception as error:  # any failure is a failed try: retried until the deadline
+            if self.leading.is_set() and not self._failing:
+                log.warning("could not renew the Lease %s/%s (%s); trying again every %d s until the renew "
+                            "deadline", e.namespace, e.name, _said(error), e.retry_seconds)
+                self._failing = True
+            return False
+        self._seen = observed(self._seen, self.lock.lease.get("spec") or {} if self.lock.lease else {},
+                              self._monotonic())
+        return True
+
+
+def _said(error: BaseException) -> str:
+    if isinstance(error, ApiException):
+        return f"{error.status} {error.reason}"
+    return str(error) or type(error).__name__
 
 
 def _exit_process() -> None:

@@ -71,6 +71,15 @@ class Closed(ConnectionError):
     """The server closed the connection before the answer's first byte: the request was not taken."""
 
 
+class Unreachable(ConnectionError):
+    """No connection could be made (refused, reset during the TLS handshake, timed out): nothing was sent."""
+
+
+def _reason(error: BaseException) -> str:
+    """An OS or TLS error in a few words: its strerror, else its text, else its type."""
+    return getattr(error, "strerror", None) or str(error) or type(error).__name__
+
+
 # What a kept connection raises when the API server closed it while idle: the request is sent
 # again once, on a new connection (a create sent twice is refused as AlreadyExists, which the
 # operator adopts; the other writes are merge patches, the same twice).
@@ -88,9 +97,16 @@ HEAD_BYTES = 1024  # a request's head, as counted against PIPELINE_BYTES (the cr
 class Connection:
     """One HTTP/1.1 connection: requests written in one send, their answers parsed by httptools."""
 
-    def __init__(self, sock: socket.socket, host_header: str) -> None:
+    def __init__(self, sock: socket.socket, host_header: str, seconds: float = SECONDS) -> None:
         self.sock: socket.socket | None = sock
         self.host_header = host_header
+        self.seconds = seconds  # how long a read waits
+
+    def wait_at_most(self, seconds: float) -> None:
+        """Each read of the next exchanges waits at most ``seconds`` (a socket call only when it changes)."""
+        if seconds != self.seconds and self.sock is not None:
+            self.sock.settimeout(seconds)
+            self.seconds = seconds
 
     def exchange(self, requests: list[tuple[str, str, bytes | None, Mapping[str, str]]]) -> list[tuple[int, str, bytes]]:
         """Requests written in one send (several: HTTP/1.1 pipelining), their answers read in order:
@@ -233,16 +249,19 @@ class Connections:
             return None
         return cls(url.scheme, url.host, url.port, tls_context(configuration) if url.scheme == "https" else None)
 
-    def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]]) -> list[tuple[int, str, bytes]]:
+    def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]],
+             seconds: float = SECONDS) -> list[tuple[int, str, bytes]]:
         """Each request's (status, reason, answer), in order, the requests pipelined (``pipelined``).
         What a closing connection left unanswered goes again on a new one: a kept connection the
         API server had closed while idle, once (``_connection`` then opens one: not reused, so a
         request is never sent a third time); one it closed after some answers, for the rest. An
-        answer cut short raises: the server took that request, and sending it again could do it twice."""
+        answer cut short raises: the server took that request, and sending it again could do it twice.
+        A connect and each read wait at most ``seconds``."""
         answers: list[tuple[int, str, bytes]] = []
         while len(answers) < len(requests):
             batch = pipelined(requests, len(answers))
-            connection, reused = self._connection()
+            connection, reused = self._connection(seconds)
+            connection.wait_at_most(seconds)
             try:
                 got = connection.exchange(batch)
             except BaseException:
@@ -253,7 +272,7 @@ class Connections:
             answers.extend(got)  # none from a stale kept connection: the batch goes again on a new one
         return answers
 
-    def _connection(self) -> tuple[Connection, bool]:
+    def _connection(self, seconds: float = SECONDS) -> tuple[Connection, bool]:
         """This thread's connection, and whether it was open already (and, as far as can be told
         without sending, still is)."""
         connection: Connection | None = getattr(self._local, "connection", None)
@@ -261,7 +280,12 @@ class Connections:
             return connection, True
         if connection is not None:
             connection.close()
-        connection = self._local.connection = Connection(self.open(), self.host_header)
+        self._local.connection = None
+        try:
+            sock = self.open(seconds)
+        except (OSError, ssl.SSLError) as error:  # refused, reset in the handshake, timed out
+            raise Unreachable(f"cannot connect to {self.host_header}: {_reason(error)}") from error
+        connection = self._local.connection = Connection(sock, self.host_header, seconds)
         return connection, False
 
     def open(self, seconds: float = SECONDS) -> socket.socket:
@@ -378,29 +402,32 @@ class Rest:
 
     # -- Leases (leader election) -----------------------------------------------------------
 
-    def read_namespaced_lease(self, namespace: str, name: str) -> dict[str, Any]:
-        return self.request("GET", _leases(namespace, name))
+    def read_namespaced_lease(self, namespace: str, name: str, seconds: float = SECONDS) -> dict[str, Any]:
+        return self.request("GET", _leases(namespace, name), seconds=seconds)
 
-    def create_namespaced_lease(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        return self.request("POST", _leases(namespace), body)
+    def create_namespaced_lease(self, namespace: str, body: Mapping[str, Any],
+                                seconds: float = SECONDS) -> dict[str, Any]:
+        return self.request("POST", _leases(namespace), body, seconds=seconds)
 
-    def replace_namespaced_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        return self.request("PUT", _leases(namespace, name), body)
+    def replace_namespaced_lease(self, namespace: str, name: str, body: Mapping[str, Any],
+                                 seconds: float = SECONDS) -> dict[str, Any]:
+        return self.request("PUT", _leases(namespace, name), body, seconds=seconds)
 
     def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
-                query: Mapping[str, str] | None = None) -> dict[str, Any]:
+                query: Mapping[str, str] | None = None, seconds: float = SECONDS) -> dict[str, Any]:
         """The answer as a dict; a refusal raised as the client's ``ApiException``."""
-        return self.call(Call(method, path + ("?" + urlencode(query) if query else ""), body, content_type))
+        return self.call(Call(method, path + ("?" + urlencode(query) if query else ""), body, content_type), seconds)
 
-    def call(self, call: Call) -> dict[str, Any]:
-        [answer] = self.send([call])
+    def call(self, call: Call, seconds: float = SECONDS) -> dict[str, Any]:
+        [answer] = self.send([call], seconds)
         if isinstance(answer, ApiException):
             raise answer
         return answer
 
-    def send(self, calls: list[Call]) -> list[dict[str, Any] | ApiException]:
+    def send(self, calls: list[Call], seconds: float = SECONDS) -> list[dict[str, Any] | ApiException]:
         """Requests pipelined on this thread's connection (``Connections.send``): for each, in
-        order, its answer or the API's refusal. A connection's failure raises."""
+        order, its answer or the API's refusal. A connection's failure raises; a connect and each
+        read wait at most ``seconds``."""
         headers = self._headers()
         requests = []
         for call in calls:
@@ -408,18 +435,19 @@ class Rest:
             requests.append((call.method, call.target, data,
                              headers if data is None else {**headers, "Content-Type": call.content_type}))
         if self.direct is None:
-            answers = [self._through_pool(*request) for request in requests]
+            answers = [self._through_pool(*request, seconds=seconds) for request in requests]
         else:
             base = self.base_path.rstrip("/")
             answers = self.direct.send([(method, base + target, data, headers)
-                                        for method, target, data, headers in requests])
+                                        for method, target, data, headers in requests], seconds)
         return [(orjson.loads(answered) if call.answer and answered else {}) if 200 <= status < 300
                 else _api_exception(status, reason, answered) for call, (status, reason, answered) in zip(calls, answers)]
 
     def _through_pool(self, method: str, target: str, data: bytes | None,
-                      headers: dict[str, str]) -> tuple[int, str, bytes]:
+                      headers: dict[str, str], seconds: float = SECONDS) -> tuple[int, str, bytes]:
+        timeout = TIMEOUT if seconds == SECONDS else urllib3.Timeout(connect=seconds, read=seconds)
         response = self.pool.request(method, self.configuration.host + target, body=data, headers=headers,
-                                     timeout=TIMEOUT, retries=NO_RETRIES)
+                                     timeout=timeout, retries=NO_RETRIES)
         return response.status, response.reason, response.data
 
     def stream(self, path: str, query: Mapping[str, str], seconds: int) -> Stream | urllib3.BaseHTTPResponse:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from cronctl.operator import loop as loop_module
+from cronctl.operator import retry
 from cronctl.operator.loop import Scheduler, no_collection_pauses, prepare, shares
 from cronctl.operator.metrics import METRICS
 from cronctl.operator.plan import Plan, plan
@@ -102,14 +103,69 @@ def test_touches_and_forgets_from_the_watches_threads_change_the_loops_sets_on_t
     assert scheduler.known == {("team-a", "b")} and scheduler._dirty == {("team-a", "b")}
 
 
-def test_a_failed_reconcile_is_counted_and_retried_a_minute_later() -> None:
-    from cronctl.operator.metrics import METRICS
-
+def test_a_failed_reconcile_is_counted_and_tried_again_within_the_second_not_a_minute_later() -> None:
     scheduler = Scheduler(cluster=None, clock=None)  # type: ignore[arg-type]
     before = METRICS.reconcile_errors._value.get()
-    [retry] = scheduler._finish_share([(("team-a", "sync"), RuntimeError("the API server said 500"), 600.0)])
-    assert retry == 660.0
+    [again] = scheduler._finish_share([(("team-a", "sync"), ConnectionResetError(104, "reset"), 600.0)])
+    assert again == pytest.approx(600.1)
     assert METRICS.reconcile_errors._value.get() == before + 1
+
+
+def test_failures_in_a_row_back_off_and_a_success_starts_over() -> None:
+    scheduler = Scheduler(cluster=None, clock=None)  # type: ignore[arg-type]
+    key = ("team-a", "sync")
+    waits = [scheduler._after(key, ConnectionRefusedError(111, "refused"), 600.0) - 600.0 for _ in range(8)]
+    assert waits == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0])
+    assert scheduler._after(key, 660.0, 601.0) == 660.0
+    assert scheduler._after(key, ConnectionRefusedError(111, "refused"), 700.0) == pytest.approx(700.1)
+
+
+class FailingFirst(Worlds):
+    """Its writes fail (the connection reset) while ``failing``."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.tries = 0
+        self.failing = True
+
+    def apply_all(self, work: list[tuple[Any, Any]]) -> list[Any]:
+        self.tries += 1
+        if self.failing:
+            return [ConnectionResetError(104, "Connection reset by peer") for _ in work]
+        return super().apply_all(work)
+
+
+def test_a_release_that_failed_goes_out_late_in_its_minute_never_dropped() -> None:
+    world = seen("* * * * *", schedule="s0")  # the next minute's time would supersede it
+    world.reconcile(A_MINUTE_BEFORE_THE_HOUR)  # 01:00 staged
+    key = ("team-a", "s0")
+    cluster = FailingFirst({key: world})
+    released_at: list[float] = []
+
+    async def across() -> None:
+        clock = SteppedClock(THE_SECOND)
+        scheduler = Scheduler(cluster, clock)
+        scheduler.known.add(key)
+        scheduler._wake_at(key, THE_SECOND)
+        task = asyncio.create_task(scheduler.run())
+        for _ in range(3000):
+            await asyncio.sleep(0.01)
+            clock.second += 0.05  # the clock runs 5x as fast as the loop's sleeps
+            if clock.second >= THE_SECOND + 2:
+                cluster.failing = False  # the fault ends 2 s into the minute
+            if "ReleaseJob" in [kind for _, kind in cluster.writes] and not released_at:
+                released_at.append(clock.second)
+            if "PatchStatus" in [kind for _, kind in cluster.writes]:
+                break
+        task.cancel()
+        scheduler._threads.shutdown(wait=True)
+
+    asyncio.run(across())
+    kinds = [kind for _, kind in cluster.writes]
+    assert cluster.tries > 3  # tried again within the minute, not at the next one
+    assert released_at and released_at[0] < THE_SECOND + 2 + retry.MAX_SECONDS + 1
+    assert kinds[0] == "ReleaseJob" and "DeleteJob" not in kinds  # the 01:00 run, not given up
+    assert world.schedule["status"]["lastScheduleTime"] == "2024-03-01T01:00:00Z"
 
 
 # -- plans made ahead of their second ------------------------------------------------------------

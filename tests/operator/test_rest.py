@@ -392,3 +392,16 @@ def test_large_writes_go_in_several_sends_each_answered(server: Server) -> None:
              for n in range(6)]
     assert rest.send(calls) == created([f"Big{n}" for n in range(6)])
     assert [sock.sends for sock in opened] == [3]  # two of 31 KB a send
+
+
+def test_a_connection_that_cannot_be_made_is_unreachable_naming_the_host_and_nothing_is_sent() -> None:
+    import socket
+
+    from cronctl.operator.rest import Connections, Unreachable
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]  # bound, not listening: a connect is refused
+        connections = Connections("http", "127.0.0.1", port, None)
+        with pytest.raises(Unreachable, match=f"cannot connect to 127.0.0.1:{port}: Connection refused"):
+            connections.send([("GET", "/version", None, {})])

@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from . import retry
 from .apply import Cluster
 from ..clock import Clock
 from .logs import event_fields
@@ -45,7 +46,6 @@ from .plan import Plan, plan
 log = logging.getLogger("cronctl.operator")
 
 Key = tuple[str, str]  # (namespace, name)
-RETRY_MINUTES = 1
 MAX_IDLE_SECONDS = 30.0  # look at the clock at least this often
 LEADER_POLL_SECONDS = 0.5
 MIN_SLEEP_SECONDS = 0.001  # the floor of a sleep: the first release goes out within ms of its second
@@ -72,6 +72,7 @@ class Scheduler:
         self._prepared: dict[Key, Prepared] = {}  # plans made ahead for the second they are due at
         self._preparing_for: float | None = None  # the second of the plans being made ahead
         self._to_prepare: list[Key] = []
+        self._failures: dict[Key, int] = {}  # failed reconciles in a row, of the schedules failing now
         self._signal = asyncio.Event()
         self._loop = _running_loop()  # the loop ``run`` runs on: made on it, or set when ``run`` starts
         # Its own threads, which bound the writes at once (a thread's pipelined writes are taken
@@ -110,6 +111,7 @@ class Scheduler:
 
     def _forget(self, key: Key) -> None:
         self.known.discard(key)
+        self._failures.pop(key, None)
         self._dirty.discard(key)
         self._wake.pop(key, None)
         self._prepared.pop(key, None)
@@ -199,12 +201,23 @@ class Scheduler:
                 for key, outcome, now in items]
 
     def _after(self, key: Key, outcome: float | Exception | None, now: float) -> float | None:
+        """The second to look at a schedule again: its plan's, or soon after a failure (``retry``)."""
         if isinstance(outcome, Exception):
-            METRICS.reconcile_errors.inc()
-            log.error("reconciling %s/%s failed; retrying in %d minute(s)", *key, RETRY_MINUTES,
-                      exc_info=outcome)
-            return (now // 60 + RETRY_MINUTES) * 60
+            return self._failed(key, outcome, now)
+        failures = self._failures.pop(key, 0)
+        if failures:
+            log.info("reconciled %s/%s after %d failed tries", *key, failures)
         return outcome
+
+    def _failed(self, key: Key, error: Exception, now: float) -> float:
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        wait = retry.delay(error, failures)
+        METRICS.reconcile_errors.inc()
+        if not retry.transient(error):
+            log.error("reconciling %s/%s failed; trying again in %.1f s", *key, wait, exc_info=error)
+        elif failures == 1:  # one line a failing streak: the fault's end says how many it took
+            log.warning("reconciling %s/%s failed (%s); trying again in %.1f s", *key, retry.said(error), wait)
+        return now + wait
 
     def _wake_at(self, key: Key, second: float | None) -> None:
         if second is not None and key in self.known:

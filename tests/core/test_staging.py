@@ -15,7 +15,7 @@ import pytest
 from cronctl.core.every import actual_time
 from cronctl.core.schedule import Timeline, parse_expression
 from cronctl.core.spec import CATCH_UP_ALL, PAST_LIMIT_LAUNCH, JobSpec, Options, Policy
-from cronctl.core.staging import DELETE, KEEP, RELEASE, Fate, next_staging, staged_fate, to_stage
+from cronctl.core.staging import DEADLINE, DELETE, KEEP, RELEASE, SUPERSEDED, Fate, next_staging, staged_fate, to_stage
 from cronctl.core.state import JobState
 from cronctl.core.tick import Launch, decide, manual_launch
 from cronctl.core.times import parse_time
@@ -139,8 +139,8 @@ FATE_ROWS = [
     FateRow("forbid, the run ended: released late, as a catch-up, with no jitter", policy=Policy.FORBID,
             options=JITTERED, now=t("2024-03-01T01:35"),
             fate=Fate(RELEASE, launch(1, TOP_OF_THE_HOUR, "catch-up"), TOP_OF_THE_HOUR * 60)),
-    FateRow("forbid, still active when a newer time comes: deleted, superseded", policy=Policy.FORBID,
-            expression=EVERY_TEN, active=("job-1",), now=t("2024-03-01T01:10")),
+    FateRow("forbid, still active when a newer time comes: deleted, no miss (its skip was reported)",
+            policy=Policy.FORBID, expression=EVERY_TEN, active=("job-1",), now=t("2024-03-01T01:10")),
     FateRow("replace, a run active: released, the launch replacing it", policy=Policy.REPLACE,
             active=("job-1",), fate=Fate(RELEASE, launch(2, TOP_OF_THE_HOUR), TOP_OF_THE_HOUR * 60)),
     FateRow("allow, a run active: released beside it", active=("job-1",),
@@ -173,18 +173,21 @@ FATE_ROWS = [
     # -- after its minute, not launched
     FateRow("dealt with otherwise (another Job for it adopted): deleted", last_schedule=TOP_OF_THE_HOUR,
             now=A_MINUTE_PAST_THE_HOUR),
-    FateRow("a starting deadline passed while the operator was away: deleted", policy=Policy.FORBID,
+    FateRow("a starting deadline passed while the operator was away: deleted, missed", policy=Policy.FORBID,
             options=Options(past_limit=PAST_LIMIT_LAUNCH, starting_deadline=5), active=("job-1",),
-            now=t("2024-03-01T01:06")),
+            now=t("2024-03-01T01:06"), fate=Fate(DELETE, missed=DEADLINE)),
     FateRow("the starting deadline not passed yet: kept", policy=Policy.FORBID,
             options=Options(past_limit=PAST_LIMIT_LAUNCH, starting_deadline=5), active=("job-1",),
             now=t("2024-03-01T01:05"), fate=Fate(KEEP)),
-    FateRow("the operator away past newer times: the latest launches, the staged one is deleted",
+    FateRow("the operator away past newer times: the latest launches, the staged one is deleted, missed",
             expression=EVERY_MINUTE, staged=A_MINUTE_PAST_THE_HOUR, last_schedule=TOP_OF_THE_HOUR,
-            now=t("2024-03-01T01:05")),
-    FateRow("an overflow: the latest missed time launches, an older staged one is deleted",
+            now=t("2024-03-01T01:05"), fate=Fate(DELETE, missed=SUPERSEDED)),
+    FateRow("an overflow: the latest missed time launches, an older staged one is deleted, missed",
             expression=EVERY_MINUTE, staged=A_MINUTE_PAST_THE_HOUR, last_schedule=TOP_OF_THE_HOUR,
-            now=t("2024-03-01T04:00")),
+            now=t("2024-03-01T04:00"), fate=Fate(DELETE, missed=SUPERSEDED)),
+    FateRow("the API server unreachable past the next time: the newer time wins, the staged one is missed",
+            expression=EVERY_MINUTE, staged=TOP_OF_THE_HOUR, last_schedule=t("2024-03-01T00:59"),
+            now=A_MINUTE_PAST_THE_HOUR, fate=Fate(DELETE, missed=SUPERSEDED)),
     FateRow("catch-up all, forbid, a run active: an older missed time goes first, the staged one is kept",
             policy=Policy.FORBID, options=Options(past_limit=PAST_LIMIT_LAUNCH, catch_up=CATCH_UP_ALL),
             expression=EVERY_TEN, staged=t("2024-03-01T01:10"), last_schedule=t("2024-03-01T00:50"),

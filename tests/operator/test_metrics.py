@@ -121,7 +121,7 @@ def test_every_family_is_prefixed_and_has_help_text() -> None:
         names.add(family.name)
     assert names == {f"cronctl_{name}" for name in COUNTERS} | {
         "cronctl_launch_delay_seconds", "cronctl_schedules", "cronctl_active_runs", "cronctl_reconcile_errors",
-        "cronctl_reconcile_errors_created", "cronctl_plans_ahead"}
+        "cronctl_reconcile_errors_created", "cronctl_reconciles_failing", "cronctl_plans_ahead"}
     assert {"launches", "skips", "replaces", "overflows", "timeouts", "retries"} <= set(COUNTERS)
     assert DELAY_BUCKETS[0] == 0.1 and DELAY_BUCKETS[-1] == 3600.0
 
@@ -134,7 +134,7 @@ def test_a_story_of_plans_adds_up() -> None:
         metrics.record(NAMESPACE, NAME, result, now_seconds=t("2024-03-01T02:00") * 60, status=before.get("status"))
     totals = {name: samples(metrics, f"cronctl_{name}_total").get(OURS, 0) for name in COUNTERS}
     assert totals == {"launches": 4, "skips": 1, "replaces": 1, "overflows": 1, "timeouts": 1, "retries": 1,
-                      "successes": 1, "failures": 1, "queued": 0, "coalesced": 0}
+                      "successes": 1, "failures": 1, "queued": 0, "coalesced": 0, "missed": 0}
     assert samples(metrics, "cronctl_launch_delay_seconds_count") == {(("namespace", NAMESPACE),): 4.0}
 
 

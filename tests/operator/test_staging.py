@@ -22,6 +22,7 @@ from cronctl.operator.manifests import job_name
 from cronctl.operator.metrics import launch_delays
 from cronctl.operator import plan as plan_module
 from cronctl.operator.observe import observe
+from cronctl.operator.metrics import counts
 from cronctl.operator.plan import REPLACED, UNSTAGED, CreateJob, DeleteJob, Plan, ReleaseJob, StageJob
 from cronctl.operator.resource import (REASON_ANNOTATION, REPLACES_ANNOTATION, RUN_LABEL, STAGED_LABEL,
                                        START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, rfc3339,
@@ -286,6 +287,28 @@ def test_forbid_deletes_a_kept_staged_job_once_a_newer_time_supersedes_it() -> N
     assert kinds(result) == [f"DeleteJob({UNSTAGED})", "PatchStatus", "StageJob", "PostEvent"]
     assert result.deletes(UNSTAGED) == [name(FIRST_MINUTE + 1)]
     assert staged(world) == [name(FIRST_MINUTE + 2), name(FIRST_MINUTE + 3)]
+
+
+def test_a_staged_job_never_released_before_a_newer_time_came_is_reported_missed() -> None:
+    world = seen("* * * * *")
+    world.reconcile(FIRST_MINUTE)
+    assert staged(world) == [name(FIRST_MINUTE + 1)]
+    result = world.reconcile(FIRST_MINUTE + 2)  # every write at FIRST_MINUTE + 1 failed (the API server away)
+    assert result.deletes(UNSTAGED) == [name(FIRST_MINUTE + 1)]
+    missed = [event for event in result.events if event.reason == "MissedSchedule"]
+    assert [(event.type, event.message) for event in missed] == [
+        ("Warning", f"{rfc3339(FIRST_MINUTE + 1)} was not started: a newer schedule time came before its Job "
+                    "could be released")]
+    assert counts(result)["missed"] == 1
+
+
+def test_a_staged_job_deleted_by_the_users_edit_or_suspension_is_no_miss() -> None:
+    world = seen("* * * * *")
+    world.reconcile(FIRST_MINUTE)
+    world.schedule["spec"]["suspend"] = True
+    result = world.reconcile(FIRST_MINUTE + 2)
+    assert result.deletes(UNSTAGED) == [name(FIRST_MINUTE + 1)]
+    assert "MissedSchedule" not in reasons(result)
 
 
 def test_replace_releases_the_staged_job_naming_the_run_it_replaces_then_deletes_the_old_job() -> None:

@@ -19,6 +19,13 @@ decisions and the state they left:
   no schedule time any more, was dealt with otherwise, or fell out of the
   window of missed times (a starting deadline passed).
 
+A deleted time that came and never got its run, for no choice of the user's
+(a newer time superseded it, or its starting deadline passed, while the
+driver could not launch it), is ``missed``, with why: the driver reports it
+(a missed run is never given up in silence). A time skipped under Forbid was
+reported as skipped, and one the user's edit or suspension removed is no
+miss.
+
 Only scheduled firings of Allow, Forbid and Replace are staged: WaitForLast
 queues its firings, and catch-up and manual firings are decided at the very
 tick they launch, so the driver creates them then, as without staging.
@@ -46,6 +53,16 @@ class Fate(NamedTuple):
     action: str  # KEEP, RELEASE or DELETE
     launch: Launch | None = None
     start_at: int | None = None
+    missed: str | None = None  # a DELETE of a time whose run never started: SUPERSEDED or DEADLINE
+
+
+SUPERSEDED, DEADLINE = "superseded", "deadline"
+
+
+def _given_up(state: JobState, staged: int, why: str) -> Fate:
+    """A DELETE of a time come and never run: missed, unless it was skipped (reported as such)."""
+    skipped = state.last_skipped is not None and staged <= state.last_skipped
+    return Fate(DELETE, missed=None if skipped else why)
 
 
 def to_stage(spec: JobSpec, state: JobState, timeline: Timeline, now: int, *, suspended: bool = False,
@@ -95,13 +112,19 @@ def staged_fate(spec: JobSpec, state: JobState, timeline: Timeline, now: int, st
         return Fate(DELETE)  # changed to WaitForLast: its firings queue, and are created when they launch
     if timeline.next_after(staged - 1) != staged:
         return Fate(DELETE)  # no longer a schedule time: the expression, the zone or the anchor changed
-    if state.last_schedule is not None and staged <= state.last_schedule:
-        return Fate(DELETE)  # dealt with otherwise, or superseded by a newer launch
+    if state.last_schedule is not None and staged < state.last_schedule:
+        return _given_up(state, staged, SUPERSEDED)  # a newer time launched first
+    if state.last_schedule is not None and staged == state.last_schedule:
+        return Fate(DELETE)  # dealt with otherwise
     if staged > now:
         return Fate(KEEP if staged == timeline.next_after(now) else DELETE)
     start = window_start(spec, state.last_schedule, now, state.not_before)
+    if state.not_before is not None and staged <= state.not_before:
+        return Fate(DELETE)  # held (suspended) through its time: the user's choice
     if staged <= start:
-        return Fate(DELETE)  # out of the window of missed times: its starting deadline passed
+        return _given_up(state, staged, DEADLINE)  # out of the window of missed times
     if spec.options.catch_up == CATCH_UP_ALL:
         return Fate(KEEP)  # every missed time launches in order: its turn comes
-    return Fate(KEEP if timeline.latest_in(start, now) == staged else DELETE)  # only the latest launches
+    if timeline.latest_in(start, now) == staged:
+        return Fate(KEEP)
+    return _given_up(state, staged, SUPERSEDED)  # only the latest launches

@@ -111,7 +111,8 @@ class Scheduler:
 
     def _forget(self, key: Key) -> None:
         self.known.discard(key)
-        self._failures.pop(key, None)
+        if self._failures.pop(key, None) is not None:
+            METRICS.reconciles_failing.set(len(self._failures))
         self._dirty.discard(key)
         self._wake.pop(key, None)
         self._prepared.pop(key, None)
@@ -206,6 +207,7 @@ class Scheduler:
             return self._failed(key, outcome, now)
         failures = self._failures.pop(key, 0)
         if failures:
+            METRICS.reconciles_failing.set(len(self._failures))
             log.info("reconciled %s/%s after %d failed tries", *key, failures)
         return outcome
 
@@ -213,6 +215,7 @@ class Scheduler:
         failures = self._failures[key] = self._failures.get(key, 0) + 1
         wait = retry.delay(error, failures)
         METRICS.reconcile_errors.inc()
+        METRICS.reconciles_failing.set(len(self._failures))
         if not retry.transient(error):
             log.error("reconciling %s/%s failed; trying again in %.1f s", *key, wait, exc_info=error)
         elif failures == 1:  # one line a failing streak: the fault's end says how many it took

@@ -38,6 +38,8 @@ COUNTERS: dict[str, tuple[tuple[str, ...], str]] = {
     "overflows": (("TooManyMissedSchedules",),
                   "Times a schedule went into overflow: more missed times than its missedSchedulesLimit "
                   "(the most recent still launched through the policy)."),
+    "missed": (("MissedSchedule",), "Schedule times whose staged Job was never released: a newer time came "
+                                    "first, or the starting deadline passed (a fault or an outage outlasted it)."),
     "timeouts": (("TimedOut",), "Runs that reached timeoutMinutes."),
     "retries": (("Retried",), "Later attempts started after a failed attempt (maxRetries)."),
     "successes": (("Succeeded",), "Runs that succeeded."),
@@ -110,8 +112,11 @@ class Metrics:
                             labels, registry=self.registry)
         # Unlabelled, so that it is exported (at 0) before the first failure: an alert can rely on it.
         self.reconcile_errors = Counter(
-            "cronctl_reconcile_errors", "Reconciles that failed, each retried a minute later; the log names the "
-            "schedule and the error.", registry=self.registry)
+            "cronctl_reconcile_errors", "Reconciles that failed, each tried again 0.1 s later, doubling to 5 s; the "
+            "log names the schedule and the error.", registry=self.registry)
+        self.reconciles_failing = Gauge(
+            "cronctl_reconciles_failing", "Schedules whose last reconcile failed and that wait to be tried again.",
+            registry=self.registry)
         self.plans_ahead = Counter(
             "cronctl_plans_ahead", "Plans made seconds before the second their schedules were due at, by whether "
             "the schedule took it at that second (taken) or had changed since and was planned again (stale).",

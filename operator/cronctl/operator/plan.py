@@ -32,7 +32,7 @@ from ..core import backfill as backfills
 from ..core.backfill import BackfillError
 from ..core.schedule import Timeline
 from ..core.zones import local_rfc3339
-from ..core.staging import DELETE, RELEASE, Fate, next_staging, staged_fate, to_stage
+from ..core.staging import DEADLINE, DELETE, RELEASE, SUPERSEDED, Fate, next_staging, staged_fate, to_stage
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, Backfill
 from ..core.tick import (MAX_COUNTED_DROPPED, Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip,
                          decide, manual_launch, run_end, start_time)
@@ -427,9 +427,15 @@ def _staged_fates(schedule: Mapping[str, Any], spec: ScheduleSpec, observed: Obs
         if fate.action == DELETE:
             out.unstaged.append(DeleteJob(view.name, UNSTAGED))
             del observed.staged[nominal]
+            if fate.missed is not None:
+                out.event("Warning", "MissedSchedule", f"{rfc3339(nominal)} was not started: {_MISSED[fate.missed]}")
         elif fate.action == RELEASE:
             fates[nominal] = fate
     return fates
+
+
+_MISSED = {SUPERSEDED: "a newer schedule time came before its Job could be released",
+           DEADLINE: "its startingDeadlineSeconds passed before its Job could be released"}
 
 
 def _staged_manifest(schedule: Mapping[str, Any], spec: ScheduleSpec, nominal: int) -> dict[str, Any]:

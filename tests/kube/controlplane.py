@@ -485,7 +485,35 @@ class ControlPlane:
             "--profiling=false",
             *self.extra_apiserver_args,
         ]
+        self._apiserver_argv = argv
         self._apiserver = self._spawn("kube-apiserver", argv)
+        self._wait_apiserver_ready(deadline)
+
+    def restart_apiserver(self, down_seconds: float, timeout: float = 60.0) -> float:
+        """Kill kube-apiserver (SIGKILL, as a crash or an OOM kill does), start it again on the
+        same port ``down_seconds`` later, and wait until it is ready; the seconds it was away.
+        Call it on the thread that started the control plane: a child dies with the thread that
+        started it (PR_SET_PDEATHSIG)."""
+        assert self._apiserver is not None
+        started = time.monotonic()
+        self._apiserver.kill()
+        self._apiserver.wait(timeout=30)
+        time.sleep(down_seconds)
+        self._apiserver = self._spawn("kube-apiserver", self._apiserver_argv)
+        self._wait_apiserver_ready(time.monotonic() + timeout)
+        return time.monotonic() - started
+
+    def pause_etcd(self) -> None:
+        """Stop etcd where it is (SIGSTOP): the API server's requests to it hang, as in a stall."""
+        assert self._etcd is not None
+        self._etcd.send_signal(signal.SIGSTOP)
+
+    def resume_etcd(self) -> None:
+        assert self._etcd is not None
+        self._etcd.send_signal(signal.SIGCONT)
+
+    def _wait_apiserver_ready(self, deadline: float) -> None:
+        assert self._apiserver is not None
         ctx = self.ssl_context()
         last = ""
         while True:

@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any, Mapping
 
-from cronctl.operator.events import EventRecorder
+from cronctl.operator.events import EventRecorder, event_name
 from cronctl.operator.manifests import EventSpec
 
 SCHEDULE = {"metadata": {"name": "sync", "namespace": "team-a", "uid": "uid-1", "labels": {"big": "x"}}}
@@ -20,7 +20,10 @@ def test_recorded_events_are_posted_in_order_by_the_background_poster() -> None:
         recorder.record(SCHEDULE, EventSpec("Normal", reason, "..."))
     recorder.flush()
     assert [event.reason for _, event in posted] == ["Launched", "Skipped", "Succeeded"]
-    assert posted[0][0] == {"metadata": {"name": "sync", "namespace": "team-a", "uid": "uid-1"}}
+    assert {key: value for key, value in posted[0][0].items() if key != "event"} == {
+        "metadata": {"name": "sync", "namespace": "team-a", "uid": "uid-1"}}
+    names = [about["event"] for about, _ in posted]
+    assert all(name.startswith("sync.") for name in names) and len(set(names)) == 3
 
 
 def test_the_events_of_a_busy_second_are_posted_together() -> None:
@@ -71,3 +74,21 @@ def test_a_failing_post_does_not_stop_the_poster(caplog: Any) -> None:
     recorder.flush()
     assert posted == ["Launched"]
     assert "posting 1 event(s) failed, Bad on sync the first" in caplog.text
+
+
+def test_a_post_that_failed_for_a_passing_reason_is_tried_again_under_the_same_name() -> None:
+    tries: list[list[str]] = []
+
+    def post_all(batch: list[Queued]) -> None:
+        tries.append([about["event"] for about, _ in batch])
+        if len(tries) < 3:
+            raise ConnectionResetError(104, "Connection reset by peer")
+
+    recorder = EventRecorder(post_all, workers=1, gather_seconds=0)
+    recorder.record(SCHEDULE, EventSpec("Normal", "Launched", "..."))
+    recorder.flush()
+    assert len(tries) == 3 and tries[0] == tries[1] == tries[2]
+
+
+def test_event_names_never_repeat() -> None:
+    assert len({event_name("sync") for _ in range(10_000)}) == 10_000

@@ -104,20 +104,32 @@ def test_touches_and_forgets_from_the_watches_threads_change_the_loops_sets_on_t
 
 
 def test_a_failed_reconcile_is_counted_and_tried_again_within_the_second_not_a_minute_later() -> None:
-    scheduler = Scheduler(cluster=None, clock=None)  # type: ignore[arg-type]
+    async def failing_once() -> tuple[float, set[Any]]:
+        scheduler = Scheduler(cluster=None, clock=None)  # type: ignore[arg-type]
+        key = ("team-a", "sync")
+        scheduler.known.add(key)
+        started = time.monotonic()
+        [again] = scheduler._finish_share([(key, ConnectionResetError(104, "reset"), 600.0)])
+        assert again is None  # no second of the schedules' clock: a wait in real time
+        while not scheduler._dirty:
+            await asyncio.sleep(0.005)
+        return time.monotonic() - started, scheduler._dirty
+
     before = METRICS.reconcile_errors._value.get()
-    [again] = scheduler._finish_share([(("team-a", "sync"), ConnectionResetError(104, "reset"), 600.0)])
-    assert again == pytest.approx(600.1)
+    waited, dirty = asyncio.run(failing_once())
+    assert 0.09 <= waited < 0.5 and dirty == {("team-a", "sync")}
     assert METRICS.reconcile_errors._value.get() == before + 1
 
 
 def test_failures_in_a_row_back_off_and_a_success_starts_over() -> None:
     scheduler = Scheduler(cluster=None, clock=None)  # type: ignore[arg-type]
     key = ("team-a", "sync")
-    waits = [scheduler._after(key, ConnectionRefusedError(111, "refused"), 600.0) - 600.0 for _ in range(8)]
+    waits = [scheduler._failed(key, ConnectionRefusedError(111, "refused")) for _ in range(8)]
     assert waits == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0])
+    assert METRICS.reconciles_failing._value.get() == 1
     assert scheduler._after(key, 660.0, 601.0) == 660.0
-    assert scheduler._after(key, ConnectionRefusedError(111, "refused"), 700.0) == pytest.approx(700.1)
+    assert METRICS.reconciles_failing._value.get() == 0
+    assert scheduler._failed(key, ConnectionRefusedError(111, "refused")) == pytest.approx(0.1)
 
 
 class FailingFirst(Worlds):

@@ -26,7 +26,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from .cache import Cache
-from .events import EventRecorder
+from .events import EventRecorder, event_name
 from .manifests import EventSpec
 from .plan import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
                    StageJob)
@@ -281,6 +281,8 @@ class Cluster:
                                                                 self._event(schedule, event, now))
                                   for schedule, event in events])
         for (schedule, event), error in zip(events, answers):
+            if isinstance(error, ApiException) and error.status == 409:
+                continue  # posted already: an answer lost on the way, and the post tried again
             if isinstance(error, ApiException):  # an Event is a courtesy: never fail a reconcile for it
                 log.warning("could not post event %s on %s: %s", event.reason, schedule["metadata"]["name"],
                             error.reason)
@@ -289,7 +291,8 @@ class Cluster:
         metadata = schedule["metadata"]
         return {
             "apiVersion": "v1", "kind": "Event",
-            "metadata": {"generateName": f"{metadata['name']}.", "namespace": metadata["namespace"]},
+            "metadata": {"name": schedule.get("event") or event_name(metadata["name"]),
+                         "namespace": metadata["namespace"]},
             "involvedObject": {"apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"],
                                "namespace": metadata["namespace"], "uid": metadata["uid"]},
             "reason": event.reason, "message": event.message, "type": event.type,

@@ -8,6 +8,13 @@ spends its effort on Jobs and status first, and the Events follow. When the
 queue is full (the API server cannot keep up at all), Events are dropped and
 counted, never waited for.
 
+A post that fails for a passing reason (the connection, a timeout, 429, 5xx)
+is tried again with the reconciles' backoff (``retry``), up to MAX_TRIES, as
+client-go's recorder tries an Event 12 times. An Event's name is made once,
+when it is recorded (``event_name``, the schedule's name and a nanosecond
+stamp, as client-go names them), so a post tried again after its answer was
+lost is refused as AlreadyExists instead of posting the Event twice.
+
 A poster takes what is queued together: it lets the Events of a busy second
 gather for ``GATHER_SECONDS`` after the first, then posts up to ``BATCH`` in
 one go (``Cluster.post_events`` pipelines them on one connection).
@@ -18,17 +25,20 @@ wake-ups: 0.10-0.14 ms of CPU per launch of a herd
 
 from __future__ import annotations
 
+import itertools
 import logging
 import queue
 import threading
 import time
 from typing import Any, Callable, Mapping
 
+from . import retry
 from .manifests import EventSpec
 
 POSTERS = 2  # threads that post Events
 GATHER_SECONDS = 0.05  # after the first Event queued, how long a poster lets others gather
 BATCH = 200  # Events posted at most in one go
+MAX_TRIES = 30  # a batch that keeps failing for a passing reason: about two minutes of tries
 
 log = logging.getLogger("cronctl.operator")
 
@@ -47,7 +57,8 @@ class EventRecorder:
 
     def record(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
         metadata = schedule["metadata"]
-        about = {"metadata": {key: metadata[key] for key in ("name", "namespace", "uid")}}
+        about = {"metadata": {key: metadata[key] for key in ("name", "namespace", "uid")},
+                 "event": event_name(metadata["name"])}
         try:
             self._queue.put_nowait((about, event))
         except queue.Full:
@@ -63,13 +74,24 @@ class EventRecorder:
         while True:
             batch = self._gathered()
             try:
-                self._post_all(batch)
-            except Exception:  # an Event is a courtesy: never take the poster down
-                log.exception("posting %d event(s) failed, %s on %s the first", len(batch), batch[0][1].reason,
-                              batch[0][0]["metadata"]["name"])
+                self._post_tried(batch)
             finally:
                 for _ in batch:
                     self._queue.task_done()
+
+    def _post_tried(self, batch: list[Queued]) -> None:
+        """Post the batch, trying again while it fails for a passing reason; an Event is a
+        courtesy, so no failure takes the poster down."""
+        for tries in itertools.count(1):
+            try:
+                self._post_all(batch)
+                return
+            except Exception as error:
+                if not retry.transient(error) or tries >= MAX_TRIES:
+                    log.error("posting %d event(s) failed, %s on %s the first", len(batch), batch[0][1].reason,
+                              batch[0][0]["metadata"]["name"], exc_info=not retry.transient(error))
+                    return
+                time.sleep(retry.delay(error, tries))
 
     def _gathered(self) -> list[Queued]:
         """The next Event, once it comes, and what else came within ``gather_seconds`` of it."""
@@ -81,3 +103,15 @@ class EventRecorder:
         except queue.Empty:
             pass
         return batch
+
+
+_last_stamp = [0]
+_stamp_lock = threading.Lock()
+
+
+def event_name(schedule: str) -> str:
+    """An Event's name, made once: the schedule's name and a nanosecond stamp that never repeats
+    in this process (client-go's ``name.%x``)."""
+    with _stamp_lock:
+        stamp = _last_stamp[0] = max(time.time_ns(), _last_stamp[0] + 1)
+    return f"{schedule}.{stamp:x}"

@@ -202,16 +202,18 @@ class Scheduler:
                 for key, outcome, now in items]
 
     def _after(self, key: Key, outcome: float | Exception | None, now: float) -> float | None:
-        """The second to look at a schedule again: its plan's, or soon after a failure (``retry``)."""
+        """The second to look at a schedule again: its plan's; after a failure, none (``_retry_in``)."""
         if isinstance(outcome, Exception):
-            return self._failed(key, outcome, now)
+            self._retry_in(key, self._failed(key, outcome))
+            return None
         failures = self._failures.pop(key, 0)
         if failures:
             METRICS.reconciles_failing.set(len(self._failures))
             log.info("reconciled %s/%s after %d failed tries", *key, failures)
         return outcome
 
-    def _failed(self, key: Key, error: Exception, now: float) -> float:
+    def _failed(self, key: Key, error: Exception) -> float:
+        """Count and say a failed reconcile; the seconds to wait before it is tried again."""
         failures = self._failures[key] = self._failures.get(key, 0) + 1
         wait = retry.delay(error, failures)
         METRICS.reconcile_errors.inc()
@@ -220,7 +222,18 @@ class Scheduler:
             log.error("reconciling %s/%s failed; trying again in %.1f s", *key, wait, exc_info=error)
         elif failures == 1:  # one line a failing streak: the fault's end says how many it took
             log.warning("reconciling %s/%s failed (%s); trying again in %.1f s", *key, retry.said(error), wait)
-        return now + wait
+        return wait
+
+    def _retry_in(self, key: Key, seconds: float) -> None:
+        """Reconcile the schedule again in ``seconds`` of real time: a wait for the API server to
+        come back is the network's time, not the schedules' clock (which tests set by hand)."""
+        loop = self._loop
+        if loop is not None:
+            loop.call_soon_threadsafe(loop.call_later, seconds, self._touch_if_known, key)
+
+    def _touch_if_known(self, key: Key) -> None:
+        if key in self.known:
+            self._touch(key)
 
     def _wake_at(self, key: Key, second: float | None) -> None:
         if second is not None and key in self.known:

@@ -1,0 +1,220 @@
+"""The operator under the faults a cluster has, on the real API server behind a fault proxy.
+
+A small fleet (every-minute schedules, and Forbid ones whose first run never
+ends) is staged for 00:01; a fault is injected across that minute (the
+operator's clock is a file the test moves, the fault runs in real time); then
+the invariants are checked:
+
+- no nominal minute without its Job, and none twice (each schedule's status
+  counts exactly the runs its Jobs show);
+- no staged Job left suspended for a minute that has come;
+- status converged (lastScheduleTime is the minute);
+- the operator's process alive, unless its Lease was really lost;
+- the writes again within a few seconds of the fault's end.
+
+The faults: connections reset and a blackhole across the minute (the
+combination that cost every run of a minute before failed reconciles were
+tried again within seconds), answers cut mid-body, every chunk delayed,
+kube-apiserver killed and restarted, etcd stopped; and an API server away
+longer than the Lease's renew deadline, which must stop the operator before
+another replica could take the Lease.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from .faultproxy import FaultProxy, kubeconfig_through
+from .helpers import Cluster, Operator, job_of, ready, schedule_manifest, wait_for
+
+RUNNABLE = [f"every-{index}" for index in range(6)]
+BLOCKED = ["forbid-0", "forbid-1"]  # Forbid, their first run never ends (no job controller here)
+STAGED = "cronctl.dev/staged"
+RESUMED_WITHIN_SECONDS = 5.0 + 1.5  # the retry's cap, the clock file's poll and this test's own
+
+
+def a_proxy(control_plane: Any) -> FaultProxy:
+    host, port = control_plane.url.removeprefix("https://").rsplit(":", 1)
+    return FaultProxy(host, int(port))
+
+
+@pytest.fixture
+def proxy(control_plane: Any) -> Iterator[FaultProxy]:
+    with a_proxy(control_plane) as running:
+        yield running
+
+
+def operator_through(control_plane: Any, namespace: str, tmp_path: Path, proxy: FaultProxy, name: str = "operator",
+                     extra_args: tuple[str, ...] = ()) -> Operator:
+    kubeconfig = tmp_path / f"{name}-through-proxy.kubeconfig"
+    kubeconfig.write_text(kubeconfig_through(control_plane.kubeconfig.read_text(), control_plane.url, proxy.url))
+    return Operator(control_plane, namespace, tmp_path, name=name, kubeconfig=kubeconfig,
+                    extra_args=["--identity", name, *extra_args])
+
+
+@pytest.fixture
+def operator(control_plane: Any, namespace: str, tmp_path: Path, proxy: FaultProxy) -> Iterator[Operator]:
+    op = operator_through(control_plane, namespace, tmp_path, proxy)
+    op.set_clock("2024-03-01T00:00")
+    op.start()
+    yield op
+    op.stop()
+    print(op.log()[-8000:])
+
+
+def staged_for(cluster: Cluster, schedule: str, when: str) -> bool:
+    job = next((j for j in cluster.jobs(schedule) if j.metadata.name == job_of(schedule, when)), None)
+    return job is not None and job.spec.suspend is True and (job.metadata.labels or {}).get(STAGED) == "true"
+
+
+def released(cluster: Cluster, schedule: str, when: str) -> bool:
+    job = next((j for j in cluster.jobs(schedule) if j.metadata.name == job_of(schedule, when)), None)
+    return job is not None and job.spec.suspend is False and STAGED not in (job.metadata.labels or {})
+
+
+def a_fleet_staged_for_0001(cluster: Cluster) -> None:
+    for name in RUNNABLE:
+        cluster.apply(schedule_manifest(name, "* * * * *"))
+    for name in BLOCKED:
+        cluster.apply(schedule_manifest(name, "* * * * *", "Forbid"))
+    for name in RUNNABLE + BLOCKED:
+        wait_for(f"{name} seen", ready(cluster, name))
+    wait_for("00:01 staged for every schedule",
+             lambda: all(staged_for(cluster, name, "2024-03-01T00:01") for name in RUNNABLE + BLOCKED))
+
+
+def across_the_minute(operator: Operator, cluster: Cluster, fault: Callable[[], None], fault_seconds: float,
+                      minute: str = "2024-03-01T00:01") -> float:
+    """The fault starts, the clock reaches ``minute`` inside it; the seconds from the fault's end
+    until every runnable schedule's Job for the minute was released."""
+    fault()
+    operator.set_clock(f"{minute}:00")
+    time.sleep(fault_seconds)
+    ended = time.monotonic()
+    wait_for(f"every run of {minute} released after the fault",
+             lambda: all(released(cluster, name, minute) for name in RUNNABLE), timeout=60)
+    return time.monotonic() - ended
+
+
+def assert_every_minute_ran_once(operator: Operator, cluster: Cluster, minutes: list[str],
+                                 alive: bool = True) -> None:
+    last = minutes[-1]
+    for name in RUNNABLE:
+        status = wait_for(f"{name}'s status converged",
+                          lambda name=name: (s := cluster.status(name)).get("lastScheduleTime") == f"{last}:00Z" and s)
+        runs = [job for job in cluster.jobs(name) if STAGED not in (job.metadata.labels or {})]
+        assert sorted(job.metadata.name for job in runs) == [job_of(name, minute) for minute in minutes], name
+        assert status["launched"] == len(minutes), (name, status)  # counted once each: none twice
+        assert all(job.spec.suspend is False for job in runs), name
+    for name in BLOCKED:  # the first run goes on; each later minute is skipped, once
+        status = wait_for(f"{name}'s status converged",
+                          lambda name=name: (s := cluster.status(name)).get("skipped") == len(minutes) - 1 and s)
+        assert status["launched"] == 1, (name, status)
+    if alive:
+        assert operator.process is not None and operator.process.poll() is None, operator.log()[-3000:]
+
+
+def test_connections_reset_then_a_blackhole_across_the_minute_then_new_ones_reset_lose_no_run(
+        operator: Operator, cluster: Cluster, proxy: FaultProxy) -> None:
+    """As an idle connection closed by the API server, then a network partition over the minute,
+    then a load balancer refusing connections as it comes back."""
+    a_fleet_staged_for_0001(cluster)
+
+    def fault() -> None:
+        proxy.reset_all()
+        proxy.blackhole(4.0, reset_at_end=1.0)
+
+    took = across_the_minute(operator, cluster, fault, 5.0)
+    assert proxy.stats["refused"] > 0  # the minute's first tries met the reset at the blackhole's end
+    assert took < RESUMED_WITHIN_SECONDS
+    assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01"])
+    assert "MissedSchedule" not in [reason for reason, _ in cluster.events(RUNNABLE[0])]
+
+
+def test_answers_cut_mid_body_across_the_minute_lose_no_run_and_double_none(
+        operator: Operator, cluster: Cluster, proxy: FaultProxy) -> None:
+    a_fleet_staged_for_0001(cluster)
+    took = across_the_minute(operator, cluster, lambda: proxy.cut_answers(3.0), 3.0)
+    assert took < RESUMED_WITHIN_SECONDS
+    operator.set_clock("2024-03-01T00:01:30")
+    wait_for("00:02 staged", lambda: all(staged_for(cluster, name, "2024-03-01T00:02") for name in RUNNABLE))
+    operator.set_clock("2024-03-01T00:02:00")
+    wait_for("00:02 released", lambda: all(released(cluster, name, "2024-03-01T00:02") for name in RUNNABLE))
+    assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01", "2024-03-01T00:02"])
+    assert proxy.stats["cut"] > 0
+
+
+def test_every_chunk_delayed_across_the_minute_loses_no_run(operator: Operator, cluster: Cluster,
+                                                             proxy: FaultProxy) -> None:
+    a_fleet_staged_for_0001(cluster)
+    took = across_the_minute(operator, cluster, lambda: proxy.delay(0.3, 4.0), 4.0)
+    assert took < RESUMED_WITHIN_SECONDS
+    assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01"])
+
+
+def test_the_api_server_killed_and_restarted_across_the_minute_loses_no_run_and_no_process(
+        control_plane: Any, operator: Operator, cluster: Cluster) -> None:
+    """Away 5 s, less than the Lease's renew deadline (10 s): the operator keeps its Lease."""
+    a_fleet_staged_for_0001(cluster)
+    # On this thread: the new kube-apiserver dies with the thread that starts it (PR_SET_PDEATHSIG).
+    threading.Timer(0.5, operator.set_clock, args=("2024-03-01T00:01:00",)).start()
+    control_plane.restart_apiserver(5.0)
+    ended = time.monotonic()
+    wait_for("every run of 00:01 released after the restart",
+             lambda: all(released(cluster, name, "2024-03-01T00:01") for name in RUNNABLE), timeout=60)
+    assert time.monotonic() - ended < RESUMED_WITHIN_SECONDS
+    assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01"])
+    assert "stopping so that no two replicas act" not in operator.log()
+
+
+def test_etcd_stopped_across_the_minute_loses_no_run(control_plane: Any, operator: Operator,
+                                                     cluster: Cluster) -> None:
+    a_fleet_staged_for_0001(cluster)
+
+    def fault() -> None:
+        control_plane.pause_etcd()
+        threading.Timer(6.0, control_plane.resume_etcd).start()
+
+    try:
+        took = across_the_minute(operator, cluster, fault, 6.0)
+    finally:
+        control_plane.resume_etcd()
+    assert took < RESUMED_WITHIN_SECONDS + 5  # the API server's own requests to etcd time out first
+    assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01"])
+
+
+def test_an_api_server_away_past_the_renew_deadline_stops_the_operator_before_its_lease_can_expire(
+        control_plane: Any, namespace: str, tmp_path: Path, cluster: Cluster, proxy: FaultProxy) -> None:
+    """Lease 3 s, renew deadline 2 s: a blackhole of 8 s. The holder stops (exit 1) within the
+    deadline and a retry period of its last renewal, before another replica may take the Lease;
+    the other replica then takes it and launches the minute, once."""
+    first = operator_through(control_plane, namespace, tmp_path, proxy, "one", ("--lease-seconds", "3"))
+    with a_proxy(control_plane) as second_proxy:
+        second = operator_through(control_plane, namespace, tmp_path, second_proxy, "two", ("--lease-seconds", "3"))
+        first.set_clock("2024-03-01T00:00")
+        try:
+            first.start()
+            a_fleet_staged_for_0001(cluster)
+            second.start()
+            time.sleep(1.0)
+            proxy.blackhole(8.0)  # only the first replica's path
+            cut = time.monotonic()
+            assert first.process is not None
+            first.process.wait(timeout=10)
+            stopped_after = time.monotonic() - cut
+            assert first.process.returncode == 1
+            assert stopped_after < 3.0 + 1.0  # the lease: nobody could take it before this
+            assert "stopping so that no two replicas act" in first.log()
+            first.set_clock("2024-03-01T00:01:00")
+            wait_for("the other replica released every run of 00:01",
+                     lambda: all(released(cluster, name, "2024-03-01T00:01") for name in RUNNABLE), timeout=60)
+            assert_every_minute_ran_once(second, cluster, ["2024-03-01T00:01"])
+        finally:
+            for replica in (first, second):
+                replica.stop()
+                print(f"--- {replica.log_file.name}\n{replica.log()[-4000:]}")

@@ -462,6 +462,9 @@ class JobWatch:
                 event = json.loads(line)
                 kind, obj = event.get("type"), event.get("object") or {}
                 metadata = obj.get("metadata") or {}
+                if kind == "ERROR" and obj.get("code") == 410:  # too old: list afresh, then watch from there
+                    self._relist(arrived)
+                    return
                 if kind == "ERROR":
                     raise ValueError(f"watch error: {obj.get('message')}")
                 self._version = metadata.get("resourceVersion", self._version)
@@ -479,6 +482,25 @@ class JobWatch:
                         job.runnable = arrived
         finally:
             connection.close()
+
+
+    def _relist(self, arrived: float) -> None:
+        """The namespace's Jobs listed anew (after a 410 Gone): each not seen yet is stamped with
+        this moment, an upper bound on when it could run."""
+        status, listing = self.api.request("GET", f"/apis/batch/v1/namespaces/{self.namespace}/jobs")
+        if status != 200:
+            raise http.client.HTTPException(f"list: HTTP {status}")
+        with self._lock:
+            for obj in listing.get("items", []):
+                metadata = obj["metadata"]
+                suspended = bool((obj.get("spec") or {}).get("suspend"))
+                job = self.jobs.get(metadata["name"])
+                if job is None:
+                    job = self.jobs[metadata["name"]] = JobSeen(
+                        metadata["name"], parse_k8s_time(metadata["creationTimestamp"]), arrived, suspended)
+                if not suspended and job.runnable is None:
+                    job.runnable = arrived
+        self._version = listing["metadata"]["resourceVersion"]
 
 
 def _lines(response: http.client.HTTPResponse) -> Iterator[bytes]:

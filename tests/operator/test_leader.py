@@ -187,3 +187,28 @@ def test_another_replicas_takeover_is_refused_as_a_conflict_and_read_afresh() ->
     assert not leader.try_to_hold(10)  # the fast path's write is refused
     assert not leader.try_to_hold(10)  # read: pod-b holds it, not expired
     assert [what for what, _ in server.calls[3:]] == ["replace", "read"]
+
+
+def test_after_losing_the_lease_the_replica_campaigns_again_and_takes_its_own_back() -> None:
+    """etcd stalled for 20 s: nobody could write the Lease, and the holder takes it back at once."""
+    clock = Stepped()
+    server = LeaseServer(clock.now)
+    losses: list[float] = []
+    led_again: list[float] = []
+
+    def lost() -> None:
+        losses.append(clock.now[0])
+        if len(losses) == 2:
+            raise Lost(clock.now[0])
+
+    leader = Leadership(Election(True, "ops", "cronctl-operator", "pod-a", 15), server, lost,  # type: ignore[arg-type]
+                        monotonic=clock.monotonic, wall=lambda: NOON, sleep=clock.sleep)
+    original = leader.leading.set
+    leader.leading.set = lambda: led_again.append(clock.now[0]) or original()  # type: ignore[method-assign]
+    clock.at[10.0] = lambda: setattr(server, "down", True)
+    clock.at[30.0] = lambda: setattr(server, "down", False)
+    clock.at[50.0] = lambda: setattr(server, "down", True)
+    with pytest.raises(Lost):
+        leader.campaign()
+    assert losses[0] < 10.0 + 10.1  # stopped acting within the renew deadline of its last renewal
+    assert len(led_again) == 2 and 30.0 <= led_again[1] <= 32.1  # its own Lease, taken back at once

@@ -335,3 +335,35 @@ def test_shares_are_runs_in_order_at_most_count_of_them() -> None:
     assert shares(list(range(7)), 3) == [[0, 1, 2], [3, 4, 5], [6]]
     assert shares(list(range(2)), 16) == [[0], [1]]
     assert shares([], 16) == []
+
+
+def test_a_replica_that_stopped_leading_acts_on_nothing_and_reconciles_everything_once_it_leads_again() -> None:
+    cluster = staged_worlds(3)
+    leading = threading.Event()
+    leading.set()
+
+    async def losing_and_taking_back() -> tuple[list[Any], list[Any]]:
+        scheduler = Scheduler(cluster, StoppedClock(A_MINUTE_BEFORE_THE_HOUR * 60 + 1), leading=leading)
+        for key in cluster.worlds:
+            scheduler.known.add(key)
+        task = asyncio.create_task(scheduler.run())
+        await asyncio.sleep(0.3)
+        leading.clear()  # the Lease could not be renewed
+        await asyncio.sleep(1.0)  # more than the loop's look at the Lease: any pass under way is over
+        scheduler.clock = StoppedClock(THE_SECOND)
+        before = list(cluster.writes)
+        scheduler.touch(("team-a", "s0"))
+        await asyncio.sleep(1.2)
+        while_following = cluster.writes[len(before):]
+        leading.set()
+        for _ in range(3000):
+            await asyncio.sleep(0.01)
+            if {key for key, kind in cluster.writes if kind == "ReleaseJob"} == set(cluster.worlds):
+                break
+        task.cancel()
+        scheduler._threads.shutdown(wait=True)
+        return while_following, list(cluster.writes)
+
+    while_following, after = asyncio.run(losing_and_taking_back())
+    assert while_following == []
+    assert {key for key, kind in after if kind == "ReleaseJob"} == set(cluster.worlds)  # every schedule, afresh

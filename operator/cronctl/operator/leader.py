@@ -13,17 +13,21 @@ as client-go's ``leaderelection`` keeps it:
   counted from the last renewal that was taken; each try waits at most what
   is left of that deadline;
 - past the renew deadline, which is shorter than the lease, the holder stops
-  acting (``leading`` is cleared) before another replica can take the Lease,
-  and only then the process ends (``lost``), as client-go controllers do: its
-  Deployment restarts it as a candidate. A failover creates no duplicate Job
-  because Job names are a function of the schedule and the nominal time: the
-  new leader adopts what the old one created.
+  acting (``leading`` is cleared, and the loop acts on nothing) before another
+  replica can take the Lease, and campaigns again: the process lives on. An
+  API server down for longer than the deadline (etcd stalled, a restart that
+  takes a while) leaves nobody able to take the Lease, and this replica takes
+  its own back as soon as it can write it; where another replica took it, this
+  one follows. client-go controllers exit instead, and their Deployment
+  restarts them; that costs the watches' lists and a cold cache. A failover
+  creates no duplicate Job because Job names are a function of the schedule
+  and the nominal time: the new leader adopts what the old one created.
 
 Written here rather than through the kubernetes client's ``leaderelection``:
 that one lets a renewal's failure other than a refusal (a connection error)
 end the election at once, so every API server restart ended the operator,
-and it bounds no single try by the deadline, so a renewal hung on a dead
-connection outlived the lease. The rules on the record are pure functions
+it bounds no single try by the deadline, so a renewal hung on a dead
+connection outlived the lease, and it cannot campaign again. The rules on the record are pure functions
 (``expired``, ``claimed``); ``Leadership`` is the shell that reads, writes
 and waits, with its clocks injected.
 
@@ -176,15 +180,16 @@ def _wall() -> datetime:
 
 
 class Leadership:
-    """Waits for the Lease, then keeps it; ``lost`` is called once it cannot be kept, after
-    ``leading`` was cleared. The clocks and the wait are injected for tests."""
+    """Waits for the Lease, then keeps it, and campaigns again once it could not be kept;
+    ``lost`` is called each time, after ``leading`` was cleared. The clocks and the wait are
+    injected for tests."""
 
     def __init__(self, election: Election, rest: Rest, lost: Callable[[], None] | None = None, *,
                  monotonic: Callable[[], float] = time.monotonic, wall: Callable[[], datetime] = _wall,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.election, self.lock = election, LeaseLock(rest, election.namespace, election.name)
         self.leading = threading.Event()
-        self._lost = lost or _exit_process
+        self._lost = lost or (lambda: None)
         self._monotonic, self._wall, self._sleep = monotonic, wall, sleep
         self._seen: Seen | None = None
         self._failing = False  # a renewal failed since the last one taken: said once
@@ -197,18 +202,20 @@ class Leadership:
         threading.Thread(target=self.campaign, name="cronctl-leader-election", daemon=True).start()
 
     def campaign(self) -> None:
-        """Take the Lease, then keep it until it cannot be kept (then ``lost``)."""
+        """Take the Lease, keep it until it cannot be kept (then ``lost``), and again."""
         e = self.election
-        log.info("waiting for the Lease %s/%s as %s", e.namespace, e.name, e.identity)
-        while not self.try_to_hold(e.renew_seconds):
-            self._sleep(e.retry_seconds)
-        log.info("holding the Lease %s/%s as %s: this replica acts", e.namespace, e.name, e.identity)
-        self.leading.set()
-        self.keep()
-        self.leading.clear()
-        log.error("could not renew the Lease %s/%s for %d s (the renew deadline): stopping so that no two "
-                  "replicas act", e.namespace, e.name, e.renew_seconds)
-        self._lost()
+        while True:
+            log.info("waiting for the Lease %s/%s as %s", e.namespace, e.name, e.identity)
+            while not self.try_to_hold(e.renew_seconds):
+                self._sleep(e.retry_seconds)
+            log.info("holding the Lease %s/%s as %s: this replica acts", e.namespace, e.name, e.identity)
+            self.leading.set()
+            self.keep()
+            self.leading.clear()
+            log.error("could not renew the Lease %s/%s for %d s (the renew deadline): this replica stopped "
+                      "acting so that no two replicas act, and campaigns again", e.namespace, e.name,
+                      e.renew_seconds)
+            self._lost()
 
     def keep(self) -> None:
         """Renew every retry period; return once no renewal was taken for the renew deadline.
@@ -261,7 +268,3 @@ def _said(error: BaseException) -> str:
         return f"{error.status} {error.reason}"
     return str(error) or type(error).__name__
 
-
-def _exit_process() -> None:
-    logging.shutdown()
-    os._exit(1)

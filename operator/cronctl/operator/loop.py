@@ -121,9 +121,9 @@ class Scheduler:
 
     async def run(self) -> None:
         self._loop = asyncio.get_running_loop()
-        while self.leading is not None and not self.leading.is_set():
-            await asyncio.sleep(LEADER_POLL_SECONDS)  # watch events keep marking schedules meanwhile
         while True:
+            if self.leading is not None and not self.leading.is_set():
+                await self._follow()
             now = await asyncio.to_thread(self.clock.seconds)
             batch = self._take_due(now)
             if batch:
@@ -138,6 +138,14 @@ class Scheduler:
             if await self._prepare_some(now):
                 continue
             await self._sleep(now)
+
+    async def _follow(self) -> None:
+        """Act on nothing until this replica holds the Lease (again); then reconcile every schedule
+        afresh, as a restart does: another replica may have acted meanwhile."""
+        while not self.leading.is_set():  # type: ignore[union-attr]
+            await asyncio.sleep(LEADER_POLL_SECONDS)  # watch events keep marking schedules meanwhile
+        self._prepared.clear()
+        self._dirty |= self.known
 
     def _take_due(self, now: float) -> set[Key]:
         due, self._dirty = self._dirty, set()

@@ -80,11 +80,11 @@ class Launches:
 
     def __init__(self, size: int, watches_on: bool) -> None:
         from cronctl.operator.apply import Cluster, load_client
-        from cronctl.operator.cache import Cache
+        from cronctl.operator.kube.cache import Cache
         from cronctl.operator.handlers import CONNECTIONS
-        from cronctl.operator.jobwatch import watches
+        from cronctl.operator.kube.jobwatch import watches
         from cronctl.operator.loop import CONCURRENCY
-        from cronctl.operator.schedulewatch import schedule_watches
+        from cronctl.operator.kube.schedulewatch import schedule_watches
         from cronctl.operator.shard import Shard
 
         shard, cache, looks = Shard(), Cache(), Looks()

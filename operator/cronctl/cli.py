@@ -234,7 +234,7 @@ def _operator(args: argparse.Namespace) -> int:
 
     from .operator import logs, metrics
     from .operator import handlers  # registers the handlers
-    from .operator.leader import DEFAULT_LEASE_NAME, election_from
+    from .operator.kube.leader import DEFAULT_LEASE_NAME, election_from
     from .operator.shard import Shard, parse_shard_name
 
     try:

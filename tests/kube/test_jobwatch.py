@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from kubernetes import config
 
-from cronctl.operator.cache import Cache
-from cronctl.operator.jobwatch import Gone, JobWatch
-from cronctl.operator.rest import Rest
+from cronctl.operator.kube.cache import Cache
+from cronctl.operator.kube.jobwatch import Gone, JobWatch
+from cronctl.operator.kube.rest import Rest
 from cronctl.operator.shard import Shard
 
 from .helpers import Cluster, wait_for

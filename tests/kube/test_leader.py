@@ -10,8 +10,8 @@ import pytest
 from kubernetes import config
 from kubernetes.client.exceptions import ApiException
 
-from cronctl.operator.leader import LeaseLock, claimed
-from cronctl.operator.rest import Rest
+from cronctl.operator.kube.leader import LeaseLock, claimed
+from cronctl.operator.kube.rest import Rest
 
 pytestmark = pytest.mark.usefixtures("control_plane")
 NAME = "cronctl-operator"

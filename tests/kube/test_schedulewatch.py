@@ -9,9 +9,9 @@ import pytest
 from kubernetes import config
 
 from cronctl.manifest import GROUP, PLURAL, VERSION
-from cronctl.operator.cache import Cache
-from cronctl.operator.rest import Rest
-from cronctl.operator.schedulewatch import ScheduleWatch
+from cronctl.operator.kube.cache import Cache
+from cronctl.operator.kube.rest import Rest
+from cronctl.operator.kube.schedulewatch import ScheduleWatch
 from cronctl.operator.shard import Shard
 
 from ..operator.test_schedulewatch import Loop

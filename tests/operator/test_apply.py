@@ -13,10 +13,10 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from cronctl.operator.apply import Cluster
-from cronctl.operator.cache import Cache
+from cronctl.operator.kube.cache import Cache
 from cronctl.operator.manifests import EventSpec
 from cronctl.operator.plan import CreateJob, DeleteJob, PatchStatus, Plan, PostEvent, ReleaseJob
-from cronctl.operator.rest import Call
+from cronctl.operator.kube.rest import Call
 
 RELEASE = {"spec": {"suspend": False}}
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from cronctl.operator import loop as loop_module
-from cronctl.operator import retry
+from cronctl.operator.kube import retry
 from cronctl.operator.loop import Scheduler, no_collection_pauses, prepare, shares
 from cronctl.operator.metrics import METRICS
 from cronctl.operator.plan import Plan, plan

@@ -25,14 +25,14 @@ from typing import Any, Callable, Mapping, Union
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from .cache import Cache
-from .events import EventRecorder, event_name
+from .kube.cache import Cache
+from .kube.events import EventRecorder, event_name
 from .manifests import EventSpec
 from .plan import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
                    StageJob)
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from .resource import SCHEDULE_LABEL, SHARD_LABEL
-from .rest import Call, Calls, Rest
+from .kube.rest import Call, Calls, Rest
 from .shard import Shard, shard_of
 
 log = logging.getLogger("cronctl.operator")

@@ -22,15 +22,15 @@ from typing import Any, Mapping
 import kopf
 
 from .apply import Cluster, load_client
-from .cache import Cache
-from .jobwatch import watches
+from .kube.cache import Cache
+from .kube.jobwatch import watches
 from ..clock import clock_from_environment
-from .leader import Election, Leadership
-from .events import POSTERS
+from .kube.leader import Election, Leadership
+from .kube.events import POSTERS
 from .loop import CONCURRENCY, Scheduler
-from .schedulewatch import schedule_watches
+from .kube.schedulewatch import schedule_watches
 from .shard import Shard
-from .watch import Watch
+from .kube.watch import Watch
 
 _scheduler: Scheduler | None = None
 _task: asyncio.Task[None] | None = None

@@ -34,14 +34,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
-from . import retry
+from .kube import retry
 from .apply import Cluster
 from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
-from .plan import Plan, plan
+from .plan import Plan, pending_backfill, pending_trigger, plan
 
 log = logging.getLogger("cronctl.operator")
 
@@ -90,8 +90,15 @@ class Scheduler:
         """Reconcile this schedule as soon as the loop can."""
         self._on_the_loop(self._touch, key)
 
+    def look(self, body: Mapping[str, Any]) -> None:
+        """A schedule as its watch saw it: reconcile it if that is worth it now (``needs_a_look``)."""
+        key = (body["metadata"].get("namespace") or "", body["metadata"].get("name") or "")
+        if needs_a_look(body, key in self.known):
+            self.touch(key)
+
     def forget(self, key: Key) -> None:
-        """The schedule is gone: nothing of it is looked at again."""
+        """The schedule is gone: nothing of it is looked at again, and its gauges go."""
+        METRICS.forget(*key)
         self._on_the_loop(self._forget, key)
 
     def _on_the_loop(self, change: Callable[[Key], None], key: Key) -> None:
@@ -260,6 +267,21 @@ class Scheduler:
             await asyncio.wait_for(self._signal.wait(), timeout=max(delay, MIN_SLEEP_SECONDS))
         except asyncio.TimeoutError:
             pass
+
+
+def needs_a_look(body: Mapping[str, Any], known: bool) -> bool:
+    """Whether a schedule seen by its watch is worth a reconcile now (else its wake-up time stands).
+
+    Most events of a schedule are the operator's own status patches, which the cache has already
+    (the patch's answer): they change nothing to look at. A schedule is looked at when it is new
+    to the loop, when its spec changed (its generation is past the status's
+    ``observedGeneration``), or when it asks for a manual run or a backfill (annotations)."""
+    return (not known or _spec_changed(body) or pending_trigger(body) is not None
+            or pending_backfill(body) is not None)
+
+
+def _spec_changed(body: Mapping[str, Any]) -> bool:
+    return body["metadata"].get("generation") != (body.get("status") or {}).get("observedGeneration")
 
 
 def shares(items: list[Any], count: int) -> list[list[Any]]:

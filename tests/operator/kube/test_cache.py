@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronctl.operator.cache import Cache, slim_job
+from cronctl.operator.kube.cache import Cache, slim_job
 from cronctl.operator.loop import reconcile
 from cronctl.operator.manifests import job_manifest
 from cronctl.operator.plan import plan
 
-from .test_plan import CREATED, TEMPLATE, after, schedule, t
-from .world import one_by_one
+from ..test_plan import CREATED, TEMPLATE, after, schedule, t
+from ..world import one_by_one
 
 
 def job(name: str, version: str, schedule: str = "sync", **status: Any) -> dict[str, Any]:

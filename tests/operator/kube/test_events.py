@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any, Mapping
 
-from cronctl.operator.events import EventRecorder, event_name
+from cronctl.operator.kube.events import EventRecorder, event_name
 from cronctl.operator.manifests import EventSpec
 
 SCHEDULE = {"metadata": {"name": "sync", "namespace": "team-a", "uid": "uid-1", "labels": {"big": "x"}}}

@@ -17,7 +17,7 @@ from kubernetes import client
 from cronctl.operator.apply import load_client
 from cronctl.operator.handlers import CONNECTIONS
 from cronctl.operator.loop import CONCURRENCY
-from cronctl.operator.rest import Call, Calls, Rest, tls_context
+from cronctl.operator.kube.rest import Call, Calls, Rest, tls_context
 
 KUBECONFIG = """
 apiVersion: v1
@@ -353,7 +353,7 @@ def test_an_answer_that_says_connection_close_ends_the_batch_on_that_connection(
 
 
 def test_more_writes_than_a_pipeline_holds_go_in_several_sends(server: Server) -> None:
-    from cronctl.operator.rest import PIPELINE
+    from cronctl.operator.kube.rest import PIPELINE
 
     reasons = [f"Launched{n}" for n in range(PIPELINE * 2 + 5)]
     assert _rest_to(server).send(events(*reasons)) == created(reasons)
@@ -370,7 +370,7 @@ def test_pipelined_writes_hold_at_most_64_kb_unanswered_and_a_larger_one_goes_al
     """Sent whole before any answer is read, a batch must fit the server's receive buffer, or a
     server blocked writing answers to us and we blocked writing requests to it would wait forever
     (Jobs with large templates)."""
-    from cronctl.operator.rest import PIPELINE, PIPELINE_BYTES, pipelined
+    from cronctl.operator.kube.rest import PIPELINE, PIPELINE_BYTES, pipelined
 
     def of(*sizes: int) -> list:
         return [("POST", "/x", b"x" * size, {}) for size in sizes]
@@ -397,7 +397,7 @@ def test_large_writes_go_in_several_sends_each_answered(server: Server) -> None:
 def test_a_connection_that_cannot_be_made_is_unreachable_naming_the_host_and_nothing_is_sent() -> None:
     import socket
 
-    from cronctl.operator.rest import Connections, Unreachable
+    from cronctl.operator.kube.rest import Connections, Unreachable
 
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))

@@ -1,12 +1,9 @@
 """The shard's CronSchedules, listed and then watched (``watch``): the cache's schedules, and
 which of them the loop looks at.
 
-Most events of a schedule are the operator's own status patches, which the
-cache has already (the patch's answer): they change nothing to look at. A
-schedule is looked at when it is new to the loop, when its spec changed
-(its generation is past the status's ``observedGeneration``), or when it
-asks for a manual run or a backfill (annotations); one deleted is dropped
-with its gauges.
+Each event's schedule goes into the cache and is offered to the loop
+(``Looks.look``), which says whether it is worth a reconcile; one deleted
+or gone from a new list is forgotten by the loop.
 """
 
 from __future__ import annotations
@@ -15,10 +12,8 @@ from typing import Any, Iterable, Mapping, Protocol
 
 from kubernetes.client.exceptions import ApiException
 
-from ..manifest import GROUP, PLURAL, VERSION
+from ...manifest import GROUP, PLURAL, VERSION
 from .cache import Cache, Key
-from .metrics import METRICS
-from .plan import pending_backfill, pending_trigger
 from .rest import Rest
 from .watch import Watch
 
@@ -28,21 +23,9 @@ NOT_FOUND = 404
 class Looks(Protocol):
     """What the loop offers the watch (``loop.Scheduler``)."""
 
-    known: set[Key]
-
-    def touch(self, key: Key) -> None: ...
+    def look(self, body: Mapping[str, Any]) -> None: ...
 
     def forget(self, key: Key) -> None: ...
-
-
-def needs_a_look(body: Mapping[str, Any], known: bool) -> bool:
-    """Whether a schedule seen by the watch is worth a reconcile now (else its wake-up time stands)."""
-    return (not known or _spec_changed(body) or pending_trigger(body) is not None
-            or pending_backfill(body) is not None)
-
-
-def _spec_changed(body: Mapping[str, Any]) -> bool:
-    return body["metadata"].get("generation") != (body.get("status") or {}).get("observedGeneration")
 
 
 def _key(body: Mapping[str, Any]) -> Key:
@@ -93,12 +76,9 @@ class ScheduleWatch(Watch):
         self._drop(key)
 
     def _look(self, body: Mapping[str, Any]) -> None:
-        key = _key(body)
-        if needs_a_look(body, key in self.loop.known):
-            self.loop.touch(key)
+        self.loop.look(body)
 
     def _drop(self, key: Key) -> None:
-        METRICS.forget(*key)  # its gauges go with it (it is reconciled no more)
         self.loop.forget(key)
 
 

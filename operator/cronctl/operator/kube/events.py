@@ -33,7 +33,6 @@ import time
 from typing import Any, Callable, Mapping
 
 from . import retry
-from .manifests import EventSpec
 
 POSTERS = 2  # threads that post Events
 GATHER_SECONDS = 0.05  # after the first Event queued, how long a poster lets others gather
@@ -42,7 +41,7 @@ MAX_TRIES = 30  # a batch that keeps failing for a passing reason: about two min
 
 log = logging.getLogger("cronctl.operator")
 
-Queued = tuple[Mapping[str, Any], EventSpec]  # (the schedule's name, namespace and uid; the Event)
+Queued = tuple[Mapping[str, Any], Any]  # (the schedule's name, namespace and uid; the Event: its reason...)
 PostAll = Callable[[list[Queued]], None]
 
 
@@ -55,7 +54,7 @@ class EventRecorder:
         for index in range(workers):
             threading.Thread(target=self._work, name=f"cronctl-events-{index}", daemon=True).start()
 
-    def record(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
+    def record(self, schedule: Mapping[str, Any], event: Any) -> None:
         metadata = schedule["metadata"]
         about = {"metadata": {key: metadata[key] for key in ("name", "namespace", "uid")},
                  "event": event_name(metadata["name"])}

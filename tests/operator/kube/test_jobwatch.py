@@ -12,8 +12,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from cronctl.operator.cache import Cache
-from cronctl.operator.jobwatch import GONE, Gone, JobWatch, watches
+from cronctl.operator.kube.cache import Cache
+from cronctl.operator.kube.jobwatch import GONE, Gone, JobWatch, watches
 
 SELECTOR = "cronctl.dev/schedule,!cronctl.dev/shard"
 
@@ -178,7 +178,7 @@ def test_another_error_event_is_an_error_of_the_watch() -> None:
 
 def test_the_thread_lists_watches_lists_again_after_gone_and_retries_after_errors(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("cronctl.operator.watch.RETRY_SECONDS", (0.0,))
+    monkeypatch.setattr("cronctl.operator.kube.watch.RETRY_SECONDS", (0.0,))
     gone = Stream([event("ERROR", {"kind": "Status", "code": GONE, "message": "too old"})])
     api = Api([listing("10"), listing("20")],
               [Stream([event("ADDED", job("sync-1", "11"))]), gone, ConnectionResetError("reset"), Stream([])])

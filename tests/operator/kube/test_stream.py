@@ -18,10 +18,10 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from cronctl.operator.cache import Cache
-from cronctl.operator.jobwatch import Gone, JobWatch
-from cronctl.operator.rest import Rest
-from cronctl.operator.stream import Cut, Stream
+from cronctl.operator.kube.cache import Cache
+from cronctl.operator.kube.jobwatch import Gone, JobWatch
+from cronctl.operator.kube.rest import Rest
+from cronctl.operator.kube.stream import Cut, Stream
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
 END = b"0\r\n\r\n"

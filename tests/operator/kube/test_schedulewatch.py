@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator
 
-from cronctl.operator.cache import Cache
-from cronctl.operator.schedulewatch import ScheduleWatch, needs_a_look, schedule_watches
+from cronctl.operator.kube.cache import Cache
+from cronctl.operator.kube.schedulewatch import ScheduleWatch, schedule_watches
+from cronctl.operator.loop import needs_a_look
 
 SELECTOR = "!cronctl.dev/shard"
 
@@ -75,6 +76,11 @@ class Loop:
         self.known = set(known)
         self.touched: list[tuple[str, str]] = []
         self.forgotten: list[tuple[str, str]] = []
+
+    def look(self, body: dict[str, Any]) -> None:  # as ``Scheduler.look`` does
+        key = (body["metadata"]["namespace"], body["metadata"]["name"])
+        if needs_a_look(body, key in self.known):
+            self.touch(key)
 
     def touch(self, key: tuple[str, str]) -> None:
         self.known.add(key)
@@ -170,7 +176,7 @@ def test_one_watch_per_namespace_or_one_for_the_cluster() -> None:
 def test_a_missing_crd_is_said_in_one_line_with_what_to_do(caplog: Any, monkeypatch: Any) -> None:
     from kubernetes.client.exceptions import ApiException
 
-    monkeypatch.setattr("cronctl.operator.watch.RETRY_SECONDS", (0.0,))
+    monkeypatch.setattr("cronctl.operator.kube.watch.RETRY_SECONDS", (0.0,))
     api, loop = Api([], []), Loop()
     watch = a_watch(api, loop)
 

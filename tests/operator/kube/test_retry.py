@@ -9,8 +9,8 @@ import ssl
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from cronctl.operator.rest import Closed, Unreachable
-from cronctl.operator.retry import MAX_RETRY_AFTER_SECONDS, delay, retry_after, said, transient
+from cronctl.operator.kube.rest import Closed, Unreachable
+from cronctl.operator.kube.retry import MAX_RETRY_AFTER_SECONDS, delay, retry_after, said, transient
 
 TOO_MANY = ApiException(status=429, reason="Too Many Requests")
 TOO_MANY.body = b'{"kind":"Status","code":429,"details":{"retryAfterSeconds":3}}'

@@ -10,7 +10,7 @@ from typing import Callable
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from cronctl.operator.leader import Election, Leadership, Seen, claimed, election_from, expired, observed
+from cronctl.operator.kube.leader import Election, Leadership, Seen, claimed, election_from, expired, observed
 
 
 def test_the_lease_lives_in_the_pods_namespace_and_is_held_by_the_pods_name(monkeypatch) -> None:

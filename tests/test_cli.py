@@ -389,16 +389,13 @@ def test_local_with_log_format_json_writes_one_object_per_line(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("flag, staging", [("--no-staging", False), ("--staging", True), (None, None)])
-def test_operator_staging_flag_sets_the_handlers_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         flag: str | None, staging: bool | None) -> None:
-    from cronctl.cli import main
-    from cronctl.operator import handlers
+def test_operator_staging_flag_becomes_the_processs_option(flag: str | None, staging: bool | None) -> None:
+    from cronctl.cli import _parser, operator_options
 
-    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    monkeypatch.setattr(handlers, "staging", "unset")
-    assert main(["operator", "--no-leader-election", *([flag] if flag else [])]) == 2  # no credentials here
-    assert handlers.staging == staging  # None: CRONCTL_STAGING decides
+    options = operator_options(_parser().parse_args(["operator", "--no-leader-election", "-n", "team-a",
+                                                     *([flag] if flag else [])]))
+    assert options.staging == staging  # None: CRONCTL_STAGING decides
+    assert options.namespaces == ("team-a",) and not options.election.enabled
 
 
 # -- suspend and resume (pause with a reason) on a runner's folder ---------------------------------------

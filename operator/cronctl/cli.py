@@ -233,17 +233,10 @@ def _operator(args: argparse.Namespace) -> int:
     import kopf
 
     from .operator import logs, metrics
-    from .operator import handlers  # registers the handlers
-    from .operator.kube.leader import DEFAULT_LEASE_NAME, election_from
-    from .operator.shard import Shard, parse_shard_name
+    from .operator import handlers  # noqa: F401  (registers the handlers)
 
     try:
-        handlers.namespaces = list(args.namespace)
-        handlers.staging = args.staging
-        handlers.shard = Shard(None if args.shard is None else parse_shard_name(args.shard))
-        handlers.election = election_from(args.leader_election, args.leader_election_namespace, args.namespace,
-                                          args.leader_election_id or handlers.shard.lease_name(DEFAULT_LEASE_NAME),
-                                          args.identity, args.lease_seconds)
+        options = operator_options(args)
     except ValueError as error:
         print(f"cronctl operator: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -259,8 +252,21 @@ def _operator(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     logs.configure(args.log_format, verbose=args.verbose)  # kopf's records too: one handler, one format
     kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
-             liveness_endpoint=args.liveness)
+             liveness_endpoint=args.liveness, memo=kopf.Memo(options=options))
     return 0
+
+
+def operator_options(args: argparse.Namespace) -> Any:
+    """``cronctl operator``'s flags as the process's ``handlers.Options``; a bad one raises ValueError."""
+    from .operator.handlers import Options
+    from .operator.kube.leader import DEFAULT_LEASE_NAME, election_from
+    from .operator.shard import Shard, parse_shard_name
+
+    shard = Shard(None if args.shard is None else parse_shard_name(args.shard))
+    election = election_from(args.leader_election, args.leader_election_namespace, args.namespace,
+                             args.leader_election_id or shard.lease_name(DEFAULT_LEASE_NAME), args.identity,
+                             args.lease_seconds)
+    return Options(tuple(args.namespace), args.staging, shard, election)
 
 
 def _shards(args: argparse.Namespace) -> int:

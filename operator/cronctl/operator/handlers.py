@@ -17,6 +17,7 @@ import asyncio
 import gc
 import logging
 import os
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import kopf
@@ -32,16 +33,26 @@ from .kube.schedulewatch import schedule_watches
 from .shard import Shard
 from .kube.watch import Watch
 
-_scheduler: Scheduler | None = None
-_task: asyncio.Task[None] | None = None
-_watches: list[Watch] = []
-election = Election(enabled=False)  # set by ``cronctl operator`` from its flags before kopf starts
-namespaces: list[str] = []  # likewise: the watched namespaces, none for all
-shard = Shard()  # likewise (``--shard``): the CronSchedules this operator owns
-_cache = Cache()  # what the watches showed; reconciles read it instead of the API
 CONNECTIONS = CONCURRENCY + POSTERS + 1  # the reconciles, the Event posters, a spare; and one per watch
 STAGING_VARIABLE = "CRONCTL_STAGING"  # on (the default) or off, where ``cronctl operator --[no-]staging`` is not given
-staging: bool | None = None  # set by ``cronctl operator --[no-]staging``; None: STAGING_VARIABLE decides
+
+
+@dataclass(frozen=True)
+class Options:
+    """What ``cronctl operator`` hands the process through kopf's memo (``memo.options``)."""
+
+    namespaces: tuple[str, ...] = ()  # none: every namespace
+    staging: bool | None = None  # ``--[no-]staging``; None: STAGING_VARIABLE decides
+    shard: Shard = Shard()  # ``--shard``: the CronSchedules this operator owns
+    election: Election = Election(enabled=False)
+
+
+@dataclass
+class Running:
+    """What start-up made, for clean-up (``memo.running``)."""
+
+    task: asyncio.Task[None]
+    watches: list[Watch]
 
 
 def staging_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
@@ -54,43 +65,46 @@ def staging_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 @kopf.on.startup()
-async def start(settings: kopf.OperatorSettings, logger: logging.Logger, **_: Any) -> None:
-    global _scheduler, _task
+async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: logging.Logger, **_: Any) -> None:
+    options: Options = memo.get("options") or Options()
+    namespaces, shard = list(options.namespaces), options.shard
     settings.posting.enabled = False  # the operator posts its own Events, with reasons
     # No cluster-scoped discovery of namespaces and CRDs: the resources and namespaces are
     # known, and a namespaced install grants nothing cluster-wide.
     settings.scanning.disabled = True
     try:
-        staged = staging_from_environment() if staging is None else staging
+        staged = staging_from_environment() if options.staging is None else options.staging
     except ValueError as error:
         raise kopf.PermanentError(str(error)) from None  # the operator stops: a setting, not a hiccup
     watched = len(namespaces or [None])
-    cluster = Cluster(load_client(CONNECTIONS + 2 * watched), _cache, record_events_later=True, shard=shard)
-    leadership = Leadership(election, cluster.rest)
+    cache = Cache()  # what the watches showed; reconciles read it instead of the API
+    cluster = Cluster(load_client(CONNECTIONS + 2 * watched), cache, record_events_later=True, shard=shard)
+    leadership = Leadership(options.election, cluster.rest)
     leadership.start()
-    _scheduler = Scheduler(cluster, clock_from_environment(), leading=leadership.leading, staging=staged)
+    scheduler = Scheduler(cluster, clock_from_environment(), leading=leadership.leading, staging=staged)
     # Every Job a schedule owns is in the cache before the first reconcile (the schedules' watch
     # lists its schedules on its thread, and the loop reconciles them as they come).
-    job_watches = watches(cluster.rest, _cache, namespaces, shard.job_selector, _scheduler.touch)
+    job_watches = watches(cluster.rest, cache, namespaces, shard.job_selector, scheduler.touch)
     known = sum([await asyncio.to_thread(watch.list) for watch in job_watches])
     logger.info("cronctl: %s (label selector %s): %d Jobs of its CronSchedules known", shard.title,
                 shard.schedule_selector, known)
-    _watches[:] = [*job_watches, *schedule_watches(cluster.rest, _cache, namespaces, shard.schedule_selector,
-                                                   _scheduler)]
-    for watch in _watches:
+    started = [*job_watches, *schedule_watches(cluster.rest, cache, namespaces, shard.schedule_selector, scheduler)]
+    for watch in started:
         watch.start()
     # What start-up made (the modules of kopf, the kubernetes client and pydantic: most of the
     # heap) lives as long as the process: out of the collector's full passes, which otherwise
     # walked it every few launches (measured: 4 full passes of 40 ms in 2 minutes of 500
     # schedules launching every minute; 1 of 15 ms after this).
     gc.freeze()
-    _task = asyncio.create_task(_scheduler.run(), name="cronctl-scheduler")
+    memo.running = Running(asyncio.create_task(scheduler.run(), name="cronctl-scheduler"), started)
     logger.info("cronctl scheduler started; staged launches %s", "on" if staged else "off")
 
 
 @kopf.on.cleanup()
-async def stop(**_: Any) -> None:
-    if _task is not None:
-        _task.cancel()
-    for watch in _watches:
+async def stop(memo: kopf.Memo, **_: Any) -> None:
+    running: Running | None = memo.get("running")
+    if running is None:
+        return
+    running.task.cancel()
+    for watch in running.watches:
         watch.stop()

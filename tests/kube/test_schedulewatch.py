@@ -14,7 +14,7 @@ from cronctl.operator.kube.rest import Rest
 from cronctl.operator.kube.schedulewatch import ScheduleWatch
 from cronctl.operator.shard import Shard
 
-from ..operator.test_schedulewatch import Loop
+from ..operator.kube.test_schedulewatch import Loop
 from .helpers import Cluster, schedule_manifest, wait_for
 
 pytestmark = pytest.mark.usefixtures("control_plane")

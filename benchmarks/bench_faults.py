@@ -218,8 +218,10 @@ class FaultBench:
         while not self._watching.is_set():
             for key, side in self.sides.items():
                 if side.restarted_if_gone():
-                    current = int(time.time() // 60)
-                    minute = next((m for m in minutes if m.nominal == current + 1), minutes[-1])
+                    # The minute whose fault it followed: the latest that began 30 s ago or earlier.
+                    now = time.time()
+                    minute = max((m for m in minutes if m.nominal * 60 - 30 <= now), key=lambda m: m.nominal,
+                                 default=minutes[0])
                     minute.exits[key] += 1
                     print(f"    {key} exited; started again", flush=True)
             time.sleep(0.5)

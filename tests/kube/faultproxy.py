@@ -13,6 +13,9 @@ are), so HTTP/1.1 and HTTP/2 clients meet the same faults. The faults:
   new ones hang before their handshake; with ``reset_at_end``, the path comes
   back resetting every connection, and new ones for that many seconds (those
   that waited in the blackhole first), as a load balancer coming back does;
+- ``go_silent()``: every open connection goes dead without a word (what it
+  is sent vanishes, nothing comes back, nothing closes), as when a NAT or
+  conntrack entry is dropped; new connections work;
 - ``cut_answers(seconds)``: an answer (or a watch event) from the API server
   is forwarded in part, then the connection closes: answers cut mid-body;
 - ``delay(seconds_per_chunk, seconds)``: every chunk either way waits first.
@@ -83,6 +86,14 @@ class FaultProxy:
         for link in links:
             link.close(reset=True)
         self.stats["reset"] += len(links)
+        return len(links)
+
+    def go_silent(self) -> int:
+        """Every open connection dead from now on, silently; how many there were."""
+        links = self._snapshot()
+        for link in links:
+            link.dead = True
+        self.stats["silenced"] += len(links)
         return len(links)
 
     def reset_new(self, seconds: float) -> None:
@@ -173,6 +184,7 @@ class _Link:
     def __init__(self, proxy: FaultProxy, client: socket.socket, upstream: socket.socket) -> None:
         self.proxy, self.client, self.upstream = proxy, client, upstream
         self._closed = False
+        self.dead = False  # what crosses is dropped, both ways, and nothing closes
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -186,6 +198,8 @@ class _Link:
                 data = source.recv(READ_BYTES)
                 if not data:
                     break
+                if self.dead:
+                    continue
                 data, cut = self.proxy._pass(data, answer)
                 target.sendall(data)
                 if cut:
@@ -213,9 +227,11 @@ class _Link:
 
 
 def _reset(sock: socket.socket) -> None:
-    """Close with an RST, not a FIN: the peer reads ECONNRESET."""
+    """Close with an RST, not a FIN: the peer reads ECONNRESET. A pump thread blocked reading the
+    socket holds it open past close() (and no RST would go), so its read is ended first."""
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.shutdown(socket.SHUT_RD)  # wakes a recv() in another thread; sends nothing
     except OSError:
         pass
     sock.close()

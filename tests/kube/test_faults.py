@@ -136,6 +136,32 @@ def test_connections_reset_then_a_blackhole_across_the_minute_then_new_ones_rese
     assert "MissedSchedule" not in [reason for reason, _ in cluster.events(RUNNABLE[0])]
 
 
+def test_connections_reset_during_the_launches_lose_no_run(operator: Operator, cluster: Cluster,
+                                                          proxy: FaultProxy) -> None:
+    a_fleet_staged_for_0001(cluster)
+
+    def fault() -> None:
+        threading.Timer(0.15, proxy.reset_all).start()  # the loop reads the clock file every 0.2 s
+
+    took = across_the_minute(operator, cluster, fault, 0.2)
+    assert took < RESUMED_WITHIN_SECONDS
+    assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01"])
+
+
+def test_kept_connections_gone_silent_at_the_minute_cost_a_write_timeout_not_the_run(
+        operator: Operator, cluster: Cluster, proxy: FaultProxy) -> None:
+    """As when a NAT or conntrack entry is dropped: what the operator sends on its kept
+    connections vanishes and nothing comes back. A write waits WRITE_SECONDS for its answer,
+    then goes again on a new connection, within the minute (it waited a minute before)."""
+    from cronctl.operator.kube.rest import WRITE_SECONDS
+
+    a_fleet_staged_for_0001(cluster)
+    took = across_the_minute(operator, cluster, proxy.go_silent, 0.0)
+    assert took < WRITE_SECONDS + RESUMED_WITHIN_SECONDS
+    assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01"])
+    assert proxy.stats["silenced"] > 0
+
+
 def test_answers_cut_mid_body_across_the_minute_lose_no_run_and_double_none(
         operator: Operator, cluster: Cluster, proxy: FaultProxy) -> None:
     a_fleet_staged_for_0001(cluster)

@@ -22,6 +22,13 @@ A few seconds before the heap's next second, the loop plans the schedules
 due at it ahead (``Prepared``): at the second, a schedule whose object and
 Jobs are still exactly those it was planned from takes that plan, so the
 busy second spends its CPU on the releases, not on planning them.
+
+A reconcile that failed (the connection, a timeout, 429, 5xx) is looked at
+again after ``kube.retry``'s backoff, in real time: 0.1 s, doubling to 5 s.
+Planned afresh each time, a minute whose writes failed is launched late, not
+dropped, and the core says when its time has passed. While this replica does
+not hold the Lease, the loop acts on nothing; once it holds it again, it
+reconciles every schedule afresh.
 """
 
 from __future__ import annotations

@@ -30,12 +30,13 @@ import orjson
 
 from ..core import backfill as backfills
 from ..core.backfill import BackfillError
+from ..core.endings import RunSeen, end_runs
 from ..core.schedule import Timeline
 from ..core.zones import local_rfc3339
 from ..core.staging import DEADLINE, DELETE, RELEASE, SUPERSEDED, Fate, next_staging, staged_fate, to_stage
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, Backfill
 from ..core.tick import (MAX_COUNTED_DROPPED, Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip,
-                         decide, manual_launch, run_end, start_time)
+                         decide, manual_launch, start_time)
 from ..core.transitions import BACKFILL, MANUAL, Applied, apply, apply_tick
 from ..manifest import ScheduleSpec, SpecError, read_spec
 from .manifests import EventSpec, OverflowNote, condition, job_manifest, job_name, release_patch, staged_digest
@@ -624,40 +625,22 @@ def _finish_replaced(observed: Observed, out: _Effects) -> None:
 
 
 def _end_runs(spec: ScheduleSpec, observed: Observed, now: int, out: _Effects) -> None:
-    """Runs whose Job ended, whose Job is gone, or whose timeout passed, in the order they ended.
-
-    A failed attempt with retries left does not end its run: the run waits
-    for its next attempt (the core's pending retry), rebuilt the same way on
-    every reconcile from the failed Job until the next attempt's Job exists.
-    """
-    timeout = spec.job.options.timeout
-    ends: list[tuple[int, int, str, str]] = []
-    for name in observed.state.active:
-        run = observed.runs[name]
-        end = (FAILED, now) if name in observed.lost else run_end(run.started, timeout, run.ended, now)
-        if end is not None:
-            ends.append((end[1], run.number, name, end[0]))
-    options = spec.job.options
-    for at, number, name, outcome in sorted(ends):
-        run = observed.runs[name]
-        pending = None if outcome != FAILED or name in observed.lost else observed.state.fail_attempt(
-            name, number, run.attempt, at, options.retries, options.retry_delay)
-        expired = None if pending is None else run_end(run.started, timeout, None, now)
-        if expired is not None:  # it timed out waiting for its next attempt: a timed-out run is not retried
-            observed.state.forget_retry(name)
-            pending, (outcome, at) = None, expired
-        if pending is not None:
+    """The core's word on the active runs (``core.endings``): an Event for each end, and the
+    Jobs of the runs retention drops. A run waiting for its next attempt is said once (the
+    status records it), however often it is rebuilt from its failed Job."""
+    seen = [RunSeen(name, run.number, run.attempt, run.started, run.ended, name in observed.lost)
+            for name in observed.state.active for run in (observed.runs[name],)]
+    for end in end_runs(observed.state, seen, spec.job.options, now):
+        run = observed.runs[end.run_id]
+        if end.retry is not None:
             run.state = RETRY_PENDING
-            if observed.reported.get(name) == (RETRY_PENDING, run.attempt):
-                continue  # said when the attempt failed; the run still waits for its next one
-            out.event("Warning", "AttemptFailed", f"attempt {run.attempt} of run {number} ({run.job}) failed; "
-                      f"attempt {pending.attempt} at {rfc3339(pending.due)}")
+            if observed.reported.get(end.run_id) != (RETRY_PENDING, run.attempt):
+                out.event("Warning", "AttemptFailed", f"attempt {run.attempt} of run {run.number} ({run.job}) "
+                          f"failed; attempt {end.retry.attempt} at {rfc3339(end.retry.due)}")
             continue
-        run.state, run.finished = outcome, at
-        dropped = observed.state.record_finish(name, number, outcome, at, options.keep_succeeded,
-                                               options.keep_failed)
-        out.deletes.extend(DeleteJob(job, DROPPED) for item in dropped for job in observed.runs[item.run_id].jobs())
-        out.events.append(PostEvent(_end_event(run, name in observed.lost)))
+        run.state, run.finished = end.outcome, end.at
+        out.deletes.extend(DeleteJob(job, DROPPED) for item in end.dropped for job in observed.runs[item.run_id].jobs())
+        out.events.append(PostEvent(_end_event(run, end.gone)))
 
 
 def _end_event(run: RunView, lost: bool) -> EventSpec:

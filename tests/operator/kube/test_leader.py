@@ -172,7 +172,27 @@ def test_each_try_waits_at_most_what_is_left_of_the_renew_deadline() -> None:
     with pytest.raises(Lost):
         leader.campaign()
     failed = [seconds for what, seconds in server.calls[-5:]]
-    assert all(seconds <= 10 for seconds in failed) and failed == sorted(failed, reverse=True)
+    assert all(seconds <= 10 / 3 + 1e-9 for seconds in failed) and failed == sorted(failed, reverse=True)
+
+
+def test_a_renewal_stuck_on_a_dead_connection_costs_one_try_not_the_lease() -> None:
+    clock = Stepped()
+    server = LeaseServer(clock.now)
+    leader = a_leader(clock, server)
+    stuck = {"once": True}
+    replace = server.replace_namespaced_lease
+
+    def hanging_once(namespace: str, name: str, body: dict, seconds: float) -> dict:
+        if clock.now[0] > 10 and stuck.pop("once", False):
+            clock.now[0] += seconds  # no answer: the read waits its whole timeout
+            raise TimeoutError("The read operation timed out")
+        return replace(namespace, name, body, seconds)
+
+    server.replace_namespaced_lease = hanging_once  # type: ignore[method-assign]
+    clock.at[40.0] = lambda: setattr(server, "down", True)
+    with pytest.raises(Lost) as raised:
+        leader.campaign()
+    assert raised.value.args[0] > 40.0  # kept through the stuck try at ~12 s, lost only once down
 
 
 def test_another_replicas_takeover_is_refused_as_a_conflict_and_read_afresh() -> None:

@@ -10,8 +10,9 @@ as client-go's ``leaderelection`` keeps it:
 - the holder renews every retry period; a renewal that fails for any reason
   (a refusal, a connection refused or reset, a timeout, the API server
   restarting) is tried again every retry period until the renew deadline,
-  counted from the last renewal that was taken; each try waits at most what
-  is left of that deadline;
+  counted from the last renewal that was taken; each try waits at most a
+  third of the deadline (a request stuck on a dead connection costs one try,
+  not the Lease), and never past it;
 - past the renew deadline, which is shorter than the lease, the holder stops
   acting (``leading`` is cleared, and the loop acts on nothing) before another
   replica can take the Lease, and campaigns again: the process lives on. An
@@ -233,13 +234,19 @@ class Leadership:
             started = self._monotonic()
             if started >= deadline:
                 return
-            if self.try_to_hold(deadline - started):
+            if self.try_to_hold(min(deadline - started, self.try_seconds)):
                 renewed = started  # counted from the try's start: the Lease says no earlier
                 if failing:
                     log.info("renewed the Lease %s/%s again", e.namespace, e.name)
                 failing = self._failing = False
             else:
                 failing = True
+
+    @property
+    def try_seconds(self) -> float:
+        """How long one renewal waits: a third of the renew deadline, so a request stuck on a dead
+        connection costs one try, and the next goes on a new connection before the deadline."""
+        return max(1.0, self.election.renew_seconds / 3)
 
     def try_to_hold(self, seconds: float) -> bool:
         """One try to take or renew the Lease, waiting at most ``seconds``: whether it holds it."""

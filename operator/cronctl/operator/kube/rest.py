@@ -60,7 +60,11 @@ TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
 # What urllib3 makes of retries=False on every call (Retry.from_int), made once: 2% of the
 # operator's CPU over a herd of launches went into building it anew.
 NO_RETRIES = urllib3.Retry(total=False, redirect=None)
-SECONDS = 60.0  # a connection's timeout, to connect and for each read
+SECONDS = 60.0  # a connection's timeout, to connect and for each read of a list or a read
+# ... and of a write's answer, which comes in milliseconds unless the connection is dead (a
+# conntrack entry dropped, a reset that never arrived) or etcd stalls: a write waits no longer,
+# and is tried again on a new connection (``retry``), while its minute can still be kept.
+WRITE_SECONDS = 10.0
 # How long the credentials' headers are reused. Building them (``auth_settings``) runs the
 # client's refresh hook, which from a kubeconfig reads every environment variable for proxies:
 # 48 us a request. A token is valid for minutes or more, and its refresh is seen within this.
@@ -414,17 +418,20 @@ class Rest:
         return self.request("PUT", _leases(namespace, name), body, seconds=seconds)
 
     def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
-                query: Mapping[str, str] | None = None, seconds: float = SECONDS) -> dict[str, Any]:
-        """The answer as a dict; a refusal raised as the client's ``ApiException``."""
+                query: Mapping[str, str] | None = None, seconds: float | None = None) -> dict[str, Any]:
+        """The answer as a dict; a refusal raised as the client's ``ApiException``. A read waits
+        SECONDS for each part of its answer, a write WRITE_SECONDS, unless ``seconds`` says."""
+        if seconds is None:
+            seconds = SECONDS if method == "GET" else WRITE_SECONDS
         return self.call(Call(method, path + ("?" + urlencode(query) if query else ""), body, content_type), seconds)
 
-    def call(self, call: Call, seconds: float = SECONDS) -> dict[str, Any]:
+    def call(self, call: Call, seconds: float = WRITE_SECONDS) -> dict[str, Any]:
         [answer] = self.send([call], seconds)
         if isinstance(answer, ApiException):
             raise answer
         return answer
 
-    def send(self, calls: list[Call], seconds: float = SECONDS) -> list[dict[str, Any] | ApiException]:
+    def send(self, calls: list[Call], seconds: float = WRITE_SECONDS) -> list[dict[str, Any] | ApiException]:
         """Requests pipelined on this thread's connection (``Connections.send``): for each, in
         order, its answer or the API's refusal. A connection's failure raises; a connect and each
         read wait at most ``seconds``."""

@@ -15,6 +15,8 @@ quiet minute, one fault a minute, each at its own phase of the minute:
     idle-reset      every connection reset at :50 (as the API server closes one idle
                     for 90 s), a 10 s blackhole from :58, new connections reset at its end
     watch-cut       every connection reset 1 s after the minute (the watches mid-stream)
+    silent          every open connection silently dead from 0.5 s before the minute
+                    (a NAT or conntrack entry dropped); new connections work
     cut-answers     answers cut mid-body from 0.5 s before the minute for 3 s
     slow            300 ms added to every chunk from 30 s before the minute for a minute
     etcd-stop       etcd stopped from 5 s before the minute for 15 s
@@ -29,7 +31,7 @@ the nominal second until the Job could run (from a watch of the Jobs that
 goes straight to the API server, not through the proxy), the seconds from
 the fault's end until the minute's last Job could run, and exits.
 
-This is a benchmark, not a test: it asserts nothing, and takes about 13
+This is a benchmark, not a test: it asserts nothing, and takes about 14
 minutes of wall clock (the CronJob controller has no clock to move). Run it
 from the repository root (needs the binaries of scripts/build-control-plane.sh):
 
@@ -82,6 +84,8 @@ FAULTS = [
                         "its end", ((-10.0, "reset_all"), (-2.0, "blackhole_10_then_reset")), 9.0),
     Fault("watch-cut", "every connection (the watch streams mid-answer) reset 1 s after the minute",
           ((1.0, "reset_all"),), 1.0),
+    Fault("silent", "kept connections gone silent (a conntrack entry dropped) just before the minute",
+          ((-0.5, "go_silent"),), -0.5),
     Fault("cut-answers", "answers cut mid-body for 3 s across the minute", ((-0.5, "cut_answers_3"),), 2.5),
     Fault("slow", "300 ms added to every chunk for a minute", ((-30.0, "slow_60"),), 30.0),
     Fault("etcd-stop", "etcd stopped for 15 s across the minute", ((-5.0, "pause_etcd"), (10.0, "resume_etcd")),
@@ -206,6 +210,7 @@ class FaultBench:
     def _step(self, step: str) -> None:
         proxy, cp = self.proxy, self.cp
         {"reset_all": proxy.reset_all,
+         "go_silent": proxy.go_silent,
          "blackhole_10": lambda: proxy.blackhole(10.0),
          "blackhole_10_then_reset": lambda: proxy.blackhole(10.0, reset_at_end=1.0),
          "cut_answers_3": lambda: proxy.cut_answers(3.0),

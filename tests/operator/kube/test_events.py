@@ -92,3 +92,7 @@ def test_a_post_that_failed_for_a_passing_reason_is_tried_again_under_the_same_n
 
 def test_event_names_never_repeat() -> None:
     assert len({event_name("sync") for _ in range(10_000)}) == 10_000
+
+
+def test_an_event_name_fits_a_dns_subdomain_whatever_the_schedules_name() -> None:
+    assert len(event_name("x" * 253)) <= 253

@@ -38,6 +38,7 @@ POSTERS = 2  # threads that post Events
 GATHER_SECONDS = 0.05  # after the first Event queued, how long a poster lets others gather
 BATCH = 200  # Events posted at most in one go
 MAX_TRIES = 30  # a batch that keeps failing for a passing reason: about two minutes of tries
+NAME_ROOM = 253 - 1 - 16  # of an Event's name (a DNS subdomain), what the schedule's name may take
 
 log = logging.getLogger("cronctl.operator")
 
@@ -113,4 +114,4 @@ def event_name(schedule: str) -> str:
     in this process (client-go's ``name.%x``)."""
     with _stamp_lock:
         stamp = _last_stamp[0] = max(time.time_ns(), _last_stamp[0] + 1)
-    return f"{schedule}.{stamp:x}"
+    return f"{schedule[:NAME_ROOM]}.{stamp:x}"

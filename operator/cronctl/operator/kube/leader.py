@@ -207,7 +207,7 @@ class Leadership:
         e = self.election
         while True:
             log.info("waiting for the Lease %s/%s as %s", e.namespace, e.name, e.identity)
-            while not self.try_to_hold(e.renew_seconds):
+            while not self.try_to_hold(self.try_seconds):
                 self._sleep(e.retry_seconds)
             log.info("holding the Lease %s/%s as %s: this replica acts", e.namespace, e.name, e.identity)
             self.leading.set()

@@ -144,8 +144,8 @@ def runnable_names(size: int) -> set[str]:
 
 
 class FaultBench:
-    def __init__(self, cp: ControlPlane, work: Path, size: int) -> None:
-        self.cp, self.work, self.size = cp, work, size
+    def __init__(self, cp: ControlPlane, work: Path, size: int, operator_dir: Path) -> None:
+        self.cp, self.work, self.size, self.operator_dir = cp, work, size, operator_dir
         self.api = kb.Api(cp)
         host, port = cp.url.removeprefix("https://").rsplit(":", 1)
         self.proxy = FaultProxy(host, int(port)).__enter__()
@@ -165,7 +165,8 @@ class FaultBench:
             kb.kubectl(self.cp, "create", "namespace", NAMESPACES[side])
             self.watches[side] = kb.JobWatch(self.api, NAMESPACES[side])
         self.sides["cronctl"] = Side("cronctl", lambda: kb.OperatorProcess(
-            self.cp, self.kubeconfigs["cronctl"], USERS["cronctl"], NAMESPACES["cronctl"], self.work))
+            self.cp, self.kubeconfigs["cronctl"], USERS["cronctl"], NAMESPACES["cronctl"], self.work,
+            operator_dir=self.operator_dir))
         self.sides["cronjob"] = Side("cronjob", lambda: kb.CronJobControllerProcess(
             self.cp, self.kubeconfigs["cronjob"], USERS["cronjob"], NAMESPACES["cronjob"], self.work, 1000, 2000,
             "cronjob-controller"))
@@ -348,11 +349,13 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="cronctl-faults-"))
     faults = [fault for fault in FAULTS if fault.name in args.faults]
-    print(f"cronctl and CronJob under faults; operator {kb.describe_operator()}; work dir {work}", flush=True)
+    operator_dir, digest = kb.snapshot_operator(work)  # the same code all run, whatever the tree does
+    print(f"cronctl and CronJob under faults; operator {kb.describe_operator()}, run from a copy (python files "
+          f"{digest}); work dir {work}", flush=True)
     with ControlPlane(bin_dir=ensure_binaries()) as cp:
         kb.kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"))
         kb.kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
-        bench = FaultBench(cp, work, args.size)
+        bench = FaultBench(cp, work, args.size, operator_dir)
         try:
             bench.start()
             minutes = bench.run(faults)

@@ -9,7 +9,7 @@ import pytest
 
 from cronctl.core.state import JobState, PendingRetry, Queued
 from cronctl.core.tick import Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip, manual_launch
-from cronctl.core.transitions import apply, apply_tick, hold
+from cronctl.core.transitions import adopt, apply, apply_tick, hold
 from cronctl.core.spec import JobSpec, Options, Policy
 from cronctl.core.times import parse_time
 
@@ -135,3 +135,14 @@ def test_a_driver_may_name_its_runs() -> None:
     state = JobState()
     apply_tick(state, (Launch("job", "job-1", 1, ONE),), key=lambda launch: f"job-{launch.scheduled_for}")
     assert state.active == [f"job-{ONE}"]
+
+
+@pytest.mark.parametrize("reason, last_schedule", [("scheduled", THREE), ("catch-up", THREE), ("manual", ONE),
+                                                   ("backfill", ONE)])
+def test_a_run_adopted_from_its_record_is_counted_and_deals_with_its_time_unless_asked_for_by_hand(
+        reason: str, last_schedule: int) -> None:
+    state = JobState(last_schedule=ONE, launched=1)
+    adopt(state, 2, THREE, reason)
+    assert (state.launched, state.last_schedule) == (2, last_schedule)
+    adopt(state, 1, ONE, "scheduled")  # an older run seen after: nothing goes back
+    assert (state.launched, state.last_schedule) == (2, last_schedule)

@@ -78,6 +78,15 @@ def apply(state: JobState, decision: Decision, run_key: str | None = None) -> Ap
     return Applied(decision)
 
 
+def adopt(state: JobState, number: int, nominal: int, reason: str) -> None:
+    """A run the state learns of from its driver's record rather than from a decision (a Job
+    made by a reconcile whose status write was lost): counted, and its time dealt with unless
+    it was asked for by hand, as its launch would have done."""
+    state.launched = max(state.launched, number)
+    if reason not in (MANUAL, BACKFILL):
+        _dealt_with(state, nominal)
+
+
 def hold(state: JobState, now: int) -> bool:
     """A suspended job (or one on a node whose switch is off) counts no missed run: its window
     of missed times starts after ``now``. Whether that changed its state."""

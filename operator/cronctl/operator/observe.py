@@ -33,6 +33,7 @@ from typing import Any, Iterable, Mapping
 
 from ..core.retention import Finished, retention_class
 from ..core.state import FAILED, RUNNING, SUCCEEDED, TIMED_OUT, JobState, Queued
+from ..core.transitions import adopt
 from .manifests import OverflowNote, job_name, replaced_runs, staged_digest
 from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
                        STAGED_LABEL, START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, parse_rfc3339,
@@ -249,13 +250,8 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
     active = sorted((run for run in runs.values() if run.state == RUNNING), key=lambda r: r.number)
     state.active = [run.name for run in active]
     for run in [*runs.values(), *observed.replaced]:
-        state.launched = max(state.launched, run.number)
-        if run.reason not in _BY_HAND and (state.last_schedule is None or run.scheduled > state.last_schedule):
-            state.last_schedule = run.scheduled
+        adopt(state, run.number, run.scheduled, run.reason)
     return observed
-
-
-_BY_HAND = ("manual", "backfill")  # runs that deal with no schedule time (core.transitions)
 
 
 def _annotations(job: Mapping[str, Any]) -> Mapping[str, Any]:

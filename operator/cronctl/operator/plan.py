@@ -37,7 +37,7 @@ from ..core.staging import DEADLINE, DELETE, RELEASE, SUPERSEDED, Fate, next_sta
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT, Backfill
 from ..core.tick import (MAX_COUNTED_DROPPED, Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip,
                          decide, manual_launch, start_time)
-from ..core.transitions import BACKFILL, MANUAL, Applied, apply, apply_tick
+from ..core.transitions import BACKFILL, MANUAL, Applied, apply, apply_tick, hold
 from ..manifest import ScheduleSpec, SpecError, read_spec
 from .manifests import EventSpec, OverflowNote, condition, job_manifest, job_name, release_patch, staged_digest
 from .observe import Observed, RunView, observe, staged_of_job
@@ -259,9 +259,10 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     _end_runs(spec, observed, now, out)
     _finish_replaced(observed, out)
     out.deletes.extend(DeleteJob(name, LEFT_OVER) for name in observed.leftovers)
-    state = observed.state
-    suspended_through = now if spec.suspend else parse_rfc3339(status.get("suspendedThrough"))
-    state.not_before = suspended_through
+    state = observed.state  # its not_before: the status's suspendedThrough
+    if spec.suspend:
+        hold(state, now)  # the core's rule: no time until now is missed
+    suspended_through = state.not_before
     missed = _MissedCondition()
     decisions: tuple[Decision, ...] = ()
     if not spec.suspend:

@@ -155,7 +155,10 @@ class Scheduler:
 
     async def _follow(self) -> None:
         """Act on nothing until this replica holds the Lease (again); then reconcile every schedule
-        afresh, as a restart does: another replica may have acted meanwhile."""
+        afresh, as a restart does: another replica may have acted meanwhile. Meanwhile its
+        schedules' gauges are the leader's to report (as a replica that never led reports none)."""
+        for key in list(self.known):
+            METRICS.forget(*key)
         while not self.leading.is_set():  # type: ignore[union-attr]
             await asyncio.sleep(LEADER_POLL_SECONDS)  # watch events keep marking schedules meanwhile
         self._prepared.clear()

@@ -313,13 +313,13 @@ _CLIENT_CALL = re.compile(r"^(read|get|list|watch|create|delete|patch|replace)_(
 
 def _operator_api_use() -> tuple[set[tuple[str, str, str, None]], bool, bool]:
     """What the operator's code asks of the API server: the kubernetes-client calls in
-    cronctl/operator/*.py (and ``rest``'s, named as the client's), the kopf watches (list + watch), whether it elects a leader with
+    cronctl/operator/**/*.py (and ``kube.rest``'s, named as the client's), the kopf watches (list + watch), whether it elects a leader with
     a LeaseLock, and whether it leaves kopf's CRD scanning on."""
     from cronctl import manifest as resource  # GROUP, VERSION, PLURAL: what the resource is
 
     used: set[tuple[str, str, str, None]] = set()
     lease_lock = scanning_off = False
-    for path in sorted(OPERATOR_CODE.glob("*.py")):
+    for path in sorted(OPERATOR_CODE.rglob("*.py")):  # kube/ included
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and re.search(r"_cluster_custom_object", node.attr):

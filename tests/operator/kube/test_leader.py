@@ -232,3 +232,18 @@ def test_after_losing_the_lease_the_replica_campaigns_again_and_takes_its_own_ba
         leader.campaign()
     assert losses[0] < 10.0 + 10.1  # stopped acting within the renew deadline of its last renewal
     assert len(led_again) == 2 and 30.0 <= led_again[1] <= 32.1  # its own Lease, taken back at once
+
+
+def test_a_candidate_that_cannot_take_the_lease_says_why_once(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Stepped()
+    server = LeaseServer(clock.now)
+
+    def refused(namespace: str, body: dict, seconds: float) -> dict:
+        raise ApiException(status=422, reason="Unprocessable Entity")
+
+    server.create_namespaced_lease = refused  # type: ignore[method-assign]
+    leader = a_leader(clock, server)
+    for _ in range(5):
+        assert not leader.try_to_hold(3)
+    said = [record.getMessage() for record in caplog.records if "could not take the Lease" in record.getMessage()]
+    assert said == ["could not take the Lease ops/cronctl-operator (422 Unprocessable Entity); trying again every 2 s"]

@@ -194,6 +194,7 @@ class Leadership:
         self._monotonic, self._wall, self._sleep = monotonic, wall, sleep
         self._seen: Seen | None = None
         self._failing = False  # a renewal failed since the last one taken: said once
+        self._refusal: str | None = None  # why the last try to take the Lease failed, as said
 
     def start(self) -> None:
         if not self.election.enabled:
@@ -260,14 +261,27 @@ class Leadership:
                     return False
             self.lock.write(claimed(spec or {}, e.identity, e.lease_seconds, self._wall()), seconds)
         except Exception as error:  # any failure is a failed try: retried until the deadline
-            if self.leading.is_set() and not self._failing:
-                log.warning("could not renew the Lease %s/%s (%s); trying again every %d s until the renew "
-                            "deadline", e.namespace, e.name, _said(error), e.retry_seconds)
-                self._failing = True
+            self._say_failure(error)
             return False
+        self._refusal = None
         self._seen = observed(self._seen, self.lock.lease.get("spec") or {} if self.lock.lease else {},
                               self._monotonic())
         return True
+
+
+    def _say_failure(self, error: Exception) -> None:
+        """A holder's failed renewal, once a failing streak; a candidate's failure to take the
+        Lease (RBAC, an invalid name, the API server away), once per reason: never silence."""
+        e = self.election
+        if self.leading.is_set():
+            if not self._failing:
+                log.warning("could not renew the Lease %s/%s (%s); trying again every %d s until the renew "
+                            "deadline", e.namespace, e.name, _said(error), e.retry_seconds)
+                self._failing = True
+        elif _said(error) != self._refusal:
+            self._refusal = _said(error)
+            log.warning("could not take the Lease %s/%s (%s); trying again every %d s", e.namespace, e.name,
+                        self._refusal, e.retry_seconds)
 
 
 def _said(error: BaseException) -> str:

@@ -247,3 +247,10 @@ def test_a_candidate_that_cannot_take_the_lease_says_why_once(caplog: pytest.Log
         assert not leader.try_to_hold(3)
     said = [record.getMessage() for record in caplog.records if "could not take the Lease" in record.getMessage()]
     assert said == ["could not take the Lease ops/cronctl-operator (422 Unprocessable Entity); trying again every 2 s"]
+
+
+@pytest.mark.parametrize("name", ["cronctl-operator-Bad_Name", "-x", "a" * 254])
+def test_a_lease_name_the_api_server_would_refuse_is_refused_at_start(name: str) -> None:
+    with pytest.raises(ValueError, match="is not a DNS subdomain"):
+        election_from(True, None, [], name, "me", 15)
+    assert election_from(False, None, [], name, "me", 15).name == name  # no Lease without election

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -56,6 +57,7 @@ log = logging.getLogger("cronctl.operator")
 DEFAULT_LEASE_NAME = "cronctl-operator"
 DEFAULT_LEASE_SECONDS = 15
 MIN_LEASE_SECONDS = 3
+LEASE_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 LAST_TRY_SECONDS = 1.0  # after failed renewals, the last try comes this long before the renew deadline
 
 
@@ -83,6 +85,9 @@ def election_from(enabled: bool, namespace: str | None, watched: list[str], name
     first watched one, else ``default``."""
     if lease_seconds < MIN_LEASE_SECONDS:
         raise ValueError(f"--lease-seconds: {lease_seconds} is below the minimum {MIN_LEASE_SECONDS}")
+    if enabled and not LEASE_NAME.fullmatch(name):
+        raise ValueError(f"the Lease name {name!r} (--leader-election-id, or the default and --shard) is not a "
+                         "DNS subdomain: lowercase letters, digits, '-' and '.', at most 253")
     namespace = namespace or os.environ.get("POD_NAMESPACE") or (watched[0] if watched else "default")
     identity = identity or os.environ.get("POD_NAME") or socket.gethostname()
     return Election(enabled, namespace, name, identity, lease_seconds)

@@ -101,8 +101,7 @@ def across_the_minute(operator: Operator, cluster: Cluster, fault: Callable[[], 
     return time.monotonic() - ended
 
 
-def assert_every_minute_ran_once(operator: Operator, cluster: Cluster, minutes: list[str],
-                                 alive: bool = True) -> None:
+def assert_every_minute_ran_once(operator: Operator, cluster: Cluster, minutes: list[str]) -> None:
     last = minutes[-1]
     for name in RUNNABLE:
         status = wait_for(f"{name}'s status converged",
@@ -115,8 +114,7 @@ def assert_every_minute_ran_once(operator: Operator, cluster: Cluster, minutes: 
         status = wait_for(f"{name}'s status converged",
                           lambda name=name: (s := cluster.status(name)).get("skipped") == len(minutes) - 1 and s)
         assert status["launched"] == 1, (name, status)
-    if alive:
-        assert operator.process is not None and operator.process.poll() is None, operator.log()[-3000:]
+    assert operator.process is not None and operator.process.poll() is None, operator.log()[-3000:]
 
 
 def test_connections_reset_then_a_blackhole_across_the_minute_then_new_ones_reset_lose_no_run(

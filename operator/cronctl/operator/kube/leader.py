@@ -198,7 +198,7 @@ class Leadership:
         self._lost = lost or (lambda: None)
         self._monotonic, self._wall, self._sleep = monotonic, wall, sleep
         self._seen: Seen | None = None
-        self._failing = False  # a renewal failed since the last one taken: said once
+        self._failing = False  # a renewal failed since the last one taken (``_say_failure`` sets it)
         self._refusal: str | None = None  # why the last try to take the Lease failed, as said
 
     def start(self) -> None:
@@ -229,11 +229,11 @@ class Leadership:
         After a failure the last try comes LAST_TRY_SECONDS before the deadline, so an outage
         of nearly the whole deadline costs nothing."""
         e = self.election
-        renewed, failing = self._monotonic(), False
+        renewed, self._failing = self._monotonic(), False
         while True:
             deadline = renewed + e.renew_seconds
-            wait = e.retry_seconds if not failing else min(e.retry_seconds,
-                                                           deadline - LAST_TRY_SECONDS - self._monotonic())
+            wait = e.retry_seconds if not self._failing else min(e.retry_seconds,
+                                                                 deadline - LAST_TRY_SECONDS - self._monotonic())
             if wait < 0:
                 return  # no time left for a try
             self._sleep(wait)
@@ -242,11 +242,9 @@ class Leadership:
                 return
             if self.try_to_hold(min(deadline - started, self.try_seconds)):
                 renewed = started  # counted from the try's start: the Lease says no earlier
-                if failing:
+                if self._failing:
                     log.info("renewed the Lease %s/%s again", e.namespace, e.name)
-                failing = self._failing = False
-            else:
-                failing = True
+                self._failing = False
 
     @property
     def try_seconds(self) -> float:

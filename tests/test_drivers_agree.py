@@ -29,7 +29,7 @@ import pytest
 from cronctl import run
 from cronctl.core.times import format_time, parse_time
 from cronctl.fleet import merge_defaults, preview, read_values
-from cronctl.operator.plan import CreateJob, PostEvent
+from cronctl.operator.effects import CreateJob, PostEvent
 from cronctl.runner.engine import Runner
 from cronctl.runner.executor import RunKey, nominal_iso, run_folder_name
 

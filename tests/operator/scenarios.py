@@ -12,7 +12,8 @@ import copy
 from typing import Any
 
 from cronctl.core.times import parse_time
-from cronctl.operator.plan import Plan, plan
+from cronctl.operator.effects import Plan
+from cronctl.operator.plan import plan
 from cronctl.operator.resource import rfc3339
 
 SECRET = "hunter2-do-not-log"

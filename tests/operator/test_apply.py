@@ -15,7 +15,7 @@ from kubernetes.client.exceptions import ApiException
 from cronctl.operator.apply import Cluster
 from cronctl.operator.kube.cache import Cache
 from cronctl.operator.manifests import EventSpec
-from cronctl.operator.plan import CreateJob, DeleteJob, PatchStatus, Plan, PostEvent, ReleaseJob
+from cronctl.operator.effects import CreateJob, DeleteJob, PatchStatus, Plan, PostEvent, ReleaseJob
 from cronctl.operator.kube.rest import Call
 
 RELEASE = {"spec": {"suspend": False}}

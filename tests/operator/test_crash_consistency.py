@@ -23,8 +23,8 @@ import pytest
 
 from cronctl.core.every import actual_time
 from cronctl.core.times import parse_time
-from cronctl.operator.plan import (DROPPED, LEFT_OVER, REPLACED, UNSTAGED, CreateJob, DeleteJob, Effect, PatchStatus,
-                                   Plan, PostEvent, ReleaseJob, ResumeJob, StageJob)
+from cronctl.operator.effects import (DROPPED, LEFT_OVER, REPLACED, UNSTAGED, CreateJob, DeleteJob, Effect,
+                                      PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob, StageJob)
 from cronctl.operator.resource import TRIGGER_ANNOTATION
 
 from .world import World

@@ -16,7 +16,8 @@ from cronctl.operator import loop as loop_module
 from cronctl.operator.kube import retry
 from cronctl.operator.loop import Scheduler, no_collection_pauses, prepare, shares
 from cronctl.operator.metrics import METRICS
-from cronctl.operator.plan import Plan, plan
+from cronctl.operator.effects import Plan
+from cronctl.operator.plan import plan
 
 from .test_staging import A_MINUTE_BEFORE_THE_HOUR, THE_HOUR, StoppedClock, Worlds, run_one_batch, seen
 

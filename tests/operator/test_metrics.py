@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from cronctl.operator.manifests import EventSpec, job_manifest
 from cronctl.operator.metrics import COUNTERS, DELAY_BUCKETS, Metrics, counts, launch_delays, parse_address, serve
-from cronctl.operator.plan import CreateJob, Plan, PostEvent
+from cronctl.operator.effects import CreateJob, Plan, PostEvent
 
 from . import scenarios
 from .scenarios import NAME, NAMESPACE, t

@@ -9,7 +9,8 @@ from typing import Any
 
 from cronctl.operator.resource import OVERFLOW_ANNOTATION
 from cronctl.operator.metrics import counts
-from cronctl.operator.plan import Plan, plan
+from cronctl.operator.effects import Plan
+from cronctl.operator.plan import plan
 from cronctl.operator.resource import REASON_ANNOTATION
 
 from .scenarios import CREATED, after, finished, seen, t

@@ -7,7 +7,6 @@ from typing import Any
 
 from cronctl.core.times import parse_time
 from cronctl.operator.manifests import job_manifest, job_name
-from cronctl.operator import plan as plan_module
 from cronctl.operator.plan import plan
 from cronctl.operator.resource import ATTEMPT_LABEL, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION, rfc3339
 
@@ -110,7 +109,7 @@ def test_forbid_skips_once_per_missed_time_while_a_run_is_active() -> None:
 
 def test_replace_launches_a_job_naming_the_run_it_replaces_then_deletes_the_old_job() -> None:
     from cronctl.operator.resource import REPLACES_ANNOTATION
-    from cronctl.operator.plan import CreateJob, DeleteJob, PatchStatus
+    from cronctl.operator.effects import CreateJob, DeleteJob, PatchStatus
 
     body = after(schedule(concurrencyPolicy="Replace"),
                  plan(schedule(concurrencyPolicy="Replace"), [], CREATED).status)
@@ -182,37 +181,6 @@ def test_the_status_lists_the_next_fire_times_in_utc_and_in_the_zone() -> None:
     assert fired.status is not None
     assert [entry["time"] for entry in fired.status["nextScheduleTimes"]] == [
         "2024-03-31T01:00:00Z", "2024-04-01T00:30:00Z", "2024-04-02T00:30:00Z"]
-
-
-def test_a_schedule_is_read_once_per_spec_and_anchor_and_afresh_when_either_changes(monkeypatch) -> None:
-    reads: list[dict[str, Any]] = []
-    read_spec = plan_module.read_spec
-    monkeypatch.setattr(plan_module, "read_spec", lambda body, anchor: reads.append(body) or read_spec(body, anchor))
-    body = schedule("17 */3 * * *", timeZone="Asia/Kolkata", upcomingTimes=4)
-    first = plan(body, [], CREATED)
-    again = after(body, first.status)
-    assert [plan(again, [], CREATED + minutes).status for minutes in (0, 1)] == [None, None]
-    assert len(reads) == 1  # the spec and the anchor were the same: read once
-    edited = copy.deepcopy(again)
-    edited["spec"]["upcomingTimes"] = 2
-    assert [entry["time"] for entry in plan(edited, [], CREATED + 1).status["nextScheduleTimes"]] == [  # type: ignore[index]
-        "2024-03-01T00:47:00Z", "2024-03-01T03:47:00Z"]
-    assert len(reads) == 2
-    moved = after(body, {**first.status, "anchorTime": rfc3339(CREATED + 600)})  # type: ignore[dict-item]
-    plan(moved, [], CREATED + 601)
-    assert len(reads) == 3
-
-
-def test_the_next_fire_times_remembered_are_those_computed_afresh() -> None:
-    body = schedule("*/7 9-17 * * 1-5", timeZone="America/New_York", upcomingTimes=6)
-    read = plan_module.read_spec(body, CREATED)
-    timeline = plan_module.Timeline(read.job.compiled, CREATED, read.job.options.tz)
-    for now in range(CREATED, CREATED + 3 * 24 * 60, 97):
-        body = after(body, plan(body, [], now).status)  # as the operator keeps it, minute after minute
-        assert [entry["time"] for entry in body["status"]["nextScheduleTimes"]] == [
-            rfc3339(minute) for minute in timeline.upcoming(now, 6)]
-        assert [entry["localTime"] for entry in body["status"]["nextScheduleTimes"]] == [
-            plan_module.local_rfc3339(minute, read.job.options.tz) for minute in timeline.upcoming(now, 6)]
 
 
 def test_a_suspended_schedule_lists_no_next_fire_time() -> None:

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from cronctl.operator.plan import LabelJob, plan
+from cronctl.operator.effects import LabelJob
+
+from cronctl.operator.plan import plan
 from cronctl.operator.shard import Shard, parse_shard_name, shard_of, shard_of_lease
 
 from .scenarios import CREATED, after, schedule, t

@@ -20,10 +20,10 @@ from cronctl.core.times import parse_time
 from cronctl.operator.logs import event_fields
 from cronctl.operator.manifests import job_name
 from cronctl.operator.metrics import launch_delays
-from cronctl.operator import plan as plan_module
+from cronctl.operator import staged as staged_module
 from cronctl.operator.observe import observe
 from cronctl.operator.metrics import counts
-from cronctl.operator.plan import REPLACED, UNSTAGED, CreateJob, DeleteJob, Plan, ReleaseJob, StageJob
+from cronctl.operator.effects import REPLACED, UNSTAGED, CreateJob, DeleteJob, Plan, ReleaseJob, StageJob
 from cronctl.operator.resource import (REASON_ANNOTATION, REPLACES_ANNOTATION, RUN_LABEL, STAGED_LABEL,
                                        START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, rfc3339,
                                        rfc3339_seconds)
@@ -167,8 +167,8 @@ def test_the_release_compares_the_staged_job_with_the_digest_its_staging_compute
     world = seen("0 * * * *")
     world.reconcile(A_MINUTE_BEFORE_THE_HOUR)
     built: list[Any] = []
-    original = plan_module._staged_manifest
-    monkeypatch.setattr(plan_module, "_staged_manifest", lambda *args: built.append(args) or original(*args))
+    original = staged_module.staged_manifest
+    monkeypatch.setattr(staged_module, "staged_manifest", lambda *args: built.append(args) or original(*args))
     assert kinds(world.plan(THE_HOUR))[0] == "ReleaseJob"
     assert built == []
 

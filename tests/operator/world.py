@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from cronctl.operator.manifests import EventSpec
-from cronctl.operator.plan import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent,
-                                   ReleaseJob, ResumeJob, StageJob, plan)
+from cronctl.operator.effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent,
+                                      ReleaseJob, ResumeJob, StageJob)
+from cronctl.operator.plan import plan
 from cronctl.operator.resource import SHARD_LABEL, rfc3339
 
 

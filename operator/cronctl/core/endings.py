@@ -37,6 +37,7 @@ class RunSeen:
     started: int  # the minute it started (its timeout counts from it)
     reported: tuple[str, int] | None = None  # (outcome, minute) its worker reported for this attempt
     gone: bool = False  # its worker vanished (its Job deleted under it)
+    held_until: int | None = None  # its worker waits, not started, until this second (its jitter's)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 The only module of the operator that talks to Kubernetes for writes. It
 carries out a plan's effects one by one in the plan's order (which the plan
-chose so that a crash between any two is safe: ``plan.ordered``) and decides
+chose so that a crash between any two is safe: ``effects.ordered``) and decides
 nothing. Every call is namespaced to the CronSchedule's own namespace, so a
 schedule can never touch another namespace's objects.
 
@@ -28,8 +28,8 @@ from kubernetes.client.exceptions import ApiException
 from .kube.cache import Cache
 from .kube.events import EventRecorder, event_name
 from .manifests import EventSpec
-from .plan import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
-                   StageJob)
+from .effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
+                      StageJob)
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from .resource import SCHEDULE_LABEL, SHARD_LABEL
 from .kube.rest import Call, Calls, Rest

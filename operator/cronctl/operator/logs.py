@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, TextIO
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter as _JsonFormatter
 
-from .plan import Plan
+from .effects import Plan
 from .resource import ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULED_ANNOTATION
 
 FORMATS = ("text", "json")

@@ -48,7 +48,9 @@ from .apply import Cluster
 from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
-from .plan import Plan, pending_backfill, pending_trigger, plan
+from .effects import Plan
+from .backfill import pending_backfill
+from .plan import pending_trigger, plan
 
 log = logging.getLogger("cronctl.operator")
 

@@ -1,7 +1,7 @@
 """Pure builders of the API objects the operator writes: Jobs, conditions, Events.
 
 A Job also records what its reconcile decided beyond the run it starts, so
-that a crash before the status write loses nothing (see ``plan.ordered``):
+that a crash before the status write loses nothing (see ``effects.ordered``):
 the runs it replaces, the overflow it was launched past, the trigger it
 answers. ``observe`` reads them back.
 

@@ -25,7 +25,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import ThreadingWSGIServer
 
-from .plan import Plan, ReleaseJob
+from .effects import Plan, ReleaseJob
 from .resource import ATTEMPT_LABEL, REASON_ANNOTATION, SCHEDULED_ANNOTATION, parse_rfc3339
 
 Key = tuple[str, str]  # (namespace, name)

@@ -4,7 +4,7 @@ The state of one schedule is rebuilt on every reconcile from its status
 (history, counters, last schedule and skip times, whether it is overflowing)
 and its owned Jobs (active runs and how they ended). The status is written
 after a reconcile's Jobs are created and before the Jobs it forgets are
-deleted (``plan.ordered``), so whatever point a crash hit, the Jobs tell a
+deleted (``effects.ordered``), so whatever point a crash hit, the Jobs tell a
 restart what the lost status write would have said:
 
 - a Job whose run the status does not know yet (its run number is above

@@ -1,7 +1,7 @@
 """When a failed reconcile is tried again: client-go's work queue backoff, and what is transient.
 
 A reconcile whose reads or writes failed is planned again from the cache and
-carried out again, which is safe at any point (``plan.ordered``: every prefix
+carried out again, which is safe at any point (``effects.ordered``: every prefix
 of a plan's writes leaves a world the next plan finishes; a create met by
 AlreadyExists is adopted, the other writes are merge patches). It is tried
 again soon, as client-go's rate-limited work queue requeues a key: 100 ms

@@ -1,0 +1,260 @@
+"""One reconcile of one job, for a driver that rebuilds its state from what it observes: pure.
+
+The operator knows a job only from outside (a CronSchedule's status and its
+Jobs): at every reconcile it rebuilds the job's ``JobState`` and sees its
+active runs (``RunSeen``: when each started, how its worker says it ended,
+whether its worker is gone, whether it waits for its jittered second) and its
+staged firings (``StagedSeen``). ``reconcile`` is the one call that says what
+becomes of all of it at ``now`` (a minute) and ``second`` (a second within
+it), in this order, each applied to the state:
+
+1. the runs that ended (``endings.end_runs``);
+2. a suspended job holds (``transitions.hold``): it decides nothing, and no
+   time until now is missed;
+3. the tick's decisions (``tick.decide``), after the overflow that runs the
+   driver adopted were launched past (a record of a decision whose state was
+   lost: carried out again as it was decided, so the launches after it carry
+   it on), applied (``transitions.apply_tick``);
+4. each staged firing's fate (``staging.staged_fate``), and each launch's way:
+   from its staged firing when the fate releases that very launch, else
+   created; held until its jittered second when that is after ``second``;
+   the runs it replaces and the overflow it was launched past;
+5. the firing to stage now (``staging.to_stage``), unless staged or run already;
+6. a manual run asked for, unless its run exists (asked twice in a minute);
+7. the backfill's next runs (``backfill.next_launch``), a run that exists
+   being that launch made already, and whether it is finished;
+8. the held runs whose second has come, and the second the next one's comes;
+9. the minute worth the next look: the tick's wake-up, the next staging, a
+   run's timeout, a retry's due time, or the end of a run its worker stamped
+   later than our clock (skew), never sooner than the next minute;
+10. what the job says of missed schedules: the overflow to report (once per
+    outage, ``apply_tick``) and whether a firing was launched on time.
+
+The driver turns the result into its effects (Jobs, Events, a status) and
+decides nothing itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from . import backfill as backfills
+from .endings import RunEnd, RunSeen, end_runs
+from .schedule import Timeline
+from .spec import JobSpec
+from .staging import DELETE, RELEASE, Fate, next_staging, staged_fate, to_stage
+from .state import RETRY_PENDING, Backfill, JobState
+from .tick import Decision, Launch, Overflow, Replace, decide, manual_launch, start_time
+from .transitions import Applied, apply, apply_tick, hold
+
+
+@dataclass(frozen=True)
+class StagedSeen:
+    """A firing the driver prepared ahead of its minute, and whether it is still what the job's
+    spec would prepare (the driver compares what it prepared with what it would now)."""
+
+    nominal: int
+    current: bool = True
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the driver observes of the job besides its state."""
+
+    runs: Sequence[RunSeen] = ()  # the active runs, as ``state.active`` orders them
+    staged: Sequence[StagedSeen] = ()
+    known: frozenset[str] = frozenset()  # the keys of every run the driver knows, active or finished
+    recorded_overflow: Overflow | None = None  # an overflow adopted runs were launched past
+    suspended: bool = False
+    staging: bool = True  # whether the driver prepares firings ahead of their minute
+    trigger: bool = False  # a manual run is asked for
+    backfill: Backfill | None = None  # the backfill under way, if any
+
+
+@dataclass(frozen=True)
+class Launched:
+    """A launch of this reconcile and how the driver carries it out."""
+
+    launch: Launch
+    run_key: str
+    start_at: int  # the second (since 1970) from which its run may start: its jitter's
+    held_until: int | None  # ``start_at`` when it is after this reconcile's second: the run waits
+    staged: bool = False  # carried out by releasing its staged firing
+    replaces: tuple[str, ...] = ()  # the runs replaced for it (Replace)
+    overflow: Overflow | None = None  # the overflow it was launched past
+
+
+@dataclass
+class Reconciled:
+    state: JobState  # the job's state after all of it (the one given, changed)
+    ends: list[RunEnd] = field(default_factory=list)
+    applied: list[Applied] = field(default_factory=list)  # the tick's decisions, in order, and if each is news
+    launches: list[Launched] = field(default_factory=list)  # the tick's
+    manual: Launched | None = None  # the run asked for by hand
+    backfilled: list[Launched] = field(default_factory=list)  # the backfill's runs
+    fates: dict[int, Fate] = field(default_factory=dict)  # each staged firing's, by nominal time
+    stage: int | None = None  # the schedule time to prepare now
+    resumed: list[str] = field(default_factory=list)  # held runs whose second has come
+    release_at: int | None = None  # the second the next held run's comes
+    wake_at: int | None = None  # the minute worth the next look
+    overflow: Overflow | None = None  # the overflow to report: the job went into one at this tick
+    on_time: bool = False  # a firing launched for its own minute, past no overflow
+    backfill: Backfill | None = None  # the backfill, as far as it got
+    backfill_running: str | None = None  # the key of its run in progress
+    backfill_finished: bool = False  # every run of it launched and ended
+
+    def launched(self, decision: Launch) -> Launched:
+        """How the tick's ``decision`` is carried out."""
+        return next(item for item in self.launches if item.launch is decision)
+
+    def every_launch(self) -> list[Launched]:
+        return [*self.launches, *([] if self.manual is None else [self.manual]), *self.backfilled]
+
+
+RunKey = Callable[[Launch], str]
+
+
+def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, now: int, second: float,
+              key: RunKey) -> Reconciled:
+    """The whole of one reconcile of the job at ``now`` (``second`` within it), ``key`` naming
+    the run a launch makes. ``state`` is changed to the state it leaves."""
+    result = Reconciled(state, ends=end_runs(state, list(seen.runs), spec.options, now))
+    known = set(seen.known)
+    decisions: tuple[Decision, ...] = ()
+    wake_at = None
+    if seen.suspended:
+        hold(state, now)
+    else:
+        tick = decide(spec, state, timeline, now)
+        decisions = _after_recorded(seen.recorded_overflow, tick.decisions)
+        result.applied = apply_tick(state, decisions, key=key)
+        wake_at = _earliest(tick.wake_at, next_staging(spec, timeline, now) if seen.staging else None)
+    result.fates = {staged.nominal: staged_fate(spec, state, timeline, now, staged.nominal, decisions,
+                                                suspended=seen.suspended, current=staged.current,
+                                                enabled=seen.staging)
+                    for staged in sorted(seen.staged, key=lambda s: s.nominal)}
+    _tick_launches(spec, result, second, key, known)
+    if seen.staging:
+        result.stage = _to_stage(spec, state, timeline, now, seen, result.fates, key, known)
+    if seen.trigger:
+        _manual(spec, state, now, second, key, known, result)
+    if seen.backfill is not None:
+        current = seen.backfill if seen.suspended else _backfill(spec, state, seen.backfill, second, key, known,
+                                                                 result)
+        result.backfill = current
+        result.backfill_running = backfills.running_run(current, state.active)
+        result.backfill_finished = backfills.finished(current, state.active)
+    _held(seen, result, second)
+    result.wake_at = _wake_at(spec, state, seen, result, wake_at, now)
+    return result
+
+
+def _after_recorded(recorded: Overflow | None, decisions: Sequence[Decision]) -> tuple[Decision, ...]:
+    """The tick's decisions after the overflow adopted runs were launched past: once they are
+    adopted, the missed times they dealt with are no longer missed, so the tick cannot see it."""
+    if recorded is None or any(isinstance(d, Overflow) for d in decisions):
+        return tuple(decisions)
+    return (recorded, *decisions)
+
+
+def _tick_launches(spec: JobSpec, result: Reconciled, second: float, key: RunKey, known: set[str]) -> None:
+    """How each launch of the tick is carried out, and what the tick says of missed schedules."""
+    replaced: list[str] = []
+    overflow: Overflow | None = None
+    for decision, news in result.applied:
+        if isinstance(decision, Launch):
+            fate = result.fates.get(decision.scheduled_for)
+            staged = fate is not None and fate.action == RELEASE and fate.launch == decision
+            result.launches.append(_launched(spec, decision, key(decision), second, staged, tuple(replaced),
+                                             overflow))
+            known.add(key(decision))
+            replaced = []
+            result.on_time = result.on_time or (overflow is None and decision.reason == "scheduled")
+        elif isinstance(decision, Replace):
+            replaced.append(decision.run_id)
+        elif isinstance(decision, Overflow):
+            overflow = decision
+            if news:
+                result.overflow = decision
+
+
+def _launched(spec: JobSpec, launch: Launch, run_key: str, second: float, staged: bool = False,
+              replaces: tuple[str, ...] = (), overflow: Overflow | None = None) -> Launched:
+    start = start_time(spec, launch)
+    return Launched(launch, run_key, start, start if start > second else None, staged, replaces, overflow)
+
+
+def _to_stage(spec: JobSpec, state: JobState, timeline: Timeline, now: int, seen: Seen, fates: dict[int, Fate],
+              key: RunKey, known: set[str]) -> int | None:
+    nominal = to_stage(spec, state, timeline, now, suspended=seen.suspended)
+    if nominal is None or fates.get(nominal, Fate(DELETE)).action != DELETE:
+        return None  # nothing to stage, or staged already
+    if key(Launch(spec.name, "", 0, nominal)) in known:
+        return None  # its run exists
+    return nominal
+
+
+def _manual(spec: JobSpec, state: JobState, now: int, second: float, key: RunKey, known: set[str],
+            result: Reconciled) -> None:
+    launch = manual_launch(spec, state, now)
+    run_key = key(launch)
+    if run_key in known:
+        return  # asked again within the minute: the first answers it
+    apply(state, launch, run_key=run_key)
+    known.add(run_key)
+    result.manual = _launched(spec, launch, run_key, second)
+
+
+def _backfill(spec: JobSpec, state: JobState, current: Backfill, second: float, key: RunKey, known: set[str],
+              result: Reconciled) -> Backfill:
+    """The backfill's next runs while the policy lets them start; a run that exists (its
+    launch's record was lost) is that launch, made already."""
+    while (launch := backfills.next_launch(spec, state, current)) is not None:
+        run_key = key(launch)
+        if run_key not in known:
+            apply(state, launch, run_key=run_key)
+            known.add(run_key)
+            result.backfilled.append(_launched(spec, launch, run_key, second))
+        current = backfills.launched(current, spec, run_key)
+    return current
+
+
+def _held(seen: Seen, result: Reconciled, second: float) -> None:
+    """The held runs whose jittered second has come; the second the next one's comes."""
+    waiting = _retry_pending(result)
+    held = [(run.run_id, run.held_until) for run in seen.runs
+            if run.held_until is not None and run.run_id in result.state.active and run.run_id not in waiting]
+    held += [(item.run_key, item.held_until) for item in result.every_launch() if item.held_until is not None]
+    result.resumed = [run_id for run_id, until in held if until <= second]
+    result.release_at = min((until for _, until in held if until > second), default=None)
+
+
+def _retry_pending(result: Reconciled) -> set[str]:
+    return {end.run_id for end in result.ends if end.outcome == RETRY_PENDING}
+
+
+def _wake_at(spec: JobSpec, state: JobState, seen: Seen, result: Reconciled, decided: int | None,
+             now: int) -> int | None:
+    candidates = [] if decided is None else [decided]
+    timeout = spec.options.timeout
+    waiting = _retry_pending(result)
+    started = {run.run_id: run for run in seen.runs}
+    for item in result.every_launch():
+        started[item.run_key] = RunSeen(item.run_key, item.launch.number, 1, now)
+    for run_id in state.active:
+        run = started.get(run_id)
+        if run is None:
+            continue
+        if timeout is not None:
+            candidates.append(run.started + timeout)
+        if run.reported is not None and run_id not in waiting:
+            candidates.append(run.reported[1])  # an end stamped after our clock: its minute comes
+    candidates.extend(pending.due for pending in state.pending_retries)
+    if not candidates:
+        return None
+    return max(min(candidates), now + 1)
+
+
+def _earliest(*minutes: int | None) -> int | None:
+    return min((m for m in minutes if m is not None), default=None)

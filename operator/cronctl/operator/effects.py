@@ -1,0 +1,199 @@
+"""The effects of one reconcile, as data, and the order that makes every crash point safe.
+
+A plan (``plan.plan``) is a list of these effects; ``apply`` carries them out
+in that order and does nothing else. ``ordered`` says why the order is what it
+is: a crash after any prefix of them leaves a world that the next reconcile
+finishes exactly as the whole plan would have.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Union
+
+from .manifests import EventSpec
+
+@dataclass(frozen=True)
+class CreateJob:
+    manifest: dict[str, Any]  # AlreadyExists and ours: adopted
+
+
+@dataclass(frozen=True)
+class ResumeJob:
+    name: str  # a Job held (suspended) for its jitter, whose second has come
+
+
+@dataclass(frozen=True)
+class StageJob:
+    manifest: dict[str, Any]  # a staged Job: suspended, no run yet; AlreadyExists and ours: adopted
+
+
+@dataclass(frozen=True)
+class ReleaseJob:
+    """The one write that makes a staged Job its run (``manifests.release_patch``)."""
+
+    name: str  # NotFound: the staged Job is gone, and the plan stops there (the next one creates it)
+    patch: dict[str, Any]
+    due: int  # the second the run was due to start (nominal, or nominal + jitter): its delay counts from it
+
+
+@dataclass(frozen=True)
+class LabelJob:
+    """A Job of the schedule made under another shard, relabelled to the schedule's (``shard``)."""
+
+    name: str  # NotFound: nothing to do
+    shard: str | None  # None: remove the label (the default shard)
+
+
+@dataclass(frozen=True)
+class PatchStatus:
+    status: dict[str, Any]  # the whole new status
+
+
+REPLACED, DROPPED, LEFT_OVER, UNSTAGED = "replaced", "dropped", "left-over", "unstaged"
+
+
+@dataclass(frozen=True)
+class DeleteJob:
+    name: str  # NotFound: already done
+    # REPLACED (Replace), DROPPED (retention), LEFT_OVER (by a crash after the status write) or
+    # UNSTAGED (a staged Job that must not run: the core's staged_fate)
+    why: str
+
+
+@dataclass(frozen=True)
+class PostEvent:
+    event: EventSpec
+
+
+Effect = Union[ReleaseJob, ResumeJob, LabelJob, CreateJob, StageJob, PatchStatus, DeleteJob, PostEvent]
+# The writes that start runs at their second, when they lead a plan: the loop's first pass. A
+# launch's create is one of them (with staging off, or a firing that could not be staged), so
+# its status and Event follow once every launch of the second is out, as a release's do.
+URGENT = (ReleaseJob, ResumeJob, CreateJob)
+
+
+@dataclass
+class Plan:
+    effects: list[Effect] = field(default_factory=list)  # carried out in this order (see ``ordered``)
+    wake_at: int | None = None  # the minute to look again (besides watch events)
+    release_at: int | None = None  # the second the next held Job may start
+    lost: list[str] = field(default_factory=list)  # runs active in status whose Job is not among the Jobs
+
+    @property
+    def create(self) -> list[dict[str, Any]]:
+        return [e.manifest for e in self.effects if isinstance(e, CreateJob)]
+
+    @property
+    def release(self) -> list[str]:
+        """The held Jobs resumed (jitter) and the staged Jobs released."""
+        return [e.name for e in self.effects if isinstance(e, (ReleaseJob, ResumeJob))]
+
+    @property
+    def releases(self) -> list[ReleaseJob]:
+        return [e for e in self.effects if isinstance(e, ReleaseJob)]
+
+    @property
+    def stage(self) -> list[dict[str, Any]]:
+        return [e.manifest for e in self.effects if isinstance(e, StageJob)]
+
+    def split(self) -> tuple[Plan, Plan]:
+        """(the leading writes that start runs, the rest): the loop carries out the first part
+        of every schedule due at a second before the rest of any (``ordered`` puts them first)."""
+        count = 0
+        while count < len(self.effects) and isinstance(self.effects[count], URGENT):
+            count += 1
+        return Plan(effects=self.effects[:count]), replace(self, effects=self.effects[count:])
+
+    @property
+    def status(self) -> dict[str, Any] | None:
+        """The new status, when it differs from the old."""
+        return next((e.status for e in self.effects if isinstance(e, PatchStatus)), None)
+
+    @property
+    def events(self) -> list[EventSpec]:
+        return [e.event for e in self.effects if isinstance(e, PostEvent)]
+
+    def deletes(self, why: str | None = None) -> list[str]:
+        """The Jobs deleted (for ``why`` only, if given)."""
+        return [e.name for e in self.effects if isinstance(e, DeleteJob) and why in (None, e.why)]
+
+    @property
+    def wake_second(self) -> float | None:
+        """When to look again, in seconds since 1970: the next decision or the next release."""
+        candidates = [t for t in (None if self.wake_at is None else self.wake_at * 60, self.release_at)
+                      if t is not None]
+        return min(candidates) if candidates else None
+
+
+@dataclass
+class Effects:
+    """The effects of one reconcile, by kind, as the plan finds them."""
+
+    releases: list[ReleaseJob] = field(default_factory=list)
+    resumes: list[ResumeJob] = field(default_factory=list)
+    labels: list[LabelJob] = field(default_factory=list)
+    unstaged: list[DeleteJob] = field(default_factory=list)
+    creates: list[CreateJob] = field(default_factory=list)
+    deletes: list[DeleteJob] = field(default_factory=list)
+    stages: list[StageJob] = field(default_factory=list)
+    events: list[PostEvent] = field(default_factory=list)
+
+    def event(self, kind: str, reason: str, message: str) -> None:
+        self.events.append(PostEvent(EventSpec(kind, reason, message)))
+
+
+def ordered(effects: Effects, status: dict[str, Any] | None) -> list[Effect]:
+    """The effects of one reconcile in the order that makes every crash point restart-safe.
+
+    1. Release staged Jobs, then resume held ones: the writes that start runs
+       at their second go first, so that the loop carries them out for every
+       due schedule before anything else (``Plan.split``). A release records
+       its launch as a create does (step 3): in one write it gives the staged
+       Job its run number and what the launch decided besides it (the runs it
+       replaces, the overflow it was launched past; a late launch's reason
+       and minute). A crash after it leaves a launch the next reconcile
+       adopts; before it, no launch at all. A resume changes no status, and
+       is idempotent.
+    1b. Relabel the Jobs another shard made (a schedule moved between
+       shards): idempotent, and no status depends on it.
+    2. Delete the staged Jobs that must not run. No status names them, so a
+       crash on either side changes nothing; and a Job of the same name may be
+       created in step 3 (a schedule edited at its very minute).
+    3. Create Jobs. A Job records its launch where no crash can lose it:
+       ``observe`` adopts a Job whose run the status does not know yet (its
+       number and nominal time are on it), so a crash before the status write
+       neither doubles a launch nor a retry's attempt. It also records what
+       the same reconcile decided besides it: the runs it replaces
+       (``cronctl.dev/replaces``), the overflow it was launched past, the
+       trigger a manual run answers.
+    4. Write the status, once: it records what the creates and releases made
+       and forgets what the deletes will remove. (A jittered firing released
+       from staging is recorded here first, at its minute, and released at its
+       second: before this write no launch happened.)
+    5. Delete Jobs. The status no longer names their runs and has counted
+       them (their numbers are at most ``launched``), so a Job a crash left
+       behind here is deleted by the next reconcile, never adopted; and the
+       status never calls a run active whose Job is deleted, so a Job gone
+       under an active run (JobGone, failed) always means someone else.
+    6. Stage the next firing's Job: no status names it, and a crash before it
+       leaves it to the next reconcile; it comes after every write of this
+       minute's runs.
+    7. Post Events: they report what the status recorded. A crash before the
+       status write posts none (the next reconcile decides them again); after
+       it, some may be lost, none is posted twice.
+
+    Replace deletes the old Jobs in step 5, after the new Job exists (created,
+    or released with their names), not first as CronJob does: deleted first, a
+    crash before the status write left a run the status calls active with its
+    Job gone, which a restart can only count as failed (JobGone), pushing a
+    real failure out of a short history and deleting its Job. Created first,
+    the new Job names the runs it replaces, so a restart at any point knows
+    them replaced, and it costs no write more (marking the runs in the status
+    before deleting them would cost one status write more per Replace). The
+    old pods run one status write longer; with background propagation old and
+    new pods overlap briefly in either order, as CronJob's do.
+    """
+    patch: list[Effect] = [] if status is None else [PatchStatus(status)]
+    return [*effects.releases, *effects.resumes, *effects.labels, *effects.unstaged, *effects.creates, *patch, *effects.deletes,
+            *effects.stages, *effects.events]

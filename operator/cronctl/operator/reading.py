@@ -1,0 +1,88 @@
+"""A CronSchedule's spec as the core reads it, remembered by what the reading is a function of.
+
+A schedule is planned twice or more per launch (staged, then released, each
+planned ahead), and reading its spec was a quarter of a plan's time, so the
+reading (the core's ``JobSpec`` and its ``Timeline``) and the upcoming times
+the status lists are remembered by the schedule's name, its spec (as
+canonical JSON, hashed) and the anchor. The memos are bounded and shared by
+the reconcile threads, as the core's compiled expressions already are (their
+entries are written whole).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any, Mapping
+
+import orjson
+
+from ..core.schedule import Timeline
+from ..core.zones import local_rfc3339
+from ..manifest import ScheduleSpec, SpecError, read_spec
+from .resource import rfc3339
+
+Reading = tuple[str, bytes, int]  # what a reading is a function of: the name, the spec's hash, the anchor
+
+
+class Memo:
+    """A bounded memo shared by the reconcile threads: the oldest entries go first."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._values: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        with self._lock:
+            return self._values.get(key, default)
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > self.capacity:
+                del self._values[next(iter(self._values))]
+
+
+def spec_key(schedule: Mapping[str, Any]) -> tuple[str, bytes]:
+    """The schedule's name and its spec as canonical JSON, hashed: what its reading is a function of."""
+    spec = orjson.dumps(schedule.get("spec"), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    return schedule["metadata"]["name"], hashlib.sha1(spec, usedforsecurity=False).digest()
+
+
+def read_schedule(schedule: Mapping[str, Any], anchor: int) -> tuple[ScheduleSpec, Timeline, Reading]:
+    """The spec as the core reads it, its timeline, and the key they are remembered by. Raises
+    SpecError (a refusal is not remembered), also for an expression that never fires."""
+    key = (*spec_key(schedule), anchor)
+    read = _readings.get(key)
+    if read is None:
+        spec = read_spec(schedule, anchor)
+        timeline = Timeline(spec.job.compiled, anchor, spec.job.options.tz)
+        if not timeline.fires:
+            field = "spec.schedules" if "schedules" in schedule.get("spec", {}) else "spec.schedule"
+            raise SpecError(field, f"{spec.job.compiled.text!r} never fires within 8 years "
+                            f"of {rfc3339(anchor)}", "NeverFires")
+        read = spec, timeline
+        _readings.put(key, read)
+    return (*read, key)
+
+
+_readings = Memo(capacity=50_000)
+
+
+def next_schedule_times(spec: ScheduleSpec, timeline: Timeline, read: Reading,
+                        next_fire: int | None) -> list[dict[str, str]]:
+    """status.nextScheduleTimes: the next ``spec.upcoming`` times from ``next_fire`` on, in UTC and
+    the schedule's zone, remembered by the reading and the first of them (they change when it does)."""
+    if next_fire is None:
+        return []
+    key = (read, next_fire)
+    times = _upcoming.get(key)
+    if times is None:
+        times = tuple((rfc3339(minute), local_rfc3339(minute, spec.job.options.tz))
+                      for minute in timeline.upcoming(next_fire - 1, spec.upcoming))
+        _upcoming.put(key, times)
+    return [{"time": utc, "localTime": local} for utc, local in times]
+
+
+_upcoming = Memo(capacity=50_000)

@@ -1,0 +1,97 @@
+"""A CronSchedule's status as a reconcile leaves it: what a user reads in ``kubectl get``
+and ``describe``, and what the next reconcile rebuilds its state from (``observe``).
+
+Conditions keep their lastTransitionTime while their status holds. Ready
+says whether the spec is valid (or why not) and whether the schedule is
+suspended; MissedSchedules is True from the reconcile an overflow began in,
+with the core's count, until a firing is launched on time. A status equal to
+the old one (fields set to None counting as absent) is not written.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, NamedTuple
+
+from ..manifest import SpecError
+from .context import Context
+from .manifests import condition
+from .resource import STATUS_VERSION, rfc3339
+from .reading import next_schedule_times
+from .shard import shard_of
+
+MISSED_SCHEDULES = "MissedSchedules"  # the condition an overflow sets
+
+
+class Missed(NamedTuple):
+    """What this reconcile says of the MissedSchedules condition."""
+
+    overflow: str | None = None  # the message of an overflow the job went into
+    on_time: bool = False  # a firing launched for its own minute, past no overflow
+
+
+def status_of(context: Context, missed: Missed) -> dict[str, Any]:
+    spec, state, observed = context.spec, context.observed.state, context.observed
+    generation, now = context.generation, context.now
+    previous = context.old_status.get("conditions") or []
+    if spec.suspend:
+        message = "suspended: nothing fires" + (f" ({spec.suspend_reason})" if spec.suspend_reason else "")
+        ready = condition("Ready", True, "Suspended", message, generation, now, previous)
+    else:
+        ready = condition("Ready", True, "Scheduled", "the schedule is valid", generation, now, previous)
+    next_fire = None if spec.suspend else context.timeline.next_after(now)
+    history = sorted((observed.runs[item.run_id] for item in state.kept_succeeded + state.kept_failed),
+                     key=lambda run: (run.finished, run.number))
+    return {
+        "version": STATUS_VERSION,
+        "observedGeneration": generation,
+        "anchorTime": rfc3339(context.anchor),
+        "lastScheduleTime": None if state.last_schedule is None else rfc3339(state.last_schedule),
+        "nextFireTime": None if next_fire is None else rfc3339(next_fire),
+        # Changes only when nextFireTime does (the first of them passes): no write of its own.
+        "nextScheduleTimes": next_schedule_times(spec, context.timeline, context.read, next_fire),
+        "launched": state.launched,
+        "skipped": state.skipped,
+        "overflowed": state.overflowed,
+        "overflowing": True if state.overflowing else None,
+        "lastSkippedTime": None if state.last_skipped is None else rfc3339(state.last_skipped),
+        "suspendedThrough": None if state.not_before is None else rfc3339(state.not_before),
+        "suspendReason": spec.suspend_reason if spec.suspend else None,
+        "activeCount": len(state.active),
+        "queue": [{"scheduledTime": rfc3339(q.nominal), "reason": q.reason} for q in state.queue],
+        "active": [observed.runs[name].active_entry() for name in state.active],
+        "history": [run.history_entry() for run in history],
+        "conditions": [ready, _missed_schedules(context, missed, previous)],
+        "shard": shard_of(context.schedule),
+    }
+
+
+def _missed_schedules(context: Context, missed: Missed, previous: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """True from the reconcile an overflow began in, with its message; False again once a
+    firing is on time. Ready stays True meanwhile: the schedule works."""
+    generation, now = context.generation, context.now
+    if missed.overflow is not None:
+        return condition(MISSED_SCHEDULES, True, "TooManyMissedSchedules", missed.overflow, generation, now,
+                         previous)
+    old = next((c for c in previous if c.get("type") == MISSED_SCHEDULES), None)
+    if old is not None and old.get("status") == "True" and not missed.on_time:
+        return condition(MISSED_SCHEDULES, True, str(old.get("reason")), str(old.get("message")), generation, now,
+                         previous)
+    return condition(MISSED_SCHEDULES, False, "OnTime", f"no more than {context.spec.job.options.missed_limit} "
+                     "schedule times were missed (missedSchedulesLimit)", generation, now, previous)
+
+
+def refused_status(schedule: Mapping[str, Any], anchor: int, error: SpecError, now: int) -> dict[str, Any]:
+    """The status of a schedule whose spec the core cannot read: Ready False with the reason,
+    no fire times; its counters and runs as they were."""
+    status = schedule.get("status") or {}
+    generation = schedule["metadata"].get("generation", 0)
+    ready = condition("Ready", False, error.reason, error.message, generation, now, status.get("conditions") or [])
+    return {**status, "version": STATUS_VERSION, "observedGeneration": generation, "anchorTime": rfc3339(anchor),
+            "nextFireTime": None, "nextScheduleTimes": [], "conditions": [ready], "shard": shard_of(schedule)}
+
+
+def changed(old: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
+    """The new status if it differs from the old (fields set to None count as absent)."""
+    def meaningful(status: Mapping[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in status.items() if value is not None}
+    return None if meaningful(old) == meaningful(new) else new

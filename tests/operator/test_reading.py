@@ -1,0 +1,45 @@
+"""The spec as the core reads it, remembered by what the reading is a function of."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from cronctl.core.schedule import Timeline
+from cronctl.core.zones import local_rfc3339
+from cronctl.operator import reading
+from cronctl.operator.plan import plan
+from cronctl.operator.resource import rfc3339
+
+from .test_plan import CREATED, after, schedule
+
+
+def test_a_schedule_is_read_once_per_spec_and_anchor_and_afresh_when_either_changes(monkeypatch) -> None:
+    reads: list[dict[str, Any]] = []
+    read_spec = reading.read_spec
+    monkeypatch.setattr(reading, "read_spec", lambda body, anchor: reads.append(body) or read_spec(body, anchor))
+    body = schedule("17 */3 * * *", timeZone="Asia/Kolkata", upcomingTimes=4)
+    first = plan(body, [], CREATED)
+    again = after(body, first.status)
+    assert [plan(again, [], CREATED + minutes).status for minutes in (0, 1)] == [None, None]
+    assert len(reads) == 1  # the spec and the anchor were the same: read once
+    edited = copy.deepcopy(again)
+    edited["spec"]["upcomingTimes"] = 2
+    assert [entry["time"] for entry in plan(edited, [], CREATED + 1).status["nextScheduleTimes"]] == [  # type: ignore[index]
+        "2024-03-01T00:47:00Z", "2024-03-01T03:47:00Z"]
+    assert len(reads) == 2
+    moved = after(body, {**first.status, "anchorTime": rfc3339(CREATED + 600)})  # type: ignore[dict-item]
+    plan(moved, [], CREATED + 601)
+    assert len(reads) == 3
+
+
+def test_the_next_fire_times_remembered_are_those_computed_afresh() -> None:
+    body = schedule("*/7 9-17 * * 1-5", timeZone="America/New_York", upcomingTimes=6)
+    read = reading.read_spec(body, CREATED)
+    timeline = Timeline(read.job.compiled, CREATED, read.job.options.tz)
+    for now in range(CREATED, CREATED + 3 * 24 * 60, 97):
+        body = after(body, plan(body, [], now).status)  # as the operator keeps it, minute after minute
+        assert [entry["time"] for entry in body["status"]["nextScheduleTimes"]] == [
+            rfc3339(minute) for minute in timeline.upcoming(now, 6)]
+        assert [entry["localTime"] for entry in body["status"]["nextScheduleTimes"]] == [
+            local_rfc3339(minute, read.job.options.tz) for minute in timeline.upcoming(now, 6)]

@@ -37,7 +37,7 @@ decides nothing itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from . import backfill as backfills
 from .endings import RunEnd, RunSeen, end_runs
@@ -49,8 +49,7 @@ from .tick import Decision, Launch, Overflow, Replace, decide, manual_launch, st
 from .transitions import Applied, apply, apply_tick, hold
 
 
-@dataclass(frozen=True)
-class StagedSeen:
+class StagedSeen(NamedTuple):
     """A firing the driver prepared ahead of its minute, and whether it is still what the job's
     spec would prepare (the driver compares what it prepared with what it would now)."""
 
@@ -58,7 +57,7 @@ class StagedSeen:
     current: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass
 class Seen:
     """What the driver observes of the job besides its state."""
 
@@ -72,8 +71,7 @@ class Seen:
     backfill: Backfill | None = None  # the backfill under way, if any
 
 
-@dataclass(frozen=True)
-class Launched:
+class Launched(NamedTuple):
     """A launch of this reconcile and how the driver carries it out."""
 
     launch: Launch
@@ -166,9 +164,9 @@ def _tick_launches(spec: JobSpec, result: Reconciled, second: float, key: RunKey
         if isinstance(decision, Launch):
             fate = result.fates.get(decision.scheduled_for)
             staged = fate is not None and fate.action == RELEASE and fate.launch == decision
-            result.launches.append(_launched(spec, decision, key(decision), second, staged, tuple(replaced),
-                                             overflow))
-            known.add(key(decision))
+            run_key = key(decision)
+            result.launches.append(_launched(spec, decision, run_key, second, staged, tuple(replaced), overflow))
+            known.add(run_key)
             replaced = []
             result.on_time = result.on_time or (overflow is None and decision.reason == "scheduled")
         elif isinstance(decision, Replace):

@@ -350,7 +350,11 @@ def test_a_replica_that_stopped_leading_acts_on_nothing_and_reconciles_everythin
         task = asyncio.create_task(scheduler.run())
         await asyncio.sleep(0.3)
         leading.clear()  # the Lease could not be renewed
-        await asyncio.sleep(1.0)  # more than the loop's look at the Lease: any pass under way is over
+        for _ in range(500):  # the loop's look at the Lease: its schedules' gauges go
+            await asyncio.sleep(0.01)
+            if not set(cluster.worlds) & METRICS._known:
+                break
+        await asyncio.sleep(0.5)  # any pass under way is over
         scheduler.clock = StoppedClock(THE_SECOND)
         before = list(cluster.writes)
         scheduler.touch(("team-a", "s0"))
@@ -360,8 +364,9 @@ def test_a_replica_that_stopped_leading_acts_on_nothing_and_reconciles_everythin
         leading.set()
         for _ in range(3000):
             await asyncio.sleep(0.01)
-            if {key for key, kind in cluster.writes if kind == "ReleaseJob"} == set(cluster.worlds):
-                break
+            released = {key for key, kind in cluster.writes if kind == "ReleaseJob"}
+            if released == set(cluster.worlds) and set(cluster.worlds) <= METRICS._known:
+                break  # the gauges are set after the writes: both, or the loop waited too little
         task.cancel()
         scheduler._threads.shutdown(wait=True)
         return while_following, list(cluster.writes)

@@ -13,11 +13,13 @@ from typing import Iterator
 
 import pytest
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from cronctl.operator.apply import load_client
 from cronctl.operator.handlers import CONNECTIONS
 from cronctl.operator.loop import CONCURRENCY
 from cronctl.operator.kube.rest import Call, Calls, Rest, tls_context
+from cronctl.operator.kube.retry import delay, retry_after
 
 KUBECONFIG = """
 apiVersion: v1
@@ -61,7 +63,7 @@ class Recording:
 
     def request(self, method: str, url: str, body: bytes | None, headers: dict[str, str], **_: object):
         self.calls.append((method, url, body, headers))
-        return type("Response", (), {"status": self.status, "reason": "OK", "data": self.answer})()
+        return type("Response", (), {"status": self.status, "reason": "OK", "data": self.answer, "headers": {}})()
 
 
 def test_a_release_is_a_merge_patch_with_the_credentials_and_compact_json(kubeconfig: Path) -> None:
@@ -183,13 +185,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True  # as an API server closing an idle connection, without a word
 
     def do_POST(self) -> None:
-        """An Event: created (201), or refused (403) if its reason says Refuse."""
+        """An Event: created (201), refused (403) if its reason says Refuse, or shed (429 with
+        Retry-After 3, in plain text, as API Priority and Fairness answers) if it says Shed."""
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.posts.append((self.client_address[1], body["reason"]))
         self.server.connections.add(self.client_address[1])
-        status = 403 if body["reason"] == "Refuse" else 201
-        answer = json.dumps({"kind": "Event", "reason": body["reason"]}).encode()
+        status = {"Refuse": 403, "Shed": 429}.get(body["reason"], 201)
+        answer = (b"Too many requests, please try again later.\n" if status == 429
+                  else json.dumps({"kind": "Event", "reason": body["reason"]}).encode())
         self.send_response(status)
+        if status == 429:
+            self.send_header("Retry-After", "3")
         self.send_header("Content-Length", str(len(answer)))
         if self.server.say_close:
             self.send_header("Connection", "close")
@@ -405,3 +411,19 @@ def test_a_connection_that_cannot_be_made_is_unreachable_naming_the_host_and_not
         connections = Connections("http", "127.0.0.1", port, None)
         with pytest.raises(Unreachable, match=f"cannot connect to 127.0.0.1:{port}: Connection refused"):
             connections.send([("GET", "/version", None, {})])
+
+
+def test_a_429s_retry_after_reaches_the_retry_whether_pipelined_or_alone(server: Server) -> None:
+    """API Priority and Fairness says when to come back in a header, with a plain-text body: the
+    refusal keeps it, and the reconcile's retry waits that long (it waited 0.1 s)."""
+    rest = _rest_to(server)
+    created, shed = rest.send([Calls.create_namespaced_event("team-a", {"reason": "Launched"}),
+                               Calls.create_namespaced_event("team-a", {"reason": "Shed"})])
+    assert created == {} or created.get("reason") == "Launched"
+    assert isinstance(shed, ApiException) and shed.status == 429
+    assert retry_after(shed) == 3.0 and delay(shed, failures=1) == 3.0
+    with pytest.raises(ApiException) as alone:
+        rest.call(Calls.create_namespaced_event("team-a", {"reason": "Shed"}))
+    assert retry_after(alone.value) == 3.0
+    [after] = rest.send([Calls.create_namespaced_event("team-a", {"reason": "Launched"})])
+    assert not isinstance(after, ApiException)  # the refusal's state does not outlive its answer

@@ -43,7 +43,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 from urllib.parse import quote, urlencode
 
 import httptools
@@ -98,6 +98,15 @@ PIPELINE_BYTES = 65536
 HEAD_BYTES = 1024  # a request's head, as counted against PIPELINE_BYTES (the credentials' token included)
 
 
+class Answer(NamedTuple):
+    """One answer as the connection read it."""
+
+    status: int
+    reason: str
+    body: bytes
+    retry_after: str | None = None  # a refusal's Retry-After header (API Priority and Fairness' 429s)
+
+
 class Connection:
     """One HTTP/1.1 connection: requests written in one send, their answers parsed by httptools."""
 
@@ -112,7 +121,7 @@ class Connection:
             self.sock.settimeout(seconds)
             self.seconds = seconds
 
-    def exchange(self, requests: list[tuple[str, str, bytes | None, Mapping[str, str]]]) -> list[tuple[int, str, bytes]]:
+    def exchange(self, requests: list[tuple[str, str, bytes | None, Mapping[str, str]]]) -> list[Answer]:
         """Requests written in one send (several: HTTP/1.1 pipelining), their answers read in order:
         the server takes them one after another, and the thread wakes for a read of several answers,
         not one each. Fewer answers than requests: the server closed the connection after the last
@@ -159,9 +168,11 @@ class _Answers:
 
     def __init__(self) -> None:
         self.parser: Any = None
-        self.done: list[tuple[int, str, bytes]] = []
+        self.done: list[Answer] = []
         self.started = self.closing = False  # started: an answer begun, not yet whole
         self.reason = ""
+        self.refused = False  # the answer being read is a refusal: its Retry-After is kept
+        self.retry_after: str | None = None
         self.body: list[bytes] = []
 
     def on_message_begin(self) -> None:
@@ -169,14 +180,19 @@ class _Answers:
 
     def on_status(self, reason: bytes) -> None:
         self.reason += reason.decode("latin-1")
+        self.refused = self.parser.get_status_code() >= 400
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.refused and name.lower() == b"retry-after":
+            self.retry_after = value.decode("latin-1")
 
     def on_body(self, data: bytes) -> None:
         self.body.append(data)
 
     def on_message_complete(self) -> None:
-        self.done.append((self.parser.get_status_code(), self.reason, b"".join(self.body)))
+        self.done.append(Answer(self.parser.get_status_code(), self.reason, b"".join(self.body), self.retry_after))
         self.closing = not self.parser.should_keep_alive()  # the server closes after this answer
-        self.started, self.reason, self.body = False, "", []
+        self.started, self.reason, self.body, self.refused, self.retry_after = False, "", [], False, None
 
 
 def _request(method: str, path: str, host_header: str, headers: Mapping[str, str], body: bytes | None) -> bytes:
@@ -254,14 +270,14 @@ class Connections:
         return cls(url.scheme, url.host, url.port, tls_context(configuration) if url.scheme == "https" else None)
 
     def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]],
-             seconds: float = SECONDS) -> list[tuple[int, str, bytes]]:
-        """Each request's (status, reason, answer), in order, the requests pipelined (``pipelined``).
+             seconds: float = SECONDS) -> list[Answer]:
+        """Each request's answer, in order, the requests pipelined (``pipelined``).
         What a closing connection left unanswered goes again on a new one: a kept connection the
         API server had closed while idle, once (``_connection`` then opens one: not reused, so a
         request is never sent a third time); one it closed after some answers, for the rest. An
         answer cut short raises: the server took that request, and sending it again could do it twice.
         A connect and each read wait at most ``seconds``."""
-        answers: list[tuple[int, str, bytes]] = []
+        answers: list[Answer] = []
         while len(answers) < len(requests):
             batch = pipelined(requests, len(answers))
             connection, reused = self._connection(seconds)
@@ -447,15 +463,15 @@ class Rest:
             base = self.base_path.rstrip("/")
             answers = self.direct.send([(method, base + target, data, headers)
                                         for method, target, data, headers in requests], seconds)
-        return [(orjson.loads(answered) if call.answer and answered else {}) if 200 <= status < 300
-                else _api_exception(status, reason, answered) for call, (status, reason, answered) in zip(calls, answers)]
+        return [(orjson.loads(answer[2]) if call.answer and answer[2] else {}) if 200 <= answer[0] < 300
+                else _api_exception(*answer) for call, answer in zip(calls, answers)]
 
     def _through_pool(self, method: str, target: str, data: bytes | None,
-                      headers: dict[str, str], seconds: float = SECONDS) -> tuple[int, str, bytes]:
+                      headers: dict[str, str], seconds: float = SECONDS) -> Answer:
         timeout = TIMEOUT if seconds == SECONDS else urllib3.Timeout(connect=seconds, read=seconds)
         response = self.pool.request(method, self.configuration.host + target, body=data, headers=headers,
                                      timeout=timeout, retries=NO_RETRIES)
-        return response.status, response.reason, response.data
+        return Answer(response.status, response.reason, response.data, response.headers.get("Retry-After"))
 
     def stream(self, path: str, query: Mapping[str, str], seconds: int) -> Stream | urllib3.BaseHTTPResponse:
         """A GET whose answer is read as it comes (a watch), on a connection of its own: the server
@@ -471,7 +487,7 @@ class Rest:
                     data = stream.read()
                 finally:
                     stream.release_conn()
-                raise _api_exception(stream.status, stream.reason, data)
+                raise _api_exception(stream.status, stream.reason, data, stream.retry_after)
             return stream
         response = self.pool.request("GET", self.configuration.host + target,
                                      headers=self._headers(), preload_content=False, retries=NO_RETRIES,
@@ -479,7 +495,7 @@ class Rest:
         if not 200 <= response.status < 300:
             data = response.read()
             response.release_conn()
-            raise _api_exception(response.status, response.reason, data)
+            raise _api_exception(response.status, response.reason, data, response.headers.get("Retry-After"))
         return response
 
     def _headers(self) -> dict[str, str]:
@@ -490,8 +506,12 @@ class Rest:
         return {"Accept": "application/json", "User-Agent": self.user_agent, **credentials}
 
 
-def _api_exception(status: int, reason: str, answered: bytes) -> ApiException:
-    return ApiException(status=status, reason=reason, body=answered.decode("utf-8", "replace"))
+def _api_exception(status: int, reason: str, answered: bytes, retry_after: str | None = None) -> ApiException:
+    """The refusal as the kubernetes client raises it; its Retry-After in its headers, as there."""
+    error = ApiException(status=status, reason=reason, body=answered.decode("utf-8", "replace"))
+    if retry_after is not None:
+        error.headers = {"Retry-After": retry_after}
+    return error
 
 
 def _watch_query(label_selector: str, resource_version: str | None, timeout_seconds: int) -> dict[str, str]:

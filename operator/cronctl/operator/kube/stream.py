@@ -47,6 +47,7 @@ class Stream:
         self.sock, self.pace = sock, pace
         self.status = 0
         self.reason = ""
+        self.retry_after: str | None = None  # a refusal's Retry-After header
         self._head_read = self._complete = self._cut = False  # cut: the connection ended early
         self._body = bytearray()
         self._parser = httptools.HttpResponseParser(self)
@@ -129,6 +130,10 @@ class Stream:
 
     def on_status(self, reason: bytes) -> None:
         self.reason += reason.decode("latin-1")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if name.lower() == b"retry-after":
+            self.retry_after = value.decode("latin-1")
 
     def on_headers_complete(self) -> None:
         self._head_read = True

@@ -28,6 +28,8 @@ from typing import Any, Mapping
 import orjson
 from kubernetes.client.exceptions import ApiException
 
+from .retry import MAX_RETRY_AFTER_SECONDS, retry_after
+
 log = logging.getLogger("cronctl.operator")
 
 GONE = 410
@@ -133,6 +135,8 @@ class Watch:
                 if self._stopping.is_set():
                     return
                 wait = RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]
+                asked = retry_after(error)  # a 429's Retry-After: never sooner than the API server asks
+                wait = wait if asked is None else max(wait, min(asked, MAX_RETRY_AFTER_SECONDS))
                 failures += 1
                 log.warning("the %s' watch%s failed (%s); again in %g s", self.what, self._where,
                             self.describe(error), wait)

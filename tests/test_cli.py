@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -238,6 +239,22 @@ def test_operator_without_credentials_is_one_line_and_exit_2(tmp_path: Path) -> 
     result = subprocess.run([sys.executable, "-m", "cronctl", "operator", "--no-leader-election"],
                             capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
     assert_one_line(result, 2, "cronctl: no Kubernetes credentials: not in a cluster, and no usable kubeconfig")
+
+
+def test_operator_behind_a_proxy_it_cannot_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:6443",
+                                              "proxy-url": "socks5://127.0.0.1:1080"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
+    env.update(KUBECONFIG=str(kubeconfig), PYTHONPATH=str(ROOT / "operator"))
+    result = subprocess.run([sys.executable, "-m", "cronctl", "operator", "--no-leader-election"],
+                            capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert_one_line(result, 2, "cronctl operator: the proxy 'socks5://127.0.0.1:1080' is not an http:// proxy")
 
 
 @pytest.mark.parametrize("command", [

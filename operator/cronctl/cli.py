@@ -250,6 +250,10 @@ def _operator(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"cronctl: no Kubernetes credentials: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    problem = _transport_problem()
+    if problem is not None:
+        print(f"cronctl operator: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     logs.configure(args.log_format, verbose=args.verbose)  # kopf's records too: one handler, one format
     kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
              liveness_endpoint=args.liveness, memo=kopf.Memo(options=options))
@@ -327,16 +331,29 @@ def _credentials_problem() -> str | None:
     import yaml
     from kubernetes.config import ConfigException
 
-    from .operator.apply import load_client
+    from .operator.apply import load_configuration
 
     try:
-        load_client()
+        load_configuration()
     except (ConfigException, OSError, ValueError, yaml.YAMLError) as error:
         reason = " ".join(str(error).split())  # one line: kubernetes' messages may span several
         if os.environ.get("KUBERNETES_SERVICE_HOST"):
             return reason  # in a Pod: its service account's files
         where = os.environ.get("KUBECONFIG") or "~/.kube/config"
         return f"not in a cluster, and no usable kubeconfig ({where}): {reason}"
+    return None
+
+
+def _transport_problem() -> str | None:
+    """Why the operator's own connections cannot reach the API server as its client is configured
+    (an unsupported proxy, an address that is no http(s) URL), in one line; None when they can."""
+    from .operator.apply import load_configuration
+    from .operator.kube.rest import Connections
+
+    try:
+        Connections.for_configuration(load_configuration())
+    except ValueError as error:
+        return str(error)
     return None
 
 

@@ -63,7 +63,9 @@ class Api:
 
 def cluster_with(api: Api) -> tuple[Cluster, Cache]:
     cache = Cache()
-    cluster = Cluster(client.ApiClient(client.Configuration()), cache)
+    configuration = client.Configuration()
+    configuration.host = "http://127.0.0.1:1"  # never reached: the requests go to ``api``
+    cluster = Cluster(client.ApiClient(configuration), cache)
     cluster.rest = api  # type: ignore[assignment]
     cluster.events = Recorded()  # type: ignore[assignment]
     return cluster, cache

@@ -2,17 +2,19 @@
 the version installed: a client upgrade that moves any of it fails here, not in a cluster.
 
 ``rest`` builds its own requests from the client's ``Configuration`` (the server, TLS files and
-switches, proxy settings, the credentials' refresh hook ``auth_settings``) and, behind a proxy,
-sends them through the client's urllib3 pool (``rest_client.pool_manager``); ``apply`` sizes that
-pool (``connection_pool_maxsize``)."""
+switches, proxy settings, the credentials' refresh hook ``auth_settings``); ``proxy`` decides
+whether the API server's host bypasses the proxy by the client's own rule
+(``should_bypass_proxies``); ``apply`` sizes the client's urllib3 pool
+(``connection_pool_maxsize``), which the client's own calls use."""
 
 from __future__ import annotations
 
 import urllib3
 from kubernetes import client
+from kubernetes.client.rest import should_bypass_proxies
 
-CONFIGURATION_FIELDS = ("host", "proxy", "tls_server_name", "assert_hostname", "ssl_ca_cert", "cert_file",
-                        "key_file", "verify_ssl", "connection_pool_maxsize")
+CONFIGURATION_FIELDS = ("host", "proxy", "no_proxy", "proxy_headers", "tls_server_name", "assert_hostname",
+                        "ssl_ca_cert", "cert_file", "key_file", "verify_ssl", "connection_pool_maxsize")
 
 
 def test_the_configuration_has_every_field_the_operator_reads() -> None:
@@ -42,3 +44,8 @@ def test_the_pool_is_made_with_the_configurations_size() -> None:
     configuration.connection_pool_maxsize = 40
     api = client.ApiClient(configuration)
     assert api.rest_client.pool_manager.connection_pool_kw["maxsize"] == 40
+
+
+def test_the_client_says_which_hosts_bypass_the_proxy() -> None:
+    assert should_bypass_proxies("https://10.0.0.1:6443", "10.0.0.0/8,.cluster.local") is True
+    assert should_bypass_proxies("https://api.example.com", "10.0.0.0/8") is False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import http.client
 import http.server
 import json
@@ -18,8 +19,11 @@ from kubernetes.client.exceptions import ApiException
 from cronctl.operator.apply import load_client
 from cronctl.operator.handlers import CONNECTIONS
 from cronctl.operator.loop import CONCURRENCY
-from cronctl.operator.kube.rest import Call, Calls, Rest, tls_context
+from cronctl.operator.kube.proxy import Proxy
+from cronctl.operator.kube.rest import Call, Calls, Connections, Rest, Unreachable, tls_context
 from cronctl.operator.kube.retry import delay, retry_after
+
+from ...kube.connectproxy import ConnectProxy
 
 KUBECONFIG = """
 apiVersion: v1
@@ -87,23 +91,54 @@ def test_an_error_answer_is_the_clients_api_exception_with_its_status(kubeconfig
     assert raised.value.status == 404
 
 
-def test_behind_a_proxy_requests_go_through_the_clients_pool_manager_with_the_whole_url(kubeconfig: Path) -> None:
-    api = load_client()
-    api.configuration.proxy = "http://proxy.example:3128"
-    rest = Rest(api)
-    assert rest.direct is None
-    rest.pool = Recording()  # type: ignore[assignment]
-    rest.send([Calls.create_namespaced_event("team-a", {"kind": "Event"})])
-    [(method, url, _, _)] = rest.pool.calls  # type: ignore[attr-defined]
-    assert (method, url) == ("POST", "https://127.0.0.1:1/api/v1/namespaces/team-a/events")
+def test_behind_a_proxy_requests_go_through_its_connect_tunnel_with_its_credentials(server: Server) -> None:
+    """One transport: the same kept, pipelined connections, opened through the proxy's tunnel."""
+    with ConnectProxy(credentials="team:s3cret") as proxy:
+        rest = _rest_to(server)
+        rest.configuration.proxy = f"http://team:s3cret@127.0.0.1:{proxy.port}"
+        rest.direct = Connections.for_configuration(rest.configuration)
+        answers = rest.send([Calls.patch_namespaced_job("team-a", f"sync-{n}", {"n": n}) for n in range(3)])
+        assert [answer["got"] for answer in answers] == [{"n": 0}, {"n": 1}, {"n": 2}]  # type: ignore[index]
+        [(target, headers)] = proxy.requests  # one tunnel, kept for every request
+        assert target == f"127.0.0.1:{server.server_address[1]}"
+        assert headers["proxy-authorization"] == "Basic " + base64.b64encode(b"team:s3cret").decode()
 
 
-@pytest.mark.parametrize("setting", [{"tls_server_name": "kubernetes.default"}, {"assert_hostname": "api.internal"}])
-def test_tls_settings_only_urllib3_knows_keep_the_clients_pool(kubeconfig: Path, setting: dict[str, str]) -> None:
+def test_a_proxy_that_refuses_the_tunnel_is_said_by_name_and_nothing_is_sent(server: Server) -> None:
+    with ConnectProxy(credentials="team:s3cret") as proxy:
+        rest = _rest_to(server)
+        rest.configuration.proxy = proxy.url  # no credentials: 407
+        rest.direct = Connections.for_configuration(rest.configuration)
+        with pytest.raises(Unreachable, match="407 Proxy Authentication Required"):
+            rest.call(Calls.patch_namespaced_job("team-a", "sync-1", {"n": 1}))
+        assert server.connections == set()
+
+
+def test_hosts_no_proxy_names_are_reached_directly(kubeconfig: Path) -> None:
+    configuration = load_client().configuration
+    configuration.proxy, configuration.no_proxy = "http://proxy.example:3128", "127.0.0.1,.cluster.local"
+    assert Connections.for_configuration(configuration).proxy is None
+    configuration.no_proxy = "example.com"
+    assert Connections.for_configuration(configuration).proxy == Proxy("proxy.example", 3128, {})
+
+
+@pytest.mark.parametrize("proxy", ["socks5://127.0.0.1:1080", "https://proxy.example:3129"])
+def test_a_proxy_the_operator_cannot_use_is_refused_at_start_with_the_reason(kubeconfig: Path, proxy: str) -> None:
     api = load_client()
-    for name, value in setting.items():
-        setattr(api.configuration, name, value)
-    assert Rest(api).direct is None
+    api.configuration.proxy = proxy
+    with pytest.raises(ValueError, match="only HTTP proxies"):
+        Rest(api)
+
+
+@pytest.mark.parametrize("setting, name", [({"tls_server_name": "kubernetes.default"}, "kubernetes.default"),
+                                           ({"assert_hostname": "api.internal"}, "api.internal"),
+                                           ({}, "127.0.0.1")])
+def test_tls_checks_the_server_name_the_configuration_gives(kubeconfig: Path, setting: dict[str, str],
+                                                             name: str) -> None:
+    api = load_client()
+    for field, value in setting.items():
+        setattr(api.configuration, field, value)
+    assert Rest(api).direct.server_name == name
 
 
 def test_credentials_are_built_once_a_second_not_once_a_request(kubeconfig: Path,

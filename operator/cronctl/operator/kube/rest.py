@@ -16,9 +16,10 @@ send and its answer parsed by httptools (llhttp, Node.js's parser), not by
 the answer's head with the standard library's e-mail parser. Measured
 against the test API server (one thread, CPU time): a Job's merge patch cost
 490 us through urllib3's pool and the credentials built anew, 310 us on a
-kept ``http.client`` connection, and 180 us this way. Behind a proxy, or
-with TLS settings only urllib3 knows (a server name other than the host's,
-a pinned hostname), requests go through the client's own urllib3 pool.
+kept ``http.client`` connection, and 180 us this way. Behind an HTTP proxy
+the same connections go through a CONNECT tunnel (``proxy``), and a TLS
+server name (``tls-server-name``) or a pinned hostname is the name TLS
+checks: one transport for every configuration the operator accepts.
 
 Writes that do not depend on each other go out together (``Rest.send``):
 pipelined on the thread's connection (HTTP/1.1 allows it; the API server's
@@ -53,13 +54,10 @@ from urllib3.util.wait import wait_for_read
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from .proxy import Proxy
 from .stream import Stream
 
 MERGE_PATCH = "application/merge-patch+json"
-TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
-# What urllib3 makes of retries=False on every call (Retry.from_int), made once: 2% of the
-# operator's CPU over a herd of launches went into building it anew.
-NO_RETRIES = urllib3.Retry(total=False, redirect=None)
 SECONDS = 60.0  # a connection's timeout, to connect and for each read of a list or a read
 # ... and of a write's answer, which comes in milliseconds unless the connection is dead (a
 # conntrack entry dropped, a reset that never arrived) or etcd stalls: a write waits no longer,
@@ -251,23 +249,28 @@ class Calls:
 class Connections:
     """One kept HTTP/1.1 connection to the API server per thread that asks."""
 
-    def __init__(self, scheme: str, host: str, port: int | None, context: ssl.SSLContext | None) -> None:
-        self.scheme, self.context = scheme, context
+    def __init__(self, scheme: str, host: str, port: int | None, context: ssl.SSLContext | None,
+                 server_name: str | None = None, proxy: Proxy | None = None) -> None:
+        self.scheme, self.context, self.proxy = scheme, context, proxy
         self.host = host.strip("[]")  # an IPv6 address is bracketed in URLs and Host, not for connecting
         self.port = port if port is not None else (443 if scheme == "https" else 80)
         self.host_header = host if port is None else f"{host}:{port}"
+        self.server_name = server_name or self.host  # the name TLS asks for and checks
         self._local = threading.local()
 
     @classmethod
-    def for_configuration(cls, configuration: Any) -> Connections | None:
-        """None where only urllib3 does what the configuration asks (a proxy, a TLS server name
-        or a pinned hostname to check)."""
-        if configuration.proxy or configuration.tls_server_name or isinstance(configuration.assert_hostname, str):
-            return None
+    def for_configuration(cls, configuration: Any) -> Connections:
+        """The connections the client's configuration describes: the API server's URL, its TLS
+        settings (a ``tls-server-name``, else a pinned hostname, is the name checked), its proxy.
+        Raises ValueError for what the operator cannot use (an address that is no http(s) URL,
+        a SOCKS or TLS proxy)."""
         url = urllib3.util.parse_url(configuration.host)
         if url.scheme not in ("http", "https") or not url.host:
-            return None
-        return cls(url.scheme, url.host, url.port, tls_context(configuration) if url.scheme == "https" else None)
+            raise ValueError(f"the API server's address {configuration.host!r} is not an http:// or https:// URL")
+        pinned = configuration.assert_hostname if isinstance(configuration.assert_hostname, str) else None
+        context = tls_context(configuration) if url.scheme == "https" else None
+        return cls(url.scheme, url.host, url.port, context, configuration.tls_server_name or pinned,
+                   Proxy.of(configuration))
 
     def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]],
              seconds: float = SECONDS) -> list[Answer]:
@@ -310,11 +313,14 @@ class Connections:
 
     def open(self, seconds: float = SECONDS) -> socket.socket:
         """A new connection's socket, whose connect and each read wait at most ``seconds``."""
-        sock = socket.create_connection((self.host, self.port), timeout=seconds)
+        if self.proxy is None:
+            sock = socket.create_connection((self.host, self.port), timeout=seconds)
+        else:
+            sock = self.proxy.tunnel(self.host, self.port, seconds)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # a request is one send: never held back
         if self.context is not None:
             try:
-                sock = self.context.wrap_socket(sock, server_hostname=self.host)
+                sock = self.context.wrap_socket(sock, server_hostname=self.server_name)
             except BaseException:
                 sock.close()
                 raise
@@ -352,7 +358,6 @@ def tls_context(configuration: Any) -> ssl.SSLContext:
 class Rest:
     def __init__(self, api_client: client.ApiClient) -> None:
         self.configuration = api_client.configuration
-        self.pool = api_client.rest_client.pool_manager  # every request's and watch's behind a proxy
         self.direct = Connections.for_configuration(self.configuration)
         self.base_path = urllib3.util.parse_url(self.configuration.host).path or ""
         self.user_agent = api_client.user_agent
@@ -368,13 +373,13 @@ class Rest:
         return self.request("GET", "/apis/batch/v1/jobs", query={"labelSelector": label_selector})
 
     def watch_namespaced_job(self, namespace: str, label_selector: str, resource_version: str | None,
-                             timeout_seconds: int) -> Stream | urllib3.BaseHTTPResponse:
+                             timeout_seconds: int) -> Stream:
         """The open stream of watch events, one JSON document a line (``jobwatch`` reads it)."""
         return self.stream(_jobs(namespace), _watch_query(label_selector, resource_version, timeout_seconds),
                            timeout_seconds)
 
     def watch_job_for_all_namespaces(self, label_selector: str, resource_version: str | None,
-                                     timeout_seconds: int) -> Stream | urllib3.BaseHTTPResponse:
+                                     timeout_seconds: int) -> Stream:
         return self.stream("/apis/batch/v1/jobs", _watch_query(label_selector, resource_version, timeout_seconds),
                            timeout_seconds)
 
@@ -406,13 +411,13 @@ class Rest:
 
     def watch_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
                                        label_selector: str, resource_version: str | None,
-                                       timeout_seconds: int) -> Stream | urllib3.BaseHTTPResponse:
+                                       timeout_seconds: int) -> Stream:
         return self.stream(_custom(group, version, namespace, plural),
                            _watch_query(label_selector, resource_version, timeout_seconds), timeout_seconds)
 
     def watch_custom_object_for_all_namespaces(self, group: str, version: str, plural: str, label_selector: str,
                                                resource_version: str | None,
-                                               timeout_seconds: int) -> Stream | urllib3.BaseHTTPResponse:
+                                               timeout_seconds: int) -> Stream:
         return self.stream(f"/apis/{group}/{version}/{plural}",
                            _watch_query(label_selector, resource_version, timeout_seconds), timeout_seconds)
 
@@ -457,46 +462,27 @@ class Rest:
             data = None if call.body is None else orjson.dumps(call.body, option=orjson.OPT_NON_STR_KEYS)
             requests.append((call.method, call.target, data,
                              headers if data is None else {**headers, "Content-Type": call.content_type}))
-        if self.direct is None:
-            answers = [self._through_pool(*request, seconds=seconds) for request in requests]
-        else:
-            base = self.base_path.rstrip("/")
-            answers = self.direct.send([(method, base + target, data, headers)
-                                        for method, target, data, headers in requests], seconds)
+        base = self.base_path.rstrip("/")
+        answers = self.direct.send([(method, base + target, data, headers)
+                                    for method, target, data, headers in requests], seconds)
         return [(orjson.loads(answer[2]) if call.answer and answer[2] else {}) if 200 <= answer[0] < 300
                 else _api_exception(*answer) for call, answer in zip(calls, answers)]
 
-    def _through_pool(self, method: str, target: str, data: bytes | None,
-                      headers: dict[str, str], seconds: float = SECONDS) -> Answer:
-        timeout = TIMEOUT if seconds == SECONDS else urllib3.Timeout(connect=seconds, read=seconds)
-        response = self.pool.request(method, self.configuration.host + target, body=data, headers=headers,
-                                     timeout=timeout, retries=NO_RETRIES)
-        return Answer(response.status, response.reason, response.data, response.headers.get("Retry-After"))
-
-    def stream(self, path: str, query: Mapping[str, str], seconds: int) -> Stream | urllib3.BaseHTTPResponse:
+    def stream(self, path: str, query: Mapping[str, str], seconds: int) -> Stream:
         """A GET whose answer is read as it comes (a watch), on a connection of its own: the server
         ends it after ``seconds``, and a read waits a little longer than that before calling the
         connection dead."""
         target = path + "?" + urlencode(query)
-        if self.direct is not None:
-            stream = Stream.open(self.direct.open(seconds + 30.0),
-                                 _request("GET", self.base_path.rstrip("/") + target, self.direct.host_header,
-                                          self._headers(), None))
-            if not 200 <= stream.status < 300:
-                try:
-                    data = stream.read()
-                finally:
-                    stream.release_conn()
-                raise _api_exception(stream.status, stream.reason, data, stream.retry_after)
-            return stream
-        response = self.pool.request("GET", self.configuration.host + target,
-                                     headers=self._headers(), preload_content=False, retries=NO_RETRIES,
-                                     timeout=urllib3.Timeout(connect=10.0, read=seconds + 30.0))
-        if not 200 <= response.status < 300:
-            data = response.read()
-            response.release_conn()
-            raise _api_exception(response.status, response.reason, data, response.headers.get("Retry-After"))
-        return response
+        stream = Stream.open(self.direct.open(seconds + 30.0),
+                             _request("GET", self.base_path.rstrip("/") + target, self.direct.host_header,
+                                      self._headers(), None))
+        if not 200 <= stream.status < 300:
+            try:
+                data = stream.read()
+            finally:
+                stream.release_conn()
+            raise _api_exception(stream.status, stream.reason, data, stream.retry_after)
+        return stream
 
     def _headers(self) -> dict[str, str]:
         until, credentials = self._credentials

@@ -84,10 +84,12 @@ def test_a_post_that_failed_for_a_passing_reason_is_tried_again_under_the_same_n
         if len(tries) < 3:
             raise ConnectionResetError(104, "Connection reset by peer")
 
-    recorder = EventRecorder(post_all, workers=1, gather_seconds=0)
+    waited: list[float] = []
+    recorder = EventRecorder(post_all, workers=1, gather_seconds=0, sleep=waited.append)
     recorder.record(SCHEDULE, EventSpec("Normal", "Launched", "..."))
     recorder.flush()
     assert len(tries) == 3 and tries[0] == tries[1] == tries[2]
+    assert waited == [0, 0.1, 0.2]  # the gathering, then the backoff: 0.1 s doubling
 
 
 def test_event_names_never_repeat() -> None:

@@ -143,7 +143,8 @@ def test_tls_checks_the_server_name_the_configuration_gives(kubeconfig: Path, se
 
 def test_credentials_are_built_once_a_second_not_once_a_request(kubeconfig: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    rest = Rest(load_client())
+    now = [100.0]
+    rest = Rest(load_client(), monotonic=lambda: now[0])
     rest.direct = Recording()  # type: ignore[assignment]
     built = []
     settings = rest.configuration.auth_settings
@@ -151,6 +152,12 @@ def test_credentials_are_built_once_a_second_not_once_a_request(kubeconfig: Path
     for _ in range(50):
         rest.read_namespaced_job("team-a", "sync-1")
     assert len(built) == 1
+    now[0] += 0.999
+    rest.read_namespaced_job("team-a", "sync-1")
+    assert len(built) == 1
+    now[0] += 0.001  # a second after they were built: a refreshed token is seen
+    rest.read_namespaced_job("team-a", "sync-1")
+    assert len(built) == 2
     assert all(headers["authorization"] == "Bearer secret-token" for *_, headers in rest.direct.calls)
 
 

@@ -48,8 +48,9 @@ PostAll = Callable[[list[Queued]], None]
 
 class EventRecorder:
     def __init__(self, post_all: PostAll, capacity: int = 10_000, workers: int = POSTERS,
-                 gather_seconds: float = GATHER_SECONDS) -> None:
-        self._post_all, self.gather_seconds = post_all, gather_seconds
+                 gather_seconds: float = GATHER_SECONDS, sleep: Callable[[float], None] = time.sleep) -> None:
+        """``sleep`` waits the gathering and the retries' backoff (injected by tests)."""
+        self._post_all, self.gather_seconds, self._sleep = post_all, gather_seconds, sleep
         self._queue: queue.Queue[Queued] = queue.Queue(capacity)
         self.dropped = 0
         for index in range(workers):
@@ -91,12 +92,12 @@ class EventRecorder:
                     log.error("posting %d event(s) failed, %s on %s the first", len(batch), batch[0][1].reason,
                               batch[0][0]["metadata"]["name"], exc_info=not retry.transient(error))
                     return
-                time.sleep(retry.delay(error, tries))
+                self._sleep(retry.delay(error, tries))
 
     def _gathered(self) -> list[Queued]:
         """The next Event, once it comes, and what else came within ``gather_seconds`` of it."""
         batch = [self._queue.get()]
-        time.sleep(self.gather_seconds)
+        self._sleep(self.gather_seconds)
         try:
             while len(batch) < BATCH:
                 batch.append(self._queue.get_nowait())

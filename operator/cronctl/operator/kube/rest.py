@@ -44,7 +44,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 from urllib.parse import quote, urlencode
 
 import httptools
@@ -356,8 +356,10 @@ def tls_context(configuration: Any) -> ssl.SSLContext:
 
 
 class Rest:
-    def __init__(self, api_client: client.ApiClient) -> None:
+    def __init__(self, api_client: client.ApiClient, monotonic: Callable[[], float] = time.monotonic) -> None:
+        """``monotonic`` tells when the credentials' headers are built again (injected by tests)."""
         self.configuration = api_client.configuration
+        self._monotonic = monotonic
         self.direct = Connections.for_configuration(self.configuration)
         self.base_path = urllib3.util.parse_url(self.configuration.host).path or ""
         self.user_agent = api_client.user_agent
@@ -486,9 +488,9 @@ class Rest:
 
     def _headers(self) -> dict[str, str]:
         until, credentials = self._credentials
-        if time.monotonic() >= until:
+        if self._monotonic() >= until:
             credentials = {setting["key"]: setting["value"] for setting in self.configuration.auth_settings().values()}
-            self._credentials = (time.monotonic() + CREDENTIALS_SECONDS, credentials)
+            self._credentials = (self._monotonic() + CREDENTIALS_SECONDS, credentials)
         return {"Accept": "application/json", "User-Agent": self.user_agent, **credentials}
 
 

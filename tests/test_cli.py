@@ -635,3 +635,84 @@ def test_a_backfill_from_a_manifest_file_is_a_preview_only(tmp_path: Path) -> No
     result = run_cli("backfill", "nightly", "--from", "2024-02-20T00:00", "--to", "2024-02-22T00:00",
                      "-f", str(manifest), env=at(A_MINUTE, tmp_path))
     assert result.returncode == 2 and "kubectl annotate cronschedule nightly" in result.stderr
+
+
+# -- cronctl local as a process: stopping, its lines, its folder ------------------------------------
+
+
+def _runner_with_a_run_under_way(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+    """``cronctl local`` whose schedule ``hello`` (``sleep 60``) has a run under way at 00:01."""
+    import time
+
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    manifest = json.loads(a_manifest("hello", "* * * * *"))
+    manifest["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"] = ["sleep", "60"]
+    (folder / "hello.yaml").write_text(json.dumps(manifest))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **at("2024-03-01T00:00", tmp_path))
+    process = subprocess.Popen([sys.executable, "-m", "cronctl", "local", str(folder), "--poll", "0.05"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 30
+    while not (folder / "cronctl.json").exists():
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    (tmp_path / "clock").write_text("2024-03-01T00:01")
+    while not list(folder.glob("runs/hello/*/pid")):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.2)
+    return process, folder
+
+
+@pytest.mark.parametrize("stop, code", [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
+def test_sigterm_and_sighup_stop_the_runner_as_ctrl_c_does_and_its_run_goes_on(tmp_path: Path, stop: str,
+                                                                               code: int) -> None:
+    """What systemd, Docker and Kubernetes send to stop a process, and a closed terminal: the
+    runner says which runs go on (the next start adopts them) and exits 128 + the signal."""
+    import signal
+
+    process, folder = _runner_with_a_run_under_way(tmp_path)
+    process.send_signal(getattr(signal, stop))
+    out, err = process.communicate(timeout=20)
+    pid = json.loads(next(folder.glob("runs/hello/*/pid")).read_text())["pid"]
+    try:
+        assert (process.returncode, err) == (code, "")
+        assert out.splitlines()[-1].endswith(
+            f"cronctl: stopped; 1 run goes on and the next runner adopts them: hello-1 (pid {pid})")
+        os.kill(pid, 0)  # it goes on
+    finally:
+        os.killpg(os.getpgid(pid), signal.SIGKILL)
+
+
+def test_every_line_of_the_runner_starts_with_a_utc_timestamp(tmp_path: Path) -> None:
+    import re
+    import signal
+
+    process, folder = _runner_with_a_run_under_way(tmp_path)
+    pid = json.loads(next(folder.glob("runs/hello/*/pid")).read_text())["pid"]
+    process.send_signal(signal.SIGTERM)
+    out, _ = process.communicate(timeout=20)
+    os.killpg(os.getpgid(pid), signal.SIGKILL)
+    lines = out.splitlines()
+    assert len(lines) >= 3  # the start, the launch, the stop
+    assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \S", line) for line in lines), out
+    assert any(line.startswith("2024-03-01T00:01:00Z ") for line in lines), out  # the runner's own clock
+
+
+def test_a_read_only_folder_is_one_line_naming_it_and_exit_2(tmp_path: Path) -> None:
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    (folder / "hello.yaml").write_text(a_manifest("hello", "* * * * *"))
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+    elif subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("root without mount: no way to make a folder read-only here")
+    else:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True)
+    try:
+        assert_one_line(cronctl("local", str(folder)), 2, f"cronctl: {folder} is not writable")
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", str(folder)], check=True)
+        else:
+            folder.chmod(0o755)

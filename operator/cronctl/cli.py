@@ -370,6 +370,7 @@ def _local(args: argparse.Namespace) -> int:
     from .clock import clock_from_environment
     from .runner.engine import Runner, run_forever
     from .runner.executor import DEFAULT_MAX_LOG_BYTES
+    from .runner.files import utc_iso
     from .runner.views import ViewError
 
     if args.workers < 1:
@@ -381,19 +382,45 @@ def _local(args: argparse.Namespace) -> int:
     if not args.folder.is_dir():
         print(f"cronctl: {args.folder} is not a folder", file=sys.stderr)
         return EXIT_USAGE
+    if not os.access(args.folder, os.W_OK | os.X_OK):  # a read-only mount says so here too, even to root
+        print(f"cronctl: {args.folder} is not writable: the runner keeps its book, lock and runs there",
+              file=sys.stderr)
+        return EXIT_USAGE
     clock = clock_from_environment()
-    runner = Runner(args.folder, clock.minute, args.workers, say=lambda text: print(text, flush=True),
-                    seconds=clock.seconds, log_format=args.log_format,
-                    max_log_bytes=args.max_log_bytes or DEFAULT_MAX_LOG_BYTES)
+
+    def say(text: str) -> None:
+        print(f"{utc_iso(clock.seconds())} {text}" if args.log_format == "text" else text, flush=True)
+
+    runner = Runner(args.folder, clock.minute, args.workers, say=say, seconds=clock.seconds,
+                    log_format=args.log_format, max_log_bytes=args.max_log_bytes or DEFAULT_MAX_LOG_BYTES)
     if args.log_format == "text":
-        print(f"cronctl: running the schedules of {args.folder} with {args.workers} worker slot(s); Ctrl-C stops",
-              flush=True)
+        say(f"cronctl: running the schedules of {args.folder} with {args.workers} worker slot(s); "
+            "Ctrl-C or SIGTERM stops (the runs under way go on, and the next start adopts them)")
+    stopped_by = stop_on_signals((signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
     try:
         run_forever(runner, poll_seconds=args.poll)
     except ViewError as error:  # a waiting runner could not show the holder's book
         print(f"cronctl: {error.message}", file=sys.stderr)
         return error.exit_code
-    return 0
+    except OSError as error:  # the folder turned unwritable, or the lock could not be made
+        print(f"cronctl: {args.folder}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0 if stopped_by[0] is None else 128 + stopped_by[0]
+
+
+def stop_on_signals(signals: tuple[signal.Signals, ...]) -> list[int | None]:
+    """Each of ``signals`` stops the runner as Ctrl-C does (systemd, Docker and Kubernetes stop a
+    process with SIGTERM; a closed terminal sends SIGHUP); the list holds the one that came, for
+    the exit status (128 + its number, as a shell reports a process it ended)."""
+    came: list[int | None] = [None]
+
+    def stop(signum: int, _frame: object) -> None:
+        came[0] = signum
+        raise KeyboardInterrupt
+
+    for each in signals:
+        signal.signal(each, stop)
+    return came
 
 
 def _runner_view(args: argparse.Namespace) -> int:

@@ -136,11 +136,14 @@ def assert_one_line(result: subprocess.CompletedProcess[str], code: int, starts:
     assert result.stderr.startswith(starts), result.stderr
 
 
-def test_a_usage_error_is_argparses_usage_line_and_exit_2() -> None:
-    result = cronctl("status", "--bogus")
-    assert result.returncode == 2
-    assert "Traceback" not in result.stderr
-    assert result.stderr.startswith("usage: cronctl")
+@pytest.mark.parametrize("args, line", [
+    (["status", "--bogus"], "cronctl: unrecognized arguments: --bogus (see cronctl --help)"),
+    (["local", ".", "--workers", "abc"],
+     "cronctl: local: argument --workers: invalid int value: 'abc' (see cronctl local --help)"),
+    (["nonsense"], "cronctl: argument COMMAND: invalid choice: 'nonsense'"),
+])
+def test_a_usage_error_is_one_line_naming_the_command_and_its_help_and_exit_2(args: list[str], line: str) -> None:
+    assert_one_line(cronctl(*args), 2, line)
 
 
 @pytest.mark.parametrize("workers", ["0", "-3"])

@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, NoReturn, Sequence, TextIO
 
 from .core.dst import DaylightSaving
 from .core.errors import CronctlError, FieldError
@@ -60,8 +60,18 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, whose usage errors are one ``cronctl:`` line (exit 2) as every other error of the
+    command is: which command, what was wrong, and where the help is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"cronctl: {self.prog.removeprefix('cronctl ')}: {message} "
+                              f"(see {self.prog} --help)\n" if self.prog != "cronctl" else
+                  f"cronctl: {message} (see cronctl --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cronctl", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="cronctl", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="run harness operations (a JSON array) and print the results")

@@ -10,7 +10,7 @@ import pytest
 from cronctl.core.dst import DaylightSaving
 from cronctl.core.schedule import Timeline
 from cronctl.core.times import format_time
-from cronctl.runner.definitions import load_definitions, load_file
+from cronctl.runner.definitions import ManifestFolder, load_definitions, load_file
 from cronctl.runner.views import read_manifests
 
 from .support import t
@@ -161,3 +161,43 @@ def test_the_office_hours_example_merges_its_schedules_with_exclusions_in_berlin
     assert any(entry.startswith("2027-") for entry in options.exclude)
     upcoming = Timeline(spec.compiled, spec.created_at, options.tz).upcoming(t("2026-12-23T17:00"), 1)
     assert [format_time(minute) for minute in upcoming] == ["2027-01-04T08:00"]  # after the year-end break
+
+
+# -- what a scan of the folder passes over is named, with the reason ------------------------------------
+
+
+def scanned_notices(folder: Path) -> list[str]:
+    loaded, _ = ManifestFolder(folder).scan()
+    return loaded.notices
+
+
+def test_an_empty_folder_says_so(tmp_path):
+    assert scanned_notices(tmp_path) == [
+        f"{tmp_path}: no .yaml or .yml manifest here: nothing fires until one is added"]
+
+
+def test_an_empty_manifest_file_is_named(tmp_path):
+    (tmp_path / "blank.yaml").write_text("\n# nothing yet\n")
+    assert scanned_notices(tmp_path) == [f"{tmp_path / 'blank.yaml'}: empty: no CronSchedule in it"]
+
+
+def test_symlinks_that_lead_nowhere_are_named(tmp_path):
+    (tmp_path / "dangling.yaml").symlink_to(tmp_path / "gone.yaml")
+    (tmp_path / "loop.yaml").symlink_to(tmp_path / "loop.yaml")
+    notices = scanned_notices(tmp_path)
+    assert notices[0].startswith(f"{tmp_path / 'dangling.yaml'}: skipped: a symlink that leads nowhere")
+    assert notices[1].startswith(f"{tmp_path / 'loop.yaml'}: skipped: a symlink that leads nowhere")
+    assert len(notices) == 2
+
+
+def test_a_json_manifest_is_named_as_not_read_and_the_runners_own_book_is_not(tmp_path):
+    (tmp_path / "report.json").write_text("{}")
+    (tmp_path / "cronctl.json").write_text("{}")
+    (tmp_path / "nightly.yaml").write_text(manifest())
+    assert scanned_notices(tmp_path) == [f"{tmp_path / 'report.json'}: skipped: the runner reads .yaml and .yml files"]
+
+
+def test_a_folder_named_like_a_manifest_is_named(tmp_path):
+    (tmp_path / "old.yaml").mkdir()
+    (tmp_path / "nightly.yaml").write_text(manifest())
+    assert scanned_notices(tmp_path) == [f"{tmp_path / 'old.yaml'}: skipped: not a file"]

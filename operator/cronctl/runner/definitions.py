@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,7 @@ from typing import Any, Callable
 import yaml
 
 from ..manifest import ScheduleSpec, SpecError, read_manifest
+from .book import BOOK_NAME
 
 API_VERSION = "cronctl.dev/v1"
 KIND = "CronSchedule"
@@ -151,6 +153,9 @@ def load_file(path: str | Path) -> LoadedDefinitions:
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error)
         result.errors.append(DefinitionError(path, None, None, f"not valid YAML: {where}{problem}"))
+        return result
+    if all(document is None for document in documents):
+        result.notices.append(f"{path}: empty: no CronSchedule in it")
         return result
     for number, document in enumerate(documents, start=1):
         if document is None:
@@ -296,6 +301,7 @@ class ManifestFolder:
         self._now = now
         self._files: dict[str, _Read] = {}
         self._combined: LoadedDefinitions | None = None
+        self._skipped: list[str] = []  # what the last scan passed over, and why, as notices
 
     @property
     def names(self) -> set[str]:
@@ -308,19 +314,31 @@ class ManifestFolder:
         Raises ``OSError`` when the folder cannot be listed (gone, not a folder).
         """
         stamps: dict[str, tuple[int, int, int, int]] = {}
+        skipped: list[str] = []
         with os.scandir(self.folder) as entries:
             for entry in entries:
                 name = entry.name
-                if not name.endswith((".yaml", ".yml")) or name.startswith("."):
+                if name.startswith(".") or not name.endswith((".yaml", ".yml", ".json")):
+                    continue
+                if name.endswith(".json"):
+                    if name != BOOK_NAME:
+                        skipped.append(f"{self.folder / name}: skipped: the runner reads .yaml and .yml files")
                     continue
                 try:
-                    if not entry.is_file():
-                        continue
                     info = entry.stat()
-                except OSError:
-                    continue  # gone since the listing
+                except OSError as error:  # a dangling symlink, a loop; or gone since the listing
+                    if entry.is_symlink():
+                        skipped.append(f"{self.folder / name}: skipped: a symlink that leads nowhere "
+                                       f"({error.strerror or error})")
+                    continue
+                if not stat.S_ISREG(info.st_mode):
+                    skipped.append(f"{self.folder / name}: skipped: not a file")
+                    continue
                 stamps[name] = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
-        changed = self._combined is None or stamps.keys() != self._files.keys()
+        if not stamps and not skipped:
+            skipped.append(f"{self.folder}: no .yaml or .yml manifest here: nothing fires until one is added")
+        changed = self._combined is None or stamps.keys() != self._files.keys() or skipped != self._skipped
+        self._skipped = sorted(skipped)
         now = self._now()
         for name, stamp in stamps.items():
             known = self._files.get(name)
@@ -336,6 +354,7 @@ class ManifestFolder:
             del self._files[name]
         if changed or self._combined is None:
             self._combined = combine([self._files[name].loaded for name in sorted(self._files)])
+            self._combined.notices[:0] = self._skipped
         return self._combined, changed
 
 

@@ -87,6 +87,7 @@ def _set(path: list[Any], value: Any) -> Callable[[dict[str, Any]], None]:
     (_set(["manifests", "retired"], [{"schedule": 1, "at": 2}]), "manifests.retired[0].schedule"),
     (_set(["controller", "clock"], "yesterday"), "moved aside as cronctl.json.broken-"),
     (_set(["controller"], []), "moved aside as cronctl.json.broken-"),
+    (lambda book: book.pop("controller"), "not a book a runner wrote; moved aside as cronctl.json.broken-"),
 ])
 def test_a_mistyped_item_of_the_book_is_left_out_with_one_line_and_the_runner_goes_on(
         folder: Path, clock: Clock, change: Callable[[dict[str, Any]], None], named: str) -> None:

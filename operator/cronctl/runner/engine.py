@@ -234,7 +234,7 @@ class Runner:
             return
         self.may_fire = True
         try:
-            contents, problems = read_book(loaded.data if loaded.status is Status.OK else {})
+            contents, problems = read_book(loaded.data) if loaded.status is Status.OK else (BookContents(), [])
         except Unreadable as error:
             self._notice(self.book.move_aside(str(error)).message, "warning")
             contents, problems = BookContents(), []

@@ -184,6 +184,8 @@ class BookContents:
 def read_book(data: dict[str, Any]) -> tuple[BookContents, list[str]]:
     """The book's contents, and a line for each item left out. Raises Unreadable."""
     problems: list[str] = []
+    if "controller" not in data:  # every book a runner writes has it: this one was written otherwise
+        raise Unreadable("it has no controller state: not a book a runner wrote")
     contents = BookContents(state=_read_state(data.get("controller"), problems))
 
     def items(key: str, kind: str, default: Any) -> Any:

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cronctl.core.dst import DaylightSaving
 from cronctl.core.schedule import Timeline
@@ -201,3 +202,21 @@ def test_a_folder_named_like_a_manifest_is_named(tmp_path):
     (tmp_path / "old.yaml").mkdir()
     (tmp_path / "nightly.yaml").write_text(manifest())
     assert scanned_notices(tmp_path) == [f"{tmp_path / 'old.yaml'}: skipped: not a file"]
+
+
+def test_every_field_of_the_job_template_the_runner_does_not_carry_out_is_named_once(tmp_path):
+    body = yaml.safe_load(manifest())
+    template = body["spec"]["jobTemplate"]
+    template["spec"]["backoffLimit"] = 2
+    template["spec"]["template"]["spec"]["volumes"] = [{"name": "data", "emptyDir": {}}]
+    container = template["spec"]["template"]["spec"]["containers"][0]
+    container.update(envFrom=[{"configMapRef": {"name": "settings"}}], resources={"limits": {"cpu": "1"}},
+                     workingDir="/tmp", imagePullPolicy="Always")
+    (tmp_path / "nightly.yaml").write_text(yaml.safe_dump(body))
+    loaded = load_definitions(tmp_path)
+    assert [d.name for d in loaded.definitions] == ["nightly"]
+    [notice] = [n for n in loaded.notices if "not honoured" in n]
+    assert notice.endswith(
+        "not honoured by the local runner (it runs the command on this machine): spec.jobTemplate.spec.backoffLimit, "
+        "spec.jobTemplate.spec.template.spec.volumes, spec.jobTemplate.spec.template.spec.containers[0].envFrom, "
+        "spec.jobTemplate.spec.template.spec.containers[0].resources")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -28,6 +29,26 @@ def test_a_firing_runs_the_first_containers_command_with_its_env_and_keeps_its_o
     logs = list((folder / "runs" / "greet").glob("*/stdout.log"))
     assert [log.read_text() for log in logs] == ["hi there\n"]
     assert any("greet-1" in line and "failed" in line for line in history_lines(folder, "greet"))
+
+
+def test_a_manifest_means_what_it_means_on_a_cluster_var_references_expanded_and_working_dir_honoured(
+        folder: Path, clock: Clock) -> None:
+    """$(VAR) in command, args and env values expand from the container's env as the kubelet
+    expands them ($$ escapes, unknown ones stay as written); the command runs in workingDir."""
+    body = json.loads(manifest("greet", "*/5 * * * *", ["sh", "-c", 'echo "$1 $2 $3 $GREETING"; pwd', "sh"],
+                               env={"WHO": "there", "GREETING": "hi $(WHO)"}))
+    container = body["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    container["args"] = ["$(GREETING)", "$$(WHO)", "$(NOBODY)"]
+    container["workingDir"] = "work"
+    (folder / "work").mkdir()
+    (folder / "greet.yaml").write_text(json.dumps(body))
+    r = runner(folder, clock)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    entries = until(r, lambda: journal(folder, "greet"))
+    assert entries[0]["outcome"] == "succeeded"
+    [log] = list((folder / "runs" / "greet").glob("*/stdout.log"))
+    assert log.read_text() == f"hi there $(WHO) $(NOBODY) hi there\n{(folder / 'work').resolve()}\n"
 
 
 def test_a_run_past_its_timeout_is_stopped_even_if_it_ignores_sigterm(folder: Path, clock: Clock) -> None:

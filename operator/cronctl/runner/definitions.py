@@ -55,6 +55,7 @@ import yaml
 
 from ..manifest import ScheduleSpec, SpecError, read_manifest
 from .book import BOOK_NAME
+from .expansion import expand
 
 API_VERSION = "cronctl.dev/v1"
 KIND = "CronSchedule"
@@ -73,6 +74,7 @@ class Definition:
     env: dict[str, str]
     image: str | None
     body: dict[str, Any] = field(default_factory=dict)  # the whole object, for read_manifest
+    working_dir: str | None = None  # the container's workingDir (None: the runner's folder)
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,10 @@ def load_file(path: str | Path) -> LoadedDefinitions:
             result.errors.append(DefinitionError(path, label, refused.path, refused.reason, named))
             continue
         result.definitions.append(definition)
+        ignored = not_honoured(document)
+        if ignored:
+            result.notices.append(f"{path}: {label}: not honoured by the local runner (it runs the command "
+                                  f"on this machine): {', '.join(ignored)}")
         if containers > 1:
             result.notices.append(f"{path}: {label}: only the first container runs locally, "
                                   f"{containers - 1} more ignored")
@@ -204,14 +210,55 @@ def _definition(path: Path, document: dict[str, Any]) -> tuple[Definition, int]:
     if containers is None:  # the schema refuses the object (read_manifest says why)
         return Definition(name, path, spec if isinstance(spec, dict) else {}, [], [], {}, None, document), 0
     container = containers[0]
+    env = _env(container.get("env"))
     return Definition(
         name=name, file=path, spec=spec,  # type: ignore[arg-type]  # _containers found a mapping
-        command=_strings(container.get("command"), f"{CONTAINER}.command", required=True),
-        args=_strings(container.get("args"), f"{CONTAINER}.args", required=False),
-        env=_env(container.get("env")),
+        command=[expand(part, env) for part in _strings(container.get("command"), f"{CONTAINER}.command",
+                                                         required=True)],
+        args=[expand(part, env) for part in _strings(container.get("args"), f"{CONTAINER}.args", required=False)],
+        env=env,
         image=container.get("image") if isinstance(container.get("image"), str) else None,
         body=document,
+        working_dir=_working_dir(container.get("workingDir")),
     ), len(containers)
+
+
+def _working_dir(value: Any) -> str | None:
+    """The container's ``workingDir``: where its command runs (relative: to the runner's folder)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _Refused(f"{CONTAINER}.workingDir", f"{value!r} is not a string (quote it)")
+    return value
+
+
+# What a Job template says that the runner does (or that changes nothing on one machine); any
+# other field is named in a notice (``not_honoured``), never dropped in silence.
+HONOURED = {
+    "spec.jobTemplate.spec": {"template"},
+    "spec.jobTemplate.spec.template.spec": {"containers", "restartPolicy"},
+    CONTAINER: {"name", "image", "imagePullPolicy", "command", "args", "env", "workingDir",
+                "terminationMessagePath", "terminationMessagePolicy"},
+}
+
+
+def not_honoured(document: dict[str, Any]) -> list[str]:
+    """The fields of the Job template the local runner does not carry out, by their paths."""
+    node: Any = document
+    found = []
+    for path, steps in (("spec.jobTemplate.spec", ("spec", "jobTemplate", "spec")),
+                        ("spec.jobTemplate.spec.template.spec", ("template", "spec")),
+                        (CONTAINER, ("containers", 0))):
+        for step in steps:
+            node = node[step] if isinstance(node, (dict, list)) and _has(node, step) else None
+        if not isinstance(node, dict):
+            break
+        found += [f"{path}.{key}" for key in sorted(node) if key not in HONOURED[path]]
+    return found  # (an env entry's valueFrom is refused outright: the variable would be missing)
+
+
+def _has(node: dict[str, Any] | list[Any], step: str | int) -> bool:
+    return step in node if isinstance(node, dict) else isinstance(step, int) and step < len(node)
 
 
 def _containers(spec: Any) -> list[dict[str, Any]] | None:
@@ -272,7 +319,7 @@ def _env(value: Any) -> dict[str, str]:
         item = entry.get("value", "")
         if not isinstance(item, str):
             raise _Refused(f"{here}.value", f"{item!r} is not a string (quote it)")
-        env[name] = item  # a later entry of the same name wins, as in Kubernetes
+        env[name] = expand(item, env)  # $(VAR) of the entries before it; a later entry of a name wins
     return env
 
 
@@ -360,8 +407,8 @@ class ManifestFolder:
 
 def _differs(before: LoadedDefinitions, after: LoadedDefinitions) -> bool:
     return (before.errors != after.errors or before.notices != after.notices
-            or [(d.name, d.body, d.command, d.args, d.env) for d in before.definitions]
-            != [(d.name, d.body, d.command, d.args, d.env) for d in after.definitions])
+            or [(d.name, d.body, d.command, d.args, d.env, d.working_dir) for d in before.definitions]
+            != [(d.name, d.body, d.command, d.args, d.env, d.working_dir) for d in after.definitions])
 
 
 @dataclass

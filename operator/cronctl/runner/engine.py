@@ -289,7 +289,8 @@ class Runner:
             self.firings[run.id] = Firing(run.id, run.job, run.scheduled_for, request.get("reason") or SCHEDULED,
                                           request["command"], request.get("args") or [],
                                           request.get("env") or {}, start_at=run.scheduled_for * 60,
-                                          attempt=run.attempt, manual=manual, backfill=of_backfill)
+                                          attempt=run.attempt, manual=manual, backfill=of_backfill,
+                                          cwd=request.get("cwd"))
             return
         self._drop_run(run.job, run.id)
         self._remember(run.job, {"run": run.id, "reason": SCHEDULED, "nominal": run.scheduled_for, "actual": None,
@@ -845,7 +846,10 @@ class Runner:
         definition = self.definitions.get(schedule)
         if definition is None:
             return None
-        return {"command": list(definition.command), "args": list(definition.args), "env": dict(definition.env)}
+        command = {"command": list(definition.command), "args": list(definition.args), "env": dict(definition.env)}
+        if definition.working_dir is not None:
+            command["cwd"] = str(self.folder / definition.working_dir)  # an absolute one stays as it is
+        return command
 
     def _retry(self, decision: Retry) -> None:
         """The core retries a run: its firing takes the next attempt and waits for a slot."""
@@ -1033,7 +1037,7 @@ class Runner:
                 break
             executor = self._executor_of(firing)
             request = RunRequest(firing.schedule, firing.nominal, firing.command, firing.args, firing.env,
-                                 firing.reason, firing.attempt, cwd=str(self.executor.base_dir))
+                                 firing.reason, firing.attempt, cwd=firing.cwd or str(self.executor.base_dir))
             try:
                 handle = executor.start(request)
             except OSError as error:

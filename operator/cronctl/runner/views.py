@@ -114,7 +114,7 @@ def read_manifests(folder: Path, now: int) -> Manifests:
     return manifests
 
 
-def _check_folder(folder: Path) -> None:
+def check_folder(folder: Path) -> None:
     if not folder.exists():
         raise ViewError(f"{folder}: no such folder")
     if not folder.is_dir():
@@ -123,7 +123,7 @@ def _check_folder(folder: Path) -> None:
 
 def _load(folder: Path) -> Loaded:
     """The book as it is (missing or broken included); a ViewError when it cannot be read or is newer."""
-    _check_folder(folder)
+    check_folder(folder)
     book = Book(folder)
     try:
         loaded = book.load(move_broken=False)
@@ -134,7 +134,7 @@ def _load(folder: Path) -> Loaded:
     return loaded
 
 
-def _book(folder: Path) -> dict[str, Any] | None:
+def book_data(folder: Path) -> dict[str, Any] | None:
     """The book's data, or None when the runner has never run here."""
     loaded = _load(folder)
     if loaded.status is Status.BROKEN:
@@ -261,7 +261,7 @@ class FolderView:
 
 def folder_view(folder: Path, now: int | None = None) -> FolderView:
     """What ``cronctl status`` shows; ``now`` (minutes) judges overdue times, None judges none."""
-    data = _book(folder)
+    data = book_data(folder)
     holder = RunnerLock(folder).holder()
     switched_off = (folder / SWITCH_OFF_FILE).exists()
     if data is None:
@@ -520,7 +520,7 @@ class HistoryView:
 
 
 def history_view(folder: Path, name: str) -> HistoryView:
-    data = _book(folder)
+    data = book_data(folder)
     if data is None:
         known = read_manifests(folder, _wall_minute()).specs
         if name not in known:
@@ -616,7 +616,7 @@ def next_times(folder: Path, name: str, count: int = 5, now: int | None = None) 
     book, or, for a schedule the book does not have yet (the runner never ran, a new manifest),
     from its manifest, anchored at ``now`` as the runner's first sight of it would be. A
     suspended schedule's are the times it would fire at once resumed, with its suspension."""
-    data = _book(folder)
+    data = book_data(folder)
     book = None if data is None else _decode(folder, data)
     job = None if book is None else book.state.jobs.get(name)
     if book is not None and job is not None:
@@ -718,7 +718,7 @@ def backfill_plan(folder: Path, name: str, start: int, end: int, now: int | None
     _load(folder)
     now = _wall_minute() if now is None else now
     manifests, spec = _defined(folder, name, now)  # the runner reads the manifest before the request
-    data = _book(folder)
+    data = book_data(folder)
     book = None if data is None else _decode(folder, data)
     job = None if book is None else book.state.jobs.get(name)
     if job is not None:
@@ -805,7 +805,7 @@ def suspend(folder: Path, name: str, reason: str | None, at: float | None = None
     """Suspend ``name`` with a pause record (``at``, seconds since 1970, is its time; the command
     passes its clock's) and say so. The manifest is left as its owner wrote it; a schedule
     paused already keeps its time and takes the new reason."""
-    _check_folder(folder)
+    check_folder(folder)
     if reason is not None and len(reason) > MAX_REASON:
         raise ViewError(f"--reason: {len(reason)} characters, more than the {MAX_REASON} that "
                         "spec.suspendReason allows")
@@ -837,7 +837,7 @@ def suspend(folder: Path, name: str, reason: str | None, at: float | None = None
 def resume(folder: Path, name: str, now: int | None = None) -> Paused:
     """Lift ``cronctl suspend``'s pause of ``name`` and say when it fires next; refused (a ViewError)
     when its manifest says spec.suspend: true, which only its owner lifts, in the manifest."""
-    _check_folder(folder)
+    check_folder(folder)
     now = _wall_minute() if now is None else now
     manifests, spec = _defined(folder, name, now)
     if name in manifests.suspended:

@@ -347,3 +347,31 @@ def test_a_run_started_before_a_crash_and_ended_before_its_firing_is_decided_aga
     assert [(e["nominal"], e["outcome"]) for e in entries] == [(t("2024-03-01T00:05"), "succeeded")]
     assert not again.firings and again.slots.free_count == again.slots.size  # no slot held forever
     assert (folder / "count").read_text() == "ran\n"
+
+
+def test_a_worker_that_frees_takes_the_next_waiting_run_at_once_not_at_the_next_poll(folder: Path,
+                                                                                    clock: Clock) -> None:
+    """6 runs due at one minute on 2 workers, the loop polling every 2 s: each run after the
+    first two starts as a worker frees (it waited for the next poll, 2 s, before)."""
+    import threading
+
+    from cronctl.runner.engine import run_forever
+
+    for index in range(6):
+        (folder / f"quick-{index}.yaml").write_text(manifest(f"quick-{index}", "*/5 * * * *", ["true"]))
+    r = runner(folder, clock, workers=2)
+    stop = threading.Event()
+    loop = threading.Thread(target=run_forever, args=(r,), kwargs={"poll_seconds": 2.0, "should_stop": stop.is_set})
+    loop.start()
+    try:
+        wait_until(lambda: (folder / "cronctl.json").exists())
+        clock.set("2024-03-01T00:05")
+        wait_until(lambda: len(list(folder.glob("runs/*/*/exit.json"))) == 6, timeout=30)
+    finally:
+        stop.set()
+        loop.join()
+    runs = [path.parent for path in folder.glob("runs/*/*/exit.json")]
+    starts = sorted((run / "pid").stat().st_mtime for run in runs)
+    ends = sorted((run / "exit.json").stat().st_mtime for run in runs)
+    gaps = [start - end for end, start in zip(ends, starts[2:])]
+    assert max(gaps) < 0.6, gaps

@@ -312,6 +312,12 @@ class Executor:
         """Whether a later :meth:`poll` will report the end of ``key`` (False once it has)."""
         return key in self._watched
 
+    def newly_exited(self) -> bool:
+        """Whether the wrapper of a run this executor started has exited since the last look (its
+        run has ended: a worker is free). Each exit is seen once; ``poll`` reads its outcome."""
+        return any(watch.popen is not None and watch.popen.returncode is None and watch.popen.poll() is not None
+                   for watch in list(self._watched.values()))
+
     def poll(self) -> list[Ended]:
         """The runs that ended since the last poll; also moves stops on (SIGKILL after the grace)."""
         ended = []

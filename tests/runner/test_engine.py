@@ -375,3 +375,30 @@ def test_a_worker_that_frees_takes_the_next_waiting_run_at_once_not_at_the_next_
     ends = sorted((run / "exit.json").stat().st_mtime for run in runs)
     gaps = [start - end for end, start in zip(ends, starts[2:])]
     assert max(gaps) < 0.6, gaps
+
+
+@pytest.mark.parametrize("command, working_dir, exit_code, why", [
+    (["no-such-command-cronctl"], None, 127, "command not found: 'no-such-command-cronctl'"),
+    (["./notes.txt"], None, 126, "not executable (permission denied): './notes.txt'"),
+    (["true"], "gone", 127, "the working directory '{folder}/gone' does not exist"),
+    (["echo", "x" * 200_000] * 20, None, 126, "the arguments are too long"),
+], ids=["not-found", "not-executable", "no-working-dir", "too-long"])
+def test_a_run_that_could_not_start_says_why_in_its_line_and_its_history_note(
+        folder: Path, clock: Clock, command: list[str], working_dir: str | None, exit_code: int, why: str) -> None:
+    (folder / "notes.txt").write_text("not a program")
+    body = json.loads(manifest("broken", "*/5 * * * *", command[:2]))
+    container = body["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    container["args"] = command[2:]
+    if working_dir is not None:
+        container["workingDir"] = working_dir
+    (folder / "broken.yaml").write_text(json.dumps(body))
+    said: list[str] = []
+    r = Runner(folder, clock, 1, say=said.append)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    [entry] = until(r, lambda: journal(folder, "broken"))
+    expected = why.format(folder=folder)
+    assert (entry["outcome"], entry["exit_code"]) == ("failed", exit_code)
+    assert entry["note"].startswith(f"did not start: {expected}")
+    assert any(line.startswith(f"broken: broken-1 failed (exit {exit_code}: did not start: {expected}")
+               for line in said), said

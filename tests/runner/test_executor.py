@@ -95,7 +95,8 @@ def test_a_command_that_cannot_start_fails_with_its_reason(tmp_path):
     executor = Executor(tmp_path)
     handle = executor.start(RunRequest("nightly", NOMINAL, ["no-such-command-cronctl"]))
     [ended] = wait_ended(executor)
-    assert ended.outcome == "failed" and ended.exit_code == 127 and "cannot start" in ended.note
+    assert ended.outcome == "failed" and ended.exit_code == 127
+    assert ended.note == "did not start: command not found: 'no-such-command-cronctl'"
     assert "no-such-command-cronctl" in (handle.run_dir / "stderr.log").read_text()
 
 

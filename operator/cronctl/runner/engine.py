@@ -1019,6 +1019,8 @@ class Runner:
             outcome = TIMED_OUT
         entry = self._entry(firing, outcome, now, firing.attempt)
         entry.update(exit_code=end.exit_code, signal=end.signal)  # of its last attempt
+        if end.note and not firing.note:
+            entry["note"] = end.note  # why it did not start, or was lost
         self._remember(firing.schedule, entry)
         note = f"; {firing.note}" if firing.note else ""
         self._event("ended", f"{firing.schedule}: {firing.run_id} {outcome} ({how}){note}",
@@ -1234,7 +1236,7 @@ def _snapshot_key(schedule: str, nominal: int) -> str:
 def _how(end: Ended) -> str:
     """``exit 3 after 12 s``, ``signal 9 after 2 s``, or the executor's note on a run that never ran."""
     if end.exit_code is not None:
-        how = f"exit {end.exit_code}"
+        how = f"exit {end.exit_code}" + (f": {end.note}" if end.note else "")
     elif end.signal is not None:
         how = f"signal {end.signal}"
     else:

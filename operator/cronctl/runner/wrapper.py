@@ -74,6 +74,26 @@ READ_CHUNK = 64 * 1024  # one read of a pipe, and the least slack of a log
 DRAIN_SECONDS = 2.0  # after the command's end, how long its pipes are still read
 
 
+def why_not_started(error: OSError, argv: list[str], cwd: str | None) -> str:
+    """Why the command could not be started, as a shell would say it: not found (the command, or
+    the working directory), not executable, its arguments too long."""
+    command = argv[0] if argv else ""
+    if error.errno == errno.ENOENT:
+        if cwd and error.filename == cwd:
+            return f"the working directory {cwd!r} does not exist"
+        return f"command not found: {command!r}"
+    if error.errno == errno.EACCES:
+        return f"not executable (permission denied): {command!r}"
+    if error.errno == errno.ENOEXEC:
+        return f"not an executable file (no #! line?): {command!r}"
+    if error.errno == errno.E2BIG:
+        size = sum(len(part.encode("utf-8", "replace")) + 1 for part in argv)
+        return f"the arguments are too long ({size} bytes with the environment's, more than the system takes)"
+    if error.errno == errno.ENOTDIR and cwd and error.filename == cwd:
+        return f"the working directory {cwd!r} is not a directory"
+    return f"{error.strerror or error}: {command!r}"
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -322,13 +342,14 @@ def run(run_dir: Path) -> int:
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,
                                    close_fds=True)
     except OSError as error:
-        err.write(f"cronctl: cannot start {argv!r}: {error}\n".encode("utf-8", "replace"))
+        why = why_not_started(error, argv, request.get("cwd"))
+        err.write(f"cronctl: cannot start {argv!r}: {why}\n".encode("utf-8", "replace"))
         out.close()
         err.close()
         _write_json(run_dir / "exit.json", {
             "exit_code": 127 if error.errno == errno.ENOENT else 126, "signal": None,
             "started_at": started_at, "finished_at": _now(), "not_started": True,
-            "note": f"cannot start the command: {error}"})
+            "note": f"did not start: {why}"})
         return 0
     _write_json(run_dir / "pid", {"pid": process.pid, "pgid": process.pid,
                                   "wrapper_pid": os.getpid(), "started_at": started_at})

@@ -260,3 +260,24 @@ def test_the_folder_is_read_again_only_where_it_changed(folder: Path, monkeypatc
     (folder / "b.yaml").unlink()
     loaded, changed = scanned.scan()
     assert changed and [d.name for d in loaded.definitions] == ["a"]
+
+
+def test_a_copy_of_a_manifest_in_use_does_not_take_its_schedule_over_whatever_its_name_sorts_as(
+        folder: Path, clock: Clock) -> None:
+    """cp report.yaml backup-report.yaml: the schedule stays with report.yaml, whose later edits
+    count; the copy is the one named as the duplicate, and it stays so after a restart."""
+    (folder / "report.yaml").write_text(manifest("report", "*/5 * * * *", ["echo", "first"]))
+    said: list[str] = []
+    r = a_runner(folder, clock, said)
+    r.step()
+    (folder / "backup-report.yaml").write_text((folder / "report.yaml").read_text())
+    (folder / "report.yaml").write_text(manifest("report", "*/5 * * * *", ["echo", "edited"]))
+    r.step()
+    assert r.definitions["report"].file == folder / "report.yaml"
+    assert r.definitions["report"].command == ["echo", "edited"]
+    assert any(line.startswith(f"{folder / 'backup-report.yaml'}: CronSchedule 'report': metadata.name: "
+                               f"already defined in {folder / 'report.yaml'}") for line in said), said
+    r.lock.release()
+    again = a_runner(folder, clock)
+    again.step()
+    assert again.definitions["report"].file == folder / "report.yaml"

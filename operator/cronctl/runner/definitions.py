@@ -49,7 +49,7 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import yaml
 
@@ -120,21 +120,32 @@ def load_definitions(folder: str | Path) -> LoadedDefinitions:
     return combine([load_file(path) for path in manifest_files(folder)])
 
 
-def combine(files: list[LoadedDefinitions]) -> LoadedDefinitions:
-    """The loads of a folder's files, in file name order, as the folder's load."""
+def combine(files: list[LoadedDefinitions], owners: Mapping[str, str] | None = None) -> LoadedDefinitions:
+    """The loads of a folder's files, in file name order, as the folder's load.
+
+    A name defined in several files belongs to the file that defined it first, as ``owners``
+    remembers it (schedule -> file name; the book's ``sources``): a copy of a manifest in use
+    (``backup-report.yaml``, ``report.old.yaml``) is the one named as the duplicate and ignored,
+    whatever its name sorts as. A name no owner is known for belongs to the first file in order.
+    """
+    owners = owners or {}
     result = LoadedDefinitions()
-    seen: dict[str, Path] = {}
+    defining: dict[str, list[Definition]] = {}
     for loaded in files:
         result.errors.extend(loaded.errors)
         result.notices.extend(loaded.notices)
         for definition in loaded.definitions:
-            if definition.name in seen:
+            defining.setdefault(definition.name, []).append(definition)
+    winners = {name: next((d for d in found if d.file.name == owners.get(name)), found[0])
+               for name, found in defining.items()}
+    for loaded in files:
+        for definition in loaded.definitions:
+            winner = winners[definition.name]
+            if definition is winner:
+                result.definitions.append(definition)
+            else:
                 result.errors.append(DefinitionError(definition.file, f"{KIND} {definition.name!r}",
-                                                     "metadata.name",
-                                                     f"already defined in {seen[definition.name]}"))
-                continue
-            seen[definition.name] = definition.file
-            result.definitions.append(definition)
+                                                     "metadata.name", f"already defined in {winner.file}"))
     notice = image_notice(result.definitions)
     if notice is not None:
         result.notices.append(notice)
@@ -349,14 +360,16 @@ class ManifestFolder:
         self._files: dict[str, _Read] = {}
         self._combined: LoadedDefinitions | None = None
         self._skipped: list[str] = []  # what the last scan passed over, and why, as notices
+        self._owners: dict[str, str] = {}
 
     @property
     def names(self) -> set[str]:
         """The manifest files of the last scan, by name."""
         return set(self._files)
 
-    def scan(self) -> tuple[LoadedDefinitions, bool]:
-        """(the folder's load, whether any file changed since the last scan).
+    def scan(self, owners: Mapping[str, str] | None = None) -> tuple[LoadedDefinitions, bool]:
+        """(the folder's load, whether any file changed since the last scan). ``owners``: the file
+        each schedule was first read from (``combine``).
 
         Raises ``OSError`` when the folder cannot be listed (gone, not a folder).
         """
@@ -399,8 +412,11 @@ class ManifestFolder:
             self._files[name] = _Read(stamp, now - stamp[0] / 1e9 < RACY_SECONDS, loaded)
         for name in [name for name in self._files if name not in stamps]:
             del self._files[name]
+        owners = dict(owners or {})
+        changed |= owners != self._owners
+        self._owners = owners
         if changed or self._combined is None:
-            self._combined = combine([self._files[name].loaded for name in sorted(self._files)])
+            self._combined = combine([self._files[name].loaded for name in sorted(self._files)], owners)
             self._combined.notices[:0] = self._skipped
         return self._combined, changed
 

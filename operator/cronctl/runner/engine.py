@@ -400,7 +400,7 @@ class Runner:
     def _sync_definitions(self, now: int) -> bool:
         """Read the folder where it changed: add, edit, hold (invalid) or retire schedules."""
         try:
-            loaded, changed = self.manifests.scan()
+            loaded, changed = self.manifests.scan(self.sources)
         except OSError as error:
             self._fault("manifests", f"cannot read the manifests in {self.folder}: {error.strerror or error}; "
                                      "the schedules go on as last read")

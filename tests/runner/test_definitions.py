@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,25 @@ def test_every_field_of_the_job_template_the_runner_does_not_carry_out_is_named_
         "not honoured by the local runner (it runs the command on this machine): spec.jobTemplate.spec.backoffLimit, "
         "spec.jobTemplate.spec.template.spec.volumes, spec.jobTemplate.spec.template.spec.containers[0].envFrom, "
         "spec.jobTemplate.spec.template.spec.containers[0].resources")
+
+
+def test_a_manifest_larger_than_the_api_server_takes_is_refused_unread_with_its_size(tmp_path):
+    (tmp_path / "huge.yaml").write_text(manifest() + "# " + "x" * (10 * 1024 * 1024) + "\n")
+    (tmp_path / "small.yaml").write_text(manifest("small"))
+    began = time.perf_counter()
+    loaded = load_definitions(tmp_path)
+    assert time.perf_counter() - began < 0.5  # PyYAML took 3.4 s on 10 MB
+    assert [d.name for d in loaded.definitions] == ["small"]
+    assert [str(e) for e in loaded.errors] == [
+        f"{tmp_path / 'huge.yaml'}: 10.0 MiB: larger than the API server takes in a request (3.0 MiB); not read"]
+
+
+def test_an_object_larger_than_the_api_server_stores_is_refused_with_its_size(tmp_path):
+    body = yaml.safe_load(manifest())
+    body["metadata"]["annotations"] = {"blob": "x" * (2 * 1024 * 1024)}
+    (tmp_path / "big.yaml").write_text(yaml.safe_dump(body))
+    loaded = load_definitions(tmp_path)
+    assert loaded.definitions == []
+    assert [str(e) for e in loaded.errors] == [
+        f"{tmp_path / 'big.yaml'}: CronSchedule 'nightly': 2.0 MiB as JSON: larger than an object the API "
+        "server stores (1.5 MiB)"]

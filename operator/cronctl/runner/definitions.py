@@ -43,6 +43,7 @@ files).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -157,6 +158,11 @@ def load_file(path: str | Path) -> LoadedDefinitions:
     path = Path(path)
     result = LoadedDefinitions()
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:  # refused unread: parsing 10 MB of YAML would hold up every schedule
+            result.errors.append(DefinitionError(path, None, None, f"{_mib(size)}: larger than the API server "
+                                                 f"takes in a request ({_mib(MAX_FILE_BYTES)}); not read"))
+            return result
         documents = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError) as error:
         result.errors.append(DefinitionError(path, None, None, f"cannot read: {error}"))
@@ -182,6 +188,11 @@ def load_file(path: str | Path) -> LoadedDefinitions:
         name = metadata.get("name") if isinstance(metadata, dict) else None
         if isinstance(name, str) and name:
             label = f"{kind if isinstance(kind, str) else 'object'} {name!r}"
+        stored = len(json.dumps(document, default=str))
+        if stored > MAX_OBJECT_BYTES:
+            result.errors.append(DefinitionError(path, label, None, f"{_mib(stored)} as JSON: larger than an "
+                                                 f"object the API server stores ({_mib(MAX_OBJECT_BYTES)})"))
+            continue
         if kind != KIND:
             result.notices.append(f"{path}: {label}: skipped, kind {kind!r} is not {KIND}")
             continue
@@ -202,6 +213,16 @@ def load_file(path: str | Path) -> LoadedDefinitions:
             result.notices.append(f"{path}: {label}: only the first container runs locally, "
                                   f"{containers - 1} more ignored")
     return result
+
+
+# What the API server takes: a request body of 3 MiB at most, an object of 1.5 MiB at most (etcd's
+# request limit). A manifest past either could never be applied to a cluster.
+MAX_FILE_BYTES = 3 * 1024 * 1024
+MAX_OBJECT_BYTES = 3 * 1024 * 1024 // 2
+
+
+def _mib(size: int) -> str:
+    return f"{size / 1024 / 1024:.1f} MiB"
 
 
 def _definition(path: Path, document: dict[str, Any]) -> tuple[Definition, int]:

@@ -381,7 +381,7 @@ def test_a_worker_that_frees_takes_the_next_waiting_run_at_once_not_at_the_next_
     (["no-such-command-cronctl"], None, 127, "command not found: 'no-such-command-cronctl'"),
     (["./notes.txt"], None, 126, "not executable (permission denied): './notes.txt'"),
     (["true"], "gone", 127, "the working directory '{folder}/gone' does not exist"),
-    (["echo", "x" * 200_000] * 20, None, 126, "the arguments are too long"),
+    (["echo", "x" * 200_000], None, 126, "the arguments are too long"),  # one past 128 KiB: E2BIG
 ], ids=["not-found", "not-executable", "no-working-dir", "too-long"])
 def test_a_run_that_could_not_start_says_why_in_its_line_and_its_history_note(
         folder: Path, clock: Clock, command: list[str], working_dir: str | None, exit_code: int, why: str) -> None:
@@ -402,3 +402,18 @@ def test_a_run_that_could_not_start_says_why_in_its_line_and_its_history_note(
     assert entry["note"].startswith(f"did not start: {expected}")
     assert any(line.startswith(f"broken: broken-1 failed (exit {exit_code}: did not start: {expected}")
                for line in said), said
+
+
+def test_a_daemon_the_command_starts_ends_with_its_run_as_a_pods_processes_do(folder: Path, clock: Clock) -> None:
+    """setsid sleep 98 &: a session of its own, outside the run's process group and its timeout."""
+    (folder / "daemon.yaml").write_text(manifest("daemon", "*/5 * * * *", [
+        "sh", "-c", 'setsid sh -c "echo \\$\\$ > $0/daemon.pid; exec sleep 98" & sleep 0.3; echo started',
+        str(folder)]))
+    r = runner(folder, clock)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    [entry] = until(r, lambda: journal(folder, "daemon"))
+    assert entry["outcome"] == "succeeded"
+    pid = int((folder / "daemon.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

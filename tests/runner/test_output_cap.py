@@ -110,7 +110,8 @@ def test_a_wrapper_killed_while_a_fast_writer_runs_leaves_a_bounded_whole_log(tm
 
 
 def test_a_process_that_left_the_group_and_keeps_the_pipes_open_does_not_hold_the_end(tmp_path):
-    """Guards the pipes: the end is recorded after wrapper.DRAIN_SECONDS, not when the escapee ends."""
+    """Guards the pipes: the end is recorded after wrapper.DRAIN_SECONDS, not when the escapee ends;
+    and the escapee ends with the run (the wrapper is its subreaper), as a Pod's processes do."""
     pids, escaped = tmp_path / "pids", tmp_path / "escaped"
     escapee = f"{sys.executable} -c 'import os, time; os.setsid(); open(\"{escaped}\", \"w\"); time.sleep(30)'"
     executor = Executor(tmp_path)
@@ -119,7 +120,7 @@ def test_a_process_that_left_the_group_and_keeps_the_pipes_open_does_not_hold_th
     try:
         [ended] = wait_ended(executor, timeout=wrapper.DRAIN_SECONDS + 8)
         assert ended.outcome == "succeeded" and (handle.run_dir / "stdout.log").read_text() == "bye\n"
-        assert _alive(int(pids.read_text()))  # it ran on, outside the group, holding the pipes
+        assert not _alive(int(pids.read_text()))  # it ran on, outside the group, holding the pipes, until the end
         assert time.monotonic() - began >= wrapper.DRAIN_SECONDS
     finally:
         wait_until(pids.exists)

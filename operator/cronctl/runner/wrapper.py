@@ -271,6 +271,55 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
             pass
 
 
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+
+
+def _become_subreaper() -> bool:
+    """Make the processes the command leaves behind (a daemon it started, in a session of its own)
+    this wrapper's children when their parent ends, as a Pod's container runtime holds them, so that
+    they end with the run (``_end_descendants``). Linux only; elsewhere they outlive it."""
+    try:
+        import ctypes
+
+        return int(ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone since the listing
+        if int(fields[1]) == parent:
+            found.append(int(entry))
+    return found
+
+
+def _end_descendants() -> None:
+    """Kill and reap every process the command left behind: they became this wrapper's children
+    (``_become_subreaper``); each one killed hands its own children to it, so until none is left."""
+    for _ in range(1000):
+        children = _children(os.getpid())
+        if not children:
+            return
+        for child in children:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for child in children:
+            try:
+                os.waitpid(child, 0)
+            except ChildProcessError:
+                pass
+
+
 def _pump(process: subprocess.Popen[bytes], logs: dict[int, CappedLog]) -> None:
     """Copy the command's pipes to their logs until its main process ends, kill what is left
     of its group, and copy what remains (until the pipes close, for ``DRAIN_SECONDS`` at most)."""
@@ -336,6 +385,7 @@ def run(run_dir: Path) -> int:
     cap = _max_log_bytes(request)
     out, err = CappedLog(run_dir / "stdout.log", cap), CappedLog(run_dir / "stderr.log", cap)
     started_at = _now()
+    reaping = _become_subreaper()
     try:
         process = subprocess.Popen(argv, env=command_environment(request, dict(os.environ)),
                                    cwd=request.get("cwd") or None, stdin=subprocess.DEVNULL,
@@ -362,6 +412,8 @@ def run(run_dir: Path) -> int:
         process.stdout.close()
         process.stderr.close()
     returncode = process.wait()
+    if reaping:
+        _end_descendants()  # after the command's own exit status is read: waitpid takes any child
     _write_json(run_dir / "exit.json", {
         "exit_code": returncode if returncode >= 0 else None,
         "signal": -returncode if returncode < 0 else None,

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,7 @@ def test_a_second_runner_is_read_only_and_names_the_holder(folder: Path, clock: 
 
 CRASHING_RUNNER = """
 import sys
+import time
 from pathlib import Path
 sys.path.insert(0, {operator!r})
 from cronctl.runner.engine import Runner
@@ -417,3 +419,22 @@ def test_a_daemon_the_command_starts_ends_with_its_run_as_a_pods_processes_do(fo
     pid = int((folder / "daemon.pid").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_a_run_past_its_jobs_active_deadline_is_stopped_and_counted_failed(folder: Path, clock: Clock) -> None:
+    """activeDeadlineSeconds acts as on Kubernetes: the run is stopped once it has run that long
+    (the job controller's DeadlineExceeded), whatever the minute says."""
+    body = json.loads(manifest("slow", "*/5 * * * *", ["sleep", "30"]))
+    body["spec"]["jobTemplate"]["spec"]["activeDeadlineSeconds"] = 1
+    (folder / "slow.yaml").write_text(json.dumps(body))
+    said: list[str] = []
+    r = Runner(folder, clock, 1, say=said.append)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    began = time.monotonic()
+    [entry] = until(r, lambda: journal(folder, "slow"))
+    assert time.monotonic() - began < 10
+    assert (entry["outcome"], entry["signal"]) == ("failed", 15)
+    assert entry["note"] == "DeadlineExceeded: stopped at its activeDeadlineSeconds (1 s)"
+    assert any(line.startswith("slow: slow-1 failed (signal 15: DeadlineExceeded") for line in said), said
+    assert not [notice for notice in said if "not honoured" in notice]

@@ -76,6 +76,7 @@ class Definition:
     image: str | None
     body: dict[str, Any] = field(default_factory=dict)  # the whole object, for read_manifest
     working_dir: str | None = None  # the container's workingDir (None: the runner's folder)
+    active_deadline_seconds: int | None = None  # the Job's activeDeadlineSeconds
 
 
 @dataclass(frozen=True)
@@ -252,7 +253,19 @@ def _definition(path: Path, document: dict[str, Any]) -> tuple[Definition, int]:
         image=container.get("image") if isinstance(container.get("image"), str) else None,
         body=document,
         working_dir=_working_dir(container.get("workingDir")),
+        active_deadline_seconds=_active_deadline(spec),
     ), len(containers)
+
+
+def _active_deadline(spec: Any) -> int | None:
+    """The Job's ``activeDeadlineSeconds``: the run is stopped once it has run that long."""
+    value = spec["jobTemplate"]["spec"].get("activeDeadlineSeconds")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise _Refused("spec.jobTemplate.spec.activeDeadlineSeconds", f"{value!r} is not a whole number of "
+                                                                      "seconds >= 1")
+    return value
 
 
 def _working_dir(value: Any) -> str | None:
@@ -267,7 +280,7 @@ def _working_dir(value: Any) -> str | None:
 # What a Job template says that the runner does (or that changes nothing on one machine); any
 # other field is named in a notice (``not_honoured``), never dropped in silence.
 HONOURED = {
-    "spec.jobTemplate.spec": {"template"},
+    "spec.jobTemplate.spec": {"template", "activeDeadlineSeconds"},
     "spec.jobTemplate.spec.template.spec": {"containers", "restartPolicy"},
     CONTAINER: {"name", "image", "imagePullPolicy", "command", "args", "env", "workingDir",
                 "terminationMessagePath", "terminationMessagePolicy"},
@@ -444,8 +457,10 @@ class ManifestFolder:
 
 def _differs(before: LoadedDefinitions, after: LoadedDefinitions) -> bool:
     return (before.errors != after.errors or before.notices != after.notices
-            or [(d.name, d.body, d.command, d.args, d.env, d.working_dir) for d in before.definitions]
-            != [(d.name, d.body, d.command, d.args, d.env, d.working_dir) for d in after.definitions])
+            or [(d.name, d.body, d.command, d.args, d.env, d.working_dir, d.active_deadline_seconds)
+                for d in before.definitions]
+            != [(d.name, d.body, d.command, d.args, d.env, d.working_dir, d.active_deadline_seconds)
+                for d in after.definitions])
 
 
 @dataclass

@@ -291,7 +291,8 @@ class Runner:
                                           request["command"], request.get("args") or [],
                                           request.get("env") or {}, start_at=run.scheduled_for * 60,
                                           attempt=run.attempt, manual=manual, backfill=of_backfill,
-                                          cwd=request.get("cwd"))
+                                          cwd=request.get("cwd"),
+                                          active_deadline_seconds=request.get("active_deadline_seconds"))
             return
         self._drop_run(run.job, run.id)
         self._remember(run.job, {"run": run.id, "reason": SCHEDULED, "nominal": run.scheduled_for, "actual": None,
@@ -860,6 +861,8 @@ class Runner:
         command = {"command": list(definition.command), "args": list(definition.args), "env": dict(definition.env)}
         if definition.working_dir is not None:
             command["cwd"] = str(self.folder / definition.working_dir)  # an absolute one stays as it is
+        if definition.active_deadline_seconds is not None:
+            command["active_deadline_seconds"] = definition.active_deadline_seconds
         return command
 
     def _retry(self, decision: Retry) -> None:
@@ -1050,7 +1053,8 @@ class Runner:
                 break
             executor = self._executor_of(firing)
             request = RunRequest(firing.schedule, firing.nominal, firing.command, firing.args, firing.env,
-                                 firing.reason, firing.attempt, cwd=firing.cwd or str(self.executor.base_dir))
+                                 firing.reason, firing.attempt, cwd=firing.cwd or str(self.executor.base_dir),
+                                 active_deadline_seconds=firing.active_deadline_seconds)
             try:
                 handle = executor.start(request)
             except OSError as error:
@@ -1238,7 +1242,7 @@ def _how(end: Ended) -> str:
     if end.exit_code is not None:
         how = f"exit {end.exit_code}" + (f": {end.note}" if end.note else "")
     elif end.signal is not None:
-        how = f"signal {end.signal}"
+        how = f"signal {end.signal}" + (f": {end.note}" if end.note else "")
     else:
         how = (end.note or "no exit code").split(";")[0]
     seconds = _seconds_between(end.started_at, end.finished_at)

@@ -154,6 +154,7 @@ class RunRequest:
     reason: str = "scheduled"
     attempt: int = 1
     cwd: str | None = None  # None: the base folder
+    active_deadline_seconds: int | None = None  # the wrapper stops the command once it has run this long
 
     @property
     def key(self) -> RunKey:
@@ -258,7 +259,7 @@ class Executor:
             "command": list(request.command), "args": list(request.args), "env": dict(request.env),
             "cwd": str(request.cwd) if request.cwd is not None else str(self.base_dir),
             "reason": request.reason, "attempt": request.attempt, "submitted_at": utc_iso(self._now()),
-            "max_log_bytes": self.max_log_bytes,
+            "max_log_bytes": self.max_log_bytes, "active_deadline_seconds": request.active_deadline_seconds,
         }
         atomic_write_json(run_dir / "request.json", body)
         self._checkpoint("after_request")
@@ -488,7 +489,7 @@ class Executor:
         stop = read_json(run_dir / "stop.json")
         if stop is not None:
             verdict = stop["reason"]
-        elif outcome.get("exit_code") == 0 and not outcome.get("lost"):
+        elif outcome.get("exit_code") == 0 and not outcome.get("lost") and not outcome.get("deadline_exceeded"):
             verdict = "succeeded"
         else:
             verdict = "failed"

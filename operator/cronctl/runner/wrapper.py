@@ -72,6 +72,7 @@ DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 DEFAULT_MAX_LOG_BYTES = 10 * 1024 * 1024  # per stream, per run; request.json's max_log_bytes overrides it
 READ_CHUNK = 64 * 1024  # one read of a pipe, and the least slack of a log
 DRAIN_SECONDS = 2.0  # after the command's end, how long its pipes are still read
+DEADLINE_GRACE_SECONDS = 10.0  # past activeDeadlineSeconds: SIGTERM to the group, SIGKILL this much later
 
 
 def why_not_started(error: OSError, argv: list[str], cwd: str | None) -> str:
@@ -320,9 +321,39 @@ def _end_descendants() -> None:
                 pass
 
 
-def _pump(process: subprocess.Popen[bytes], logs: dict[int, CappedLog]) -> None:
+class _Deadline:
+    """The Job's ``activeDeadlineSeconds``: past it the command's group is stopped (SIGTERM, then
+    SIGKILL ``DEADLINE_GRACE_SECONDS`` later), as the job controller stops a Job's Pods."""
+
+    def __init__(self, process: subprocess.Popen[bytes], seconds: float | None) -> None:
+        self.process = process
+        self.at = None if seconds is None else time.monotonic() + seconds
+        self.passed = False
+
+    def timeout(self, timeout: float | None) -> float | None:
+        """``timeout``, shortened to the next stop of the group."""
+        if self.at is None:
+            return timeout
+        left = max(0.0, self.at - time.monotonic())
+        return left if timeout is None else min(timeout, left)
+
+    def check(self) -> None:
+        if self.at is None or time.monotonic() < self.at:
+            return
+        signum = signal.SIGKILL if self.passed else signal.SIGTERM
+        self.at = None if self.passed else time.monotonic() + DEADLINE_GRACE_SECONDS
+        self.passed = True
+        try:
+            os.killpg(self.process.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _pump(process: subprocess.Popen[bytes], logs: dict[int, CappedLog], deadline_seconds: float | None = None) -> bool:
     """Copy the command's pipes to their logs until its main process ends, kill what is left
-    of its group, and copy what remains (until the pipes close, for ``DRAIN_SECONDS`` at most)."""
+    of its group, and copy what remains (until the pipes close, for ``DRAIN_SECONDS`` at most).
+    Whether the run's ``activeDeadlineSeconds`` passed (``_Deadline``)."""
+    stop = _Deadline(process, deadline_seconds)
     selector = selectors.DefaultSelector()
     for fd in logs:
         selector.register(fd, selectors.EVENT_READ)
@@ -337,7 +368,7 @@ def _pump(process: subprocess.Popen[bytes], logs: dict[int, CappedLog]) -> None:
     try:
         while logs:
             if deadline is None:
-                timeout: float | None = None if leader is not None else 0.1
+                timeout: float | None = stop.timeout(None if leader is not None else 0.1)
             else:
                 timeout = max(0.0, deadline - time.monotonic())
             for key, _ in selector.select(timeout):
@@ -350,18 +381,23 @@ def _pump(process: subprocess.Popen[bytes], logs: dict[int, CappedLog]) -> None:
                 else:
                     selector.unregister(key.fd)
                     del logs[key.fd]
+            if deadline is None:
+                stop.check()
             if deadline is None and _leader_ended(process, block=False):
                 _kill_group(process)
                 deadline = time.monotonic() + DRAIN_SECONDS
             elif deadline is not None and time.monotonic() >= deadline:
                 break  # someone outside the group holds the pipes: they are closed on it
         if deadline is None:  # the command closed its output and runs on
-            _leader_ended(process, block=True)
+            while not _leader_ended(process, block=stop.at is None):
+                time.sleep(min(0.1, stop.timeout(0.1) or 0.0))
+                stop.check()
             _kill_group(process)
     finally:
         selector.close()
         if leader is not None:
             os.close(leader)
+    return stop.passed
 
 
 def run(run_dir: Path) -> int:
@@ -404,8 +440,10 @@ def run(run_dir: Path) -> int:
     _write_json(run_dir / "pid", {"pid": process.pid, "pgid": process.pid,
                                   "wrapper_pid": os.getpid(), "started_at": started_at})
     assert process.stdout is not None and process.stderr is not None
+    seconds = request.get("active_deadline_seconds")
     try:
-        _pump(process, {process.stdout.fileno(): out, process.stderr.fileno(): err})
+        deadline_passed = _pump(process, {process.stdout.fileno(): out, process.stderr.fileno(): err},
+                                float(seconds) if seconds else None)
     finally:
         out.close()
         err.close()
@@ -414,10 +452,12 @@ def run(run_dir: Path) -> int:
     returncode = process.wait()
     if reaping:
         _end_descendants()  # after the command's own exit status is read: waitpid takes any child
-    _write_json(run_dir / "exit.json", {
-        "exit_code": returncode if returncode >= 0 else None,
-        "signal": -returncode if returncode < 0 else None,
-        "started_at": started_at, "finished_at": _now()})
+    ended = {"exit_code": returncode if returncode >= 0 else None, "signal": -returncode if returncode < 0 else None,
+             "started_at": started_at, "finished_at": _now()}
+    if deadline_passed:
+        ended.update(deadline_exceeded=True,
+                     note=f"DeadlineExceeded: stopped at its activeDeadlineSeconds ({seconds} s)")
+    _write_json(run_dir / "exit.json", ended)
     return 0
 
 

@@ -112,6 +112,19 @@ def test_history_json_has_stable_keys_and_rfc3339_utc_times(folder: Path) -> Non
          "finished": "2024-03-01T00:03:00Z"}]}
 
 
+def test_history_is_in_nominal_order_and_a_skipped_time_that_ran_after_all_is_one_row(folder: Path) -> None:
+    """Under Forbid a step may skip a time whose active run then ends within the minute, and the
+    seed's rule launches it: one row for the time, the run's, below the earlier run's."""
+    write(folder, "tick", "*/5 * * * *", concurrencyPolicy="Forbid")
+    a_book(folder, journal={"tick": [entry(None, "2024-03-01T00:10", "skipped"),
+                                     entry("tick-1", "2024-03-01T00:05", "succeeded"),
+                                     entry("tick-2", "2024-03-01T00:10", "succeeded"),
+                                     entry(None, "2024-03-01T00:15", "skipped")]})
+    assert [(run["run"], run["nominal"], run["outcome"]) for run in history(folder, "tick")["runs"]] == [
+        ("tick-1", "2024-03-01T00:05:00Z", "succeeded"), ("tick-2", "2024-03-01T00:10:00Z", "succeeded"),
+        (None, "2024-03-01T00:15:00Z", "skipped")]
+
+
 def test_history_takes_the_exit_the_runner_recorded_and_a_manual_firings_own_folder(folder: Path) -> None:
     write(folder, "hello")
     a_book(folder, journal={"hello": [
@@ -296,10 +309,10 @@ def test_next_lists_the_merged_times_of_a_schedules_list_without_the_excluded_on
     write(folder, "office", ["0 9 * * MON-FRI", "30 12 * * MON-FRI"], **OFFICE)
     assert next_lines(folder, "office", 4, now=FRIDAY_AFTERNOON) == [
         "office: 0 9 * * MON-FRI; 30 12 * * MON-FRI (Europe/Berlin); 3 exclusions; daylight saving: Skip",
-        "2024-03-05 08:00 UTC (2024-03-05 09:00 Europe/Berlin)",  # Monday the 4th is excluded
-        "2024-03-05 11:30 UTC (2024-03-05 12:30 Europe/Berlin)",
-        "2024-03-08 11:30 UTC (2024-03-08 12:30 Europe/Berlin)",  # the 6th, 7th and Friday's 09:00 are
-        "2024-03-11 08:00 UTC (2024-03-11 09:00 Europe/Berlin)"]
+        "2024-03-05 08:00 UTC (2024-03-05 09:00 +01:00 Europe/Berlin)",  # Monday the 4th is excluded
+        "2024-03-05 11:30 UTC (2024-03-05 12:30 +01:00 Europe/Berlin)",
+        "2024-03-08 11:30 UTC (2024-03-08 12:30 +01:00 Europe/Berlin)",  # the 6th, 7th and Friday's 09:00 are
+        "2024-03-11 08:00 UTC (2024-03-11 09:00 +01:00 Europe/Berlin)"]
 
 
 def test_status_shows_every_expression_the_exclusions_and_the_daylight_saving_rule(folder: Path) -> None:
@@ -307,7 +320,7 @@ def test_status_shows_every_expression_the_exclusions_and_the_daylight_saving_ru
     assert status_lines(folder, FRIDAY_AFTERNOON)[2:5] == [
         "office: 0 9 * * MON-FRI; 30 12 * * MON-FRI (Europe/Berlin, allow)",
         "  3 exclusions; daylight saving: Skip",
-        "  next:  2024-03-05 08:00 UTC (2024-03-05 09:00 Europe/Berlin)"]
+        "  next:  2024-03-05 08:00 UTC (2024-03-05 09:00 +01:00 Europe/Berlin)"]
     [office] = status(folder, FRIDAY_AFTERNOON)["schedules"]
     assert (office["expression"], office["schedules"], office["exclude"], office["daylight_saving"]) == (
         "0 9 * * MON-FRI", ["0 9 * * MON-FRI", "30 12 * * MON-FRI"], OFFICE["exclude"], "Skip")
@@ -317,9 +330,9 @@ def test_status_says_nothing_of_exclusions_and_the_daylight_saving_rule_of_a_sch
         folder: Path) -> None:
     write(folder, "nightly", "30 2 * * *", timeZone="Europe/Berlin")
     assert status_lines(folder, FRIDAY_AFTERNOON)[2:4] == [
-        "nightly: 30 2 * * * (Europe/Berlin, allow)", "  next:  2024-03-02 01:30 UTC (2024-03-02 02:30 Europe/Berlin)"]
+        "nightly: 30 2 * * * (Europe/Berlin, allow)", "  next:  2024-03-02 01:30 UTC (2024-03-02 02:30 +01:00 Europe/Berlin)"]
     assert next_lines(folder, "nightly", 1, now=FRIDAY_AFTERNOON) == [
-        "2024-03-02 01:30 UTC (2024-03-02 02:30 Europe/Berlin)"]
+        "2024-03-02 01:30 UTC (2024-03-02 02:30 +01:00 Europe/Berlin)"]
 
 
 @pytest.mark.parametrize("rule, fires", [
@@ -384,3 +397,13 @@ def test_a_runner_waiting_for_the_lock_says_why_it_cannot_show_the_book_and_wait
                 should_stop=lambda: any("does not parse" in line for line in said))
     assert any(line.startswith(f"{folder / 'cronctl.json'}: the book does not parse") for line in said)
     assert (folder / "cronctl.json").read_text() == "{not json"  # a waiting runner writes nothing
+
+
+def test_the_two_times_of_a_repeated_daylight_saving_hour_read_apart() -> None:
+    from cronctl.core.zones import parse_zone
+    from cronctl.runner.firing import both_times
+
+    zone = parse_zone("America/New_York")
+    assert [both_times(t(utc), zone) for utc in ("2024-11-03T05:30", "2024-11-03T06:30")] == [
+        "2024-11-03 05:30 UTC (2024-11-03 01:30 -04:00 America/New_York)",
+        "2024-11-03 06:30 UTC (2024-11-03 01:30 -05:00 America/New_York)"]

@@ -154,14 +154,19 @@ def origin_of(home: str | None) -> tuple[str | None, str | None]:
 
 
 def both_times(minute: int | None, zone: AnyZone) -> str:
-    """A time in UTC and in the schedule's zone."""
+    """A time in UTC and in the schedule's zone; a named zone's wall clock with its offset, so that
+    the two times of a repeated daylight-saving hour read apart (01:30 -04:00, then 01:30 -05:00)."""
     if minute is None:
         return "-"
     utc = format_time(minute).replace("T", " ")
     offset = zone.utc_offset(minute)
     if zone == UTC:
         return utc + " UTC"
-    return f"{utc} UTC ({format_time(minute + offset).replace('T', ' ')} {zone.name})"
+    local = format_time(minute + offset).replace("T", " ")
+    if zone.name.startswith(("+", "-")):  # a fixed offset: its name is the offset
+        return f"{utc} UTC ({local} {zone.name})"
+    sign, size = ("-" if offset < 0 else "+"), abs(offset)
+    return f"{utc} UTC ({local} {sign}{size // 60:02d}:{size % 60:02d} {zone.name})"
 
 
 # -- reading a book back ------------------------------------------------------------------

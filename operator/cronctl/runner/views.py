@@ -539,7 +539,16 @@ def history_view(folder: Path, name: str) -> HistoryView:
     except (KeyError, TypeError, ValueError) as error:
         raise ViewError(f"{folder / 'cronctl.json'}: a history entry of {name!r} is not what this cronctl "
                         f"reads ({type(error).__name__}: {error})") from None
-    return HistoryView(name, None if job is None else job.spec, rows)
+    return HistoryView(name, None if job is None else job.spec, _in_nominal_order(rows))
+
+
+def _in_nominal_order(rows: list[HistoryRow]) -> list[HistoryRow]:
+    """The rows by nominal time (then by when they finished), without a time's ``skipped`` row once
+    that time ran after all (under Forbid the seed's rule launches it when the active run ends
+    within its minute, after a step found it still active)."""
+    ran = {row.nominal for row in rows if row.run is not None and row.reason in ("scheduled", "catch-up")}
+    kept = [row for row in rows if not (row.outcome == "skipped" and row.nominal in ran)]
+    return sorted(kept, key=lambda row: (row.nominal, row.finished if row.finished is not None else 0))
 
 
 def history(folder: Path, name: str) -> dict[str, Any]:

@@ -144,14 +144,7 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--json", action="store_true", help="print one JSON object (times RFC 3339 UTC)")
         sub.set_defaults(command=_runner_view, view=name)
 
-    logs = commands.add_parser("logs", help="print a run's output (by default the run started last)")
-    logs.add_argument("name", help="the schedule's name")
-    logs.add_argument("run", nargs="?", help="the run, as history names it (e.g. nightly-12)")
-    logs.add_argument("--dir", type=Path, default=Path("."), help="the runner's folder (default: here)")
-    logs.add_argument("--follow", "-f", action="store_true", help="go on printing until the run has ended")
-    logs.add_argument("--stderr", action="store_true", help="its standard error rather than its output")
-    logs.set_defaults(command=_logs)
-
+    _add_logs(commands)
     backfill = commands.add_parser("backfill", help="run every schedule time of a past range, oldest first, one "
                                                      "at a time (the runner of --dir takes it at its next poll)")
     backfill.add_argument("name", help="the schedule's name")
@@ -469,6 +462,16 @@ def _runner_view(args: argparse.Namespace) -> int:
         return error.exit_code
     print("\n".join(lines))
     return 0
+
+
+def _add_logs(commands: Any) -> None:
+    logs = commands.add_parser("logs", help="print a run's output (by default the run started last)")
+    logs.add_argument("name", help="the schedule's name")
+    logs.add_argument("run", nargs="?", help="the run, as history names it (e.g. nightly-12)")
+    logs.add_argument("--dir", type=Path, default=Path("."), help="the runner's folder (default: here)")
+    logs.add_argument("--follow", "-f", action="store_true", help="go on printing until the run has ended")
+    logs.add_argument("--stderr", action="store_true", help="its standard error rather than its output")
+    logs.set_defaults(command=_logs)
 
 
 def _logs(args: argparse.Namespace) -> int:

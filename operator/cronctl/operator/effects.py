@@ -180,7 +180,8 @@ def ordered(effects: Effects, status: dict[str, Any] | None) -> list[Effect]:
        leaves it to the next reconcile; it comes after every write of this
        minute's runs.
     7. Post Events: they report what the status recorded. A crash before the
-       status write posts none (the next reconcile decides them again); after
+       status write posts none (the next reconcile decides again those the
+       status does not record; a launch it adopts from its Job is not said again); after
        it, some may be lost, none is posted twice.
 
     Replace deletes the old Jobs in step 5, after the new Job exists (created,

@@ -23,7 +23,7 @@ from .schedule import Timeline, never_fires, parse_seed_expression
 from .spec import JobSpec, Options, check_name, check_zone_allowed, parse_options, parse_policy
 from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
 from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, decide, expiry, manual_launch
-from .transitions import Applied, apply, apply_tick
+from .transitions import Applied, apply, apply_tick, hold
 from .zones import UTC
 
 MAX_BULK = 5000
@@ -53,6 +53,7 @@ class Controller:
         self._repeats: dict[str, tuple[Applied, ...]] = {}  # name -> a waiting job's decisions, replayed
         self._due: list[tuple[int, int, str]] = []
         self._expiries: list[tuple[int, int, str]] = []
+        self._expires_at: dict[str, int] = {}  # run -> its expiry; a heap entry that differs is stale (an edit)
         self._rebuild_indexes()
 
     # -- the clock ----------------------------------------------------------
@@ -65,6 +66,9 @@ class Controller:
         self.state.clock = now
         while self._expiries and self._expiries[0][0] <= now:
             at, _, run_id = heapq.heappop(self._expiries)
+            if self._expires_at.get(run_id) != at:
+                continue  # its job's timeout was edited since: the entry of the new one counts
+            del self._expires_at[run_id]
             run = self.state.runs.get(run_id)
             if run is not None and run.state in (RUNNING, RETRY_PENDING):  # a timed-out run is not retried
                 self._finish(run, TIMED_OUT, at)
@@ -82,14 +86,17 @@ class Controller:
         return self.add_job(JobSpec(name, expression, parsed_policy, parsed_options, now,
                                     len(self.state.jobs)))
 
-    def add_job(self, spec: JobSpec) -> JobSpec:
-        """Add a validated job (drivers build their own specs, with options the harness lacks)."""
+    def add_job(self, spec: JobSpec, launched: int = 0) -> JobSpec:
+        """Add a validated job (drivers build their own specs, with options the harness lacks).
+        ``launched``: the run numbers a driver used for the name before (a job of that name
+        deleted), so that the new job's run ids follow them and none is reused."""
         if spec.name in self.state.jobs:
             raise CronctlError(f"name: a job named {spec.name!r} exists", Code.JOB_EXISTS)
         timeline = self._timeline_for(spec)
         if not timeline.fires:
             raise never_fires()
         self._add(spec, timeline)
+        self.state.jobs[spec.name].state.launched = launched
         return spec
 
     def bulk_create(self, now: int, prefix: object, count: object, expressions: object,
@@ -240,9 +247,7 @@ class Controller:
         if isinstance(decision, Launch):
             run = Run(decision.run_id, job.spec.name, decision.number, RUNNING, decision.scheduled_for, now)
             self.state.runs[run.id] = run
-            expires = expiry(run, job.spec.options.timeout)
-            if expires is not None:
-                heapq.heappush(self._expiries, (expires, job.spec.index, run.id))
+            self._expire_at(run, job.spec)
         elif isinstance(decision, Retry):
             run = self.state.runs[decision.run_id]
             run.state, run.attempt = RUNNING, decision.attempt
@@ -258,6 +263,63 @@ class Controller:
         apply(job.state, launch)
         self._keep_runs(job, launch, now)
         return launch
+
+    # -- a driver's changes to its jobs ------------------------------------------
+
+    def edit(self, spec: JobSpec) -> bool:
+        """A job's spec changed (its manifest was edited): later firings follow the new one,
+        its active runs the new timeout; its name, anchor and index stay. Whether it changed."""
+        job = self.find_job(spec.name)
+        if spec == job.spec:
+            return False
+        if not self._timeline_for(spec).fires:
+            raise never_fires()
+        job.spec = spec
+        self._look_again(job)
+        self._timelines[spec.name] = self._timeline_for(spec)
+        self._wake_first(job)
+        for run_id in job.state.active:
+            self._expire_at(self.state.runs[run_id], spec)
+        return True
+
+    def retire(self, name: object) -> Job:
+        """The job leaves, with its runs (a driver's object was deleted); the job, as it was."""
+        job = self.find_job(name)
+        del self.state.jobs[job.spec.name]
+        for run_id in [run.id for run in self.state.runs.values() if run.job == job.spec.name]:
+            del self.state.runs[run_id]
+            self._expires_at.pop(run_id, None)
+        self._look_again(job)
+        for index in (self._timelines, self._wake):
+            index.pop(job.spec.name, None)
+        return job
+
+    def hold(self, now: int, name: object) -> bool:
+        """The job fires nothing scheduled and counts no missed run up to ``now`` (a driver's
+        suspension, an invalid manifest, a node switched off: ``transitions.hold``). Whether
+        that changed its state."""
+        job = self.find_job(name)
+        if not hold(job.state, now):
+            return False
+        self._look_again(job)
+        self._wake_first(job)
+        return True
+
+    def drop(self, run_id: object) -> None:
+        """A run the driver cannot carry out leaves, as a replaced one does."""
+        run = self.find_run(run_id)
+        job = self.state.jobs[run.job]
+        apply(job.state, Replace(run.job, run.id))
+        del self.state.runs[run.id]
+        self._expires_at.pop(run.id, None)
+        self._look_again(job)
+        self._wake_first(job)
+
+    def _look_again(self, job: Job) -> None:
+        """Forget what the job's last tick decided: it is decided afresh when next looked at."""
+        self._waiting.pop(job.spec.name, None)
+        self._repeats.pop(job.spec.name, None)
+        self._previous.pop(job.spec.name, None)
 
     # -- finishing runs ---------------------------------------------------------
 
@@ -348,18 +410,25 @@ class Controller:
 
     def _rebuild_indexes(self) -> None:
         for job in self.state.jobs.values():
-            timeline = self._timeline_for(job.spec)
-            self._timelines[job.spec.name] = timeline
-            # A lower bound of the next missed time; decide() moves it on.
-            last = job.state.last_schedule
-            wakes = [timeline.next_after(job.spec.created_at if last is None else last),
-                     *(pending.due for pending in job.state.pending_retries[:1])]
-            self._set_wake(job.spec, min((w for w in wakes if w is not None), default=None))
-            timeout = job.spec.options.timeout
+            self._timelines[job.spec.name] = self._timeline_for(job.spec)
+            self._wake_first(job)
             for run_id in job.state.active:
-                expires = expiry(self.state.runs[run_id], timeout)
-                if expires is not None:
-                    heapq.heappush(self._expiries, (expires, job.spec.index, run_id))
+                self._expire_at(self.state.runs[run_id], job.spec)
+
+    def _wake_first(self, job: Job) -> None:
+        """Wake the job at a lower bound of its next missed time; decide() moves it on."""
+        last = job.state.last_schedule
+        wakes = [self._timelines[job.spec.name].next_after(job.spec.created_at if last is None else last),
+                 *(pending.due for pending in job.state.pending_retries[:1])]
+        self._set_wake(job.spec, min((w for w in wakes if w is not None), default=None))
+
+    def _expire_at(self, run: Run, spec: JobSpec) -> None:
+        expires = expiry(run, spec.options.timeout)
+        if expires is None:
+            self._expires_at.pop(run.id, None)
+        else:
+            self._expires_at[run.id] = expires
+            heapq.heappush(self._expiries, (expires, spec.index, run.id))
 
 
 def _is_int(value: object) -> bool:

@@ -1,12 +1,24 @@
-"""The imperative shell of the single-node runner (``cronctl local DIR``).
+"""The single-node runner (``cronctl local DIR``): intake -> step -> effects.
 
-The scheduling decisions come from :mod:`cronctl.core`; the modules here own
-what the core cannot: files, locks, processes and the wall clock.
+The scheduling decisions come from :mod:`cronctl.core`. A turn of the runner:
+
+- :mod:`.intake` reads the folder (manifests, pause records, triggers,
+  backfill requests, the node switch) and the executors' reports into
+  ``Inputs``, with the time read once;
+- :mod:`.step` decides, with no I/O, by the rules of :mod:`.lifecycle`
+  (manifests), :mod:`.holds` (suspensions, the node switch), :mod:`.requests`
+  (triggers, backfills), :mod:`.ends`, :mod:`.launches` (the tick's decisions),
+  :mod:`.stops`, :mod:`.starts` and :mod:`.retention`, on the state of
+  :mod:`.memory`, and returns :mod:`.effects`;
+- :mod:`.engine` is the shell that carries them out; :mod:`.adoption` takes
+  over the runs a runner before it left.
+
+What the shell uses:
 
 - :mod:`.book`: the state file ``cronctl.json``, rewritten whole and atomically.
 - :mod:`.lock`: the lock file ``cronctl.lock`` that decides which runner fires.
-- :mod:`.executor` and :mod:`.wrapper`: one firing as one local process that
-  outlives a crash of the runner and never starts twice.
+- :mod:`.executor`, :mod:`.homes` and :mod:`.wrapper`: one firing as one local
+  process that outlives a crash of the runner and never starts twice.
 - :mod:`.slots`: the pool of worker slots and the order due firings wait in.
 - :mod:`.definitions`: CronSchedule manifests read from a folder.
 - :mod:`.pauses`: the pause records of ``cronctl suspend`` (the manifests are never rewritten).

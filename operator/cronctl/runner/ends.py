@@ -1,0 +1,99 @@
+"""How the runner records the end of an attempt its executor reported.
+
+An attempt that ended is told to the core (``Controller.finish``), which
+retries a failed one with retries left: the firing then waits, without a
+slot, for the minute of its next attempt. Otherwise the run is over: one
+history row with its outcome (the core's ``timed_out`` when its timeout came
+first), the exit code or signal of its last attempt, and the executor's note
+on a run that did not start or was lost. The end is acknowledged to the
+executor only once the book that records it is saved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
+from .effects import Out
+from .executor import Ended, RunKey, nominal_iso
+from .firing import Firing
+from .journal import end_facts, entry, facts, how, remember, time_of
+from .memory import RunnerState
+
+
+@dataclass(frozen=True)
+class Report:
+    """An attempt's end as an executor reported it (``home``: its folder, None for scheduled runs').
+    ``acknowledge`` False: reported before, found again for a firing started after a restart."""
+
+    home: str | None
+    end: Ended
+    acknowledge: bool = True
+
+
+def record_ends(state: RunnerState, reports: list[Report], now: int, out: Out) -> bool:
+    for report in reports:
+        firing = running_firing(state, report.home, report.end.key)
+        if firing is not None:
+            end_attempt(state, firing, report.end, now, out)
+        if report.acknowledge:
+            state.to_acknowledge.append((report.home, report.end.key))
+    return bool(reports)
+
+
+def running_firing(state: RunnerState, home: str | None, key: RunKey) -> Firing | None:
+    """The firing whose current attempt is ``key`` in that executor's folder; None for an end
+    recorded before (reported again after a restart: the book already moved on) or of a run
+    the book does not know."""
+    return next((f for f in state.firings.values()
+                 if f.home == home and f.key == key and f.retry_due is None), None)
+
+
+def end_attempt(state: RunnerState, firing: Firing, end: Ended, now: int, out: Out) -> None:
+    """An attempt ended: the firing waits for its next attempt, or its run is over."""
+    if firing.slot is not None:  # None: the restarted runner had not started it again yet
+        state.slots.release(firing.slot)
+        firing.slot = None
+    firing.actual = firing.actual or end.started_at
+    retry_due = finish_attempt(state, firing, end.outcome, now)
+    said = how(end)
+    if retry_due is not None:
+        firing.retry_due = retry_due
+        attempts = attempts_of(state, firing.schedule, firing.attempt + 1)
+        out.say("retry", f"{firing.schedule}: {firing.run_id} attempt {firing.attempt}/{attempts} failed ({said}); "
+                         f"attempt {firing.attempt + 1}/{attempts} at {time_of(state, firing.schedule, retry_due)}",
+                "warning", **facts(firing), outcome=FAILED, **end_facts(end), retry_at=nominal_iso(retry_due))
+        return
+    del state.firings[firing.run_id]
+    outcome = end.outcome
+    run = state.controller.state.runs.get(firing.run_id)
+    if run is not None and run.state == TIMED_OUT:  # the core's verdict: its timeout came first
+        outcome = TIMED_OUT
+    row = entry(firing, outcome, now, firing.attempt)
+    row.update(exit_code=end.exit_code, signal=end.signal)  # of its last attempt
+    if end.note and not firing.note:
+        row["note"] = end.note  # why it did not start, or was lost
+    remember(state, firing.schedule, row)
+    note = f"; {firing.note}" if firing.note else ""
+    out.say("ended", f"{firing.schedule}: {firing.run_id} {outcome} ({said}){note}",
+            "info" if outcome == SUCCEEDED else "warning", **facts(firing), outcome=outcome, **end_facts(end))
+
+
+def finish_attempt(state: RunnerState, firing: Firing, outcome: str, now: int) -> int | None:
+    """Tell the core how the firing's running attempt ended; the minute of its next
+    attempt when the core retries it, else None (the run is over)."""
+    controller = state.controller
+    run = controller.state.runs.get(firing.run_id)
+    if run is None or run.state != RUNNING or run.attempt != firing.attempt:
+        return None  # the core ended it already (timed out, replaced)
+    verdict = SUCCEEDED if outcome == SUCCEEDED else FAILED
+    controller.finish(max(now, controller.state.clock or now), run.id, verdict, run.attempt)
+    if run.state != RETRY_PENDING:
+        return None
+    pending = controller.state.jobs[run.job].state.pending_retries
+    return next(p.due for p in pending if p.run_id == run.id)
+
+
+def attempts_of(state: RunnerState, schedule: str, at_least: int) -> int:
+    job = state.controller.state.jobs.get(schedule)
+    return max(at_least, job.spec.options.retries + 1 if job is not None else at_least)

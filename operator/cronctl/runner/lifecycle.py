@@ -1,0 +1,182 @@
+"""What becomes of a schedule as its manifest changes: added, edited, held, retired.
+
+As the operator treats CronSchedule objects. A manifest that becomes invalid
+holds its schedule as a suspension does (no firing, no missed run counted)
+while its runs go on under their timeouts; it fires again once fixed. A
+schedule whose manifest is gone (the file deleted, or the schedule renamed: a
+new name is a new schedule) is retired, as deleting a CronSchedule
+garbage-collects its Jobs: its running processes are stopped, its waiting
+firings canceled, each recorded, and it leaves the controller. A schedule
+stays with the file that defined it first (``sources``); a second definition
+is the one named and ignored. The book's ``manifests`` says which manifests
+are invalid and which schedules were retired (the last ``RETIRED_LIMIT``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.schedule import Timeline
+from .definitions import KIND, LoadedDefinitions, Verdict, image_notice
+from .effects import Out, RemovePause
+from .journal import entry, remember, unrun
+from .memory import RunnerState
+from .pauses import pause_path
+from .stops import CANCELED, STOPPED, ask_stop
+
+RETIRED_LIMIT = 20  # retired schedules the book names (and keeps the history of)
+RETIRED_NOTE = "its schedule was retired: the manifest was deleted, or the schedule renamed"
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The folder's manifests as read at this step: those that changed read again."""
+
+    loaded: LoadedDefinitions
+    changed: bool
+    files: frozenset[str]  # the names of the folder's manifest files
+
+
+def sync_manifests(state: RunnerState, scan: Scan | None, now: int, out: Out) -> bool:
+    """Add, edit, hold (invalid) or retire schedules where the folder changed (``scan`` None:
+    the folder could not be read, the schedules go on as last read). Whether the book changed."""
+    if scan is None or (not scan.changed and state.judged):
+        return False
+    first, state.judged = not state.judged, True
+    everyone = image_notice(scan.loaded.definitions)
+    for notice in scan.loaded.notices:
+        if notice != everyone:
+            out.notice(notice)
+    jobs = state.controller.state.jobs
+    sources = dict(state.sources)
+    verdict = state.judge(scan.loaded, {name: state.sources.get(name) for name in jobs}, set(scan.files))
+    changed = _load_valid(state, verdict, now)
+    _notice_images(state, verdict, out)
+    gone = [name for name in jobs if name not in verdict.valid and name not in verdict.invalid]
+    for name in gone:
+        retire(state, name, now, out)
+    state.by_manifest = {name: read.suspend_reason for name, (_, read) in verdict.valid.items() if read.suspend}
+    state.held = {name: message for name, (_, message) in verdict.invalid.items() if name in jobs}
+    for name in state.held:
+        state.sources.setdefault(name, verdict.invalid[name][0].name)
+    invalid: list[dict[str, Any]] = [{"file": str(file), "schedule": name, "message": message}
+                                     for name, (file, message) in sorted(verdict.invalid.items())]
+    invalid += [{"file": str(error.file), "schedule": None, "message": str(error)} for error in verdict.others]
+    _say_manifests(state, invalid, verdict, first, out)
+    news = invalid != state.invalid or state.sources != sources
+    state.invalid = invalid
+    return changed or bool(gone) or news
+
+
+def _load_valid(state: RunnerState, verdict: Verdict, now: int) -> bool:
+    """Add the valid schedules that are new, edit those that changed (later firings only);
+    one that never fires is invalid. Whether any was added or edited."""
+    controller = state.controller
+    jobs = controller.state.jobs
+    changed = False
+    next_index = max((job.spec.index for job in jobs.values()), default=-1) + 1
+    for name, (definition, read) in verdict.valid.items():
+        job = jobs.get(name)
+        anchor, index = (now, next_index) if job is None else (job.spec.created_at, job.spec.index)
+        spec = dataclasses.replace(read.job, created_at=anchor, index=index)
+        if not Timeline(spec.compiled, spec.created_at, spec.options.tz).fires:
+            verdict.invalid[name] = (definition.file, f"{definition.file}: {KIND} {name!r}: spec.schedule: "
+                                                      "never fires")
+            continue
+        if job is None:
+            controller.add_job(spec, launched=last_number(state, name))  # run ids are never reused
+            changed, next_index = True, next_index + 1
+        else:
+            changed |= controller.edit(spec)
+        state.definitions[name] = definition
+        state.sources[name] = definition.file.name
+    for name in [n for n in verdict.invalid if n in verdict.valid]:
+        del verdict.valid[name]
+    return changed
+
+
+def _notice_images(state: RunnerState, verdict: Verdict, out: Out) -> None:
+    """Said once for each schedule, as it first loads: the runner runs no image."""
+    images = [d for name, (d, _) in verdict.valid.items() if d.image and name not in state.imaged]
+    if images:
+        out.notice(image_notice(images) or "")
+        state.imaged.update(d.name for d in images)
+
+
+def _say_manifests(state: RunnerState, invalid: list[dict[str, Any]], verdict: Verdict, first: bool,
+                   out: Out) -> None:
+    """A line for each manifest that became invalid (each one at the first reading),
+    and for each that is valid again."""
+    jobs = state.controller.state.jobs
+    before = set() if first else {row["message"] for row in state.invalid}
+    for row in invalid:
+        if row["message"] in before:
+            continue
+        if row["schedule"] in jobs:
+            then = "its schedule does not fire until the manifest is fixed"
+        elif row["schedule"] is not None:
+            then = "not loaded until it is fixed"
+        else:
+            then = "ignored"
+        out.say("invalid", f"{row['message']} ({then})", "warning", schedule=row["schedule"], file=row["file"])
+    for row in state.invalid:
+        name = row["schedule"]
+        if name in verdict.valid and name in jobs:
+            out.say("valid", f"{name}: the manifest {state.definitions[name].file} is valid again; "
+                             "the schedule fires again", schedule=name)
+
+
+def last_number(state: RunnerState, name: str) -> int:
+    """The highest run number a schedule of this name had (a retired one, say), so that a
+    new schedule of the name starts after it and no two runs share an id."""
+    prefix = f"{name}-"
+    ids = [f.run_id for f in state.firings.values() if f.schedule == name]
+    ids += [row["run"] for row in state.journal.get(name, []) if row.get("run")]
+    numbers = [int(run_id[len(prefix):]) for run_id in ids
+               if run_id.startswith(prefix) and run_id[len(prefix):].isdigit()]
+    return max(numbers, default=0)
+
+
+def retire(state: RunnerState, name: str, now: int, out: Out) -> None:
+    """The schedule's manifest is gone: its processes are stopped, its waiting firings
+    canceled, each recorded, and the schedule leaves the controller."""
+    job = state.controller.retire(name)
+    paused = name in state.pauses
+    stopping = []
+    for firing in [f for f in state.firings.values() if f.schedule == name]:
+        firing.note = RETIRED_NOTE
+        if firing.slot is None:
+            del state.firings[firing.run_id]
+            remember(state, name, entry(firing, CANCELED, now, firing.attempts_made))
+        else:
+            stopping.append(firing.run_id)
+            if firing.stopping is None:
+                ask_stop(state, firing, STOPPED, out)
+    for queued in job.state.queue:
+        remember(state, name, unrun(queued.reason, queued.nominal, CANCELED, now, note=RETIRED_NOTE))
+    _forget(state, name, now)
+    file = state.sources.pop(name, None)
+    what = f"stopping {', '.join(stopping)}" if stopping else "nothing was running"
+    path = pause_path(state.folder, name)
+    out.add(RemovePause(name, path))  # as deleting a CronSchedule takes its spec.suspend along
+    if paused:
+        what += f"; its pause record {path} is deleted"
+    out.say("retired", f"{name}: retired, its manifest{f' {file}' if file else ''} is gone (deleted, or the "
+                       f"schedule renamed); {what}", schedule=name, file=file, stopping=stopping)
+
+
+def _forget(state: RunnerState, name: str, now: int) -> None:
+    """What the runner kept of a retired schedule, but for its history (kept for the last few)."""
+    state.snapshots = {key: value for key, value in state.snapshots.items() if not key.startswith(f"{name}@")}
+    state.overflows.pop(name, None)
+    state.definitions.pop(name, None)
+    state.suspended.pop(name, None)
+    state.suspensions.pop(name, None)
+    state.pauses.pop(name, None)
+    state.retired = [row for row in state.retired if row["schedule"] != name]
+    state.retired.append({"schedule": name, "at": now})
+    del state.retired[:-RETIRED_LIMIT]
+    kept = set(state.controller.state.jobs) | {row["schedule"] for row in state.retired}
+    state.journal = {schedule: rows for schedule, rows in state.journal.items() if schedule in kept}

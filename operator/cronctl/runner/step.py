@@ -1,0 +1,77 @@
+"""One turn of the runner, decided: ``step(inputs, state) -> Stepped(state, effects, changed)``.
+
+The intake (:mod:`.intake`) reads what changed in the folder and what the
+executors reported into ``Inputs``, with the time read once; this step owns
+every runner rule and calls the core for every scheduling decision; the shell
+(:mod:`.engine`) carries out the effects (starts, stops, lines, files) and
+saves the book when ``changed``. No I/O and no clock here: the step is a
+function of its inputs and the state it is handed. It changes that state in
+place and hands it back (a copy per turn would cost more than the rest of the
+turn for thousands of schedules); the shell does not keep another reference.
+
+The order is the harness's: manifests, suspensions and holds first (what may
+fire), then manual triggers and backfill requests, then the clock moves (the
+core's timeouts), then runs end (before the tick decides, so a run over by now
+frees a Forbid schedule's time, and an end reported at the very expiry is too
+late), then the tick, then stops and starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .effects import Effect, Out
+from .ends import Report, record_ends
+from .holds import hold, sync_suspensions, take_pauses
+from .launches import carry_out_tick
+from .lifecycle import Scan, sync_manifests
+from .memory import RunnerState
+from .pauses import Pause
+from .requests import RequestFile, TriggerFile, say_backfills, take_backfills, take_triggers
+from .starts import start_waiting
+from .stops import drop_expired, stop_expired
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the folder and the executors say at this turn, and the time, read once."""
+
+    minute: int  # the clock's minute (minutes since 1970 UTC)
+    second: float  # the clock's time in seconds, for start times with jitter
+    manifests: Scan | None = None  # None: the folder could not be read
+    pauses: dict[str, Pause] | None = None  # None: the records could not be read
+    switched_off: bool = False
+    triggers: list[TriggerFile] = field(default_factory=list)
+    backfills: list[RequestFile] = field(default_factory=list)
+    ends: list[Report] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Stepped:
+    state: RunnerState
+    effects: list[Effect]
+    changed: bool  # the book must be saved
+
+
+def step(inputs: Inputs, state: RunnerState) -> Stepped:
+    out = Out(state)
+    controller = state.controller
+    now = inputs.minute
+    if controller.state.clock is not None and now < controller.state.clock:
+        now = controller.state.clock  # a clock that went back fires nothing again
+    take_pauses(state, inputs.pauses)
+    changed = sync_manifests(state, inputs.manifests, now, out)  # a retired schedule's record goes with it
+    changed |= sync_suspensions(state, now, out)
+    changed |= hold(state, inputs.switched_off, now, out)
+    changed |= take_triggers(state, inputs.triggers, now, out)
+    changed |= take_backfills(state, inputs.backfills, now, out)
+    controller.advance(now)
+    changed |= record_ends(state, inputs.ends, now, out)
+    applied = controller.step(now, holding=state.holding)  # their backfills wait
+    carry_out_tick(state, applied, now, out)
+    changed |= any(item.news for item in applied)
+    changed |= stop_expired(state, out)
+    changed |= drop_expired(state, now)
+    changed |= start_waiting(state, inputs.second, out)
+    say_backfills(state, out)
+    return Stepped(state, out.effects, changed)

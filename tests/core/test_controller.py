@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from cronctl.core.controller import Controller
 from cronctl.core.errors import Code, CronctlError
 from cronctl.core.spec import PAST_LIMIT_LAUNCH, JobSpec, Options, Policy
-from cronctl.core.state import ControllerState
+from cronctl.core.state import RUNNING, TIMED_OUT, ControllerState
 from cronctl.core.tick import Launch, Overflow, Replace, Skip
 from cronctl.core.times import parse_time
 
@@ -94,3 +96,82 @@ def test_a_controller_restored_from_its_state_decides_as_the_one_that_saved_it()
             restored = Controller(ControllerState.from_json(restored.state.to_json()))
         assert restored.tick(now) == kept.tick(now)
     assert restored.state.to_json() == kept.state.to_json()
+
+
+# -- a driver's changes to its jobs: edit, retire, hold, drop --------------------------------
+
+
+def _launches(applied: list) -> list[int]:  # type: ignore[type-arg]
+    return [a.decision.scheduled_for for a in applied if isinstance(a.decision, Launch)]
+
+
+def test_an_edit_changes_later_firings_and_keeps_the_name_anchor_and_index() -> None:
+    c = Controller()
+    spec = c.create_job(START, "sync", "*/10 * * * *", "allow")
+    c.tick(START + 10)
+    edited = dataclasses.replace(spec, expression="*/5 * * * *")
+    assert c.edit(edited) is True
+    assert c.edit(edited) is False  # the same spec again changes nothing
+    assert _launches([a for a in c.step(START + 15) if a.decision.job == "sync"]) == [START + 15]
+    assert c.state.jobs["sync"].spec.index == spec.index and c.state.jobs["sync"].spec.created_at == START
+
+
+def test_an_edit_of_the_timeout_applies_to_the_active_run_and_the_old_expiry_is_forgotten() -> None:
+    c = Controller()
+    spec = c.create_job(START, "slow", "0 * * * *", "allow", {"timeout": 5})
+    c.tick(START + 60)
+    run_id = c.state.jobs["slow"].state.active[0]
+    c.edit(dataclasses.replace(spec, options=dataclasses.replace(spec.options, timeout=30)))
+    c.tick(START + 70)  # the old timeout would have ended it at +65
+    assert c.state.runs[run_id].state == RUNNING
+    c.tick(START + 90)
+    assert c.state.runs[run_id].state == TIMED_OUT
+
+
+def test_an_edit_to_an_expression_that_never_fires_is_refused_and_changes_nothing() -> None:
+    c = Controller()
+    spec = c.create_job(START, "sync", "*/10 * * * *", "allow")
+    with pytest.raises(CronctlError):
+        c.edit(dataclasses.replace(spec, expression="0 0 30 2 *"))  # February 30th
+    assert c.state.jobs["sync"].spec == spec
+
+
+def test_a_retired_job_leaves_with_its_runs_and_is_never_looked_at_again() -> None:
+    c = Controller()
+    c.create_job(START, "gone", "*/10 * * * *", "allow", {"timeout": 5})
+    c.create_job(START, "stays", "*/10 * * * *", "allow")
+    c.tick(START + 10)
+    job = c.retire("gone")
+    assert job.spec.name == "gone" and "gone" not in c.state.jobs
+    assert all(run.job != "gone" for run in c.state.runs.values())
+    assert {a.decision.job for a in c.step(START + 20)} == {"stays"}  # no KeyError on its wake or expiry
+    c.create_job(START + 20, "gone", "*/10 * * * *", "allow")  # the name is free again
+    assert _launches(c.step(START + 30)) == [START + 30, START + 30]
+
+
+def test_a_held_job_counts_no_missed_time_up_to_the_hold_and_fires_after_it() -> None:
+    c = Controller()
+    c.create_job(START, "nightly", "*/10 * * * *", "allow")
+    c.tick(START)
+    assert c.hold(START + 35, "nightly") is True
+    assert c.hold(START + 35, "nightly") is False  # held at that minute already
+    assert _launches(c.step(START + 35)) == []  # 00:10, 00:20, 00:30 are not missed
+    assert _launches(c.step(START + 40)) == [START + 40]
+
+
+def test_a_dropped_run_leaves_as_a_replaced_one_does_and_frees_a_forbid_schedule() -> None:
+    c = Controller()
+    c.create_job(START, "sync", "*/10 * * * *", "forbid")
+    c.tick(START + 10)
+    run_id = c.state.jobs["sync"].state.active[0]
+    c.drop(run_id)
+    assert run_id not in c.state.runs and c.state.jobs["sync"].state.active == []
+    assert _launches(c.step(START + 20)) == [START + 20]
+
+
+def test_a_job_added_with_the_numbers_used_before_does_not_reuse_a_run_id() -> None:
+    c = Controller()
+    spec = c.create_job(START, "sync", "*/10 * * * *", "allow")
+    c.retire("sync")
+    c.add_job(dataclasses.replace(spec, created_at=START + 5), launched=7)
+    assert [a.decision.run_id for a in c.step(START + 10) if isinstance(a.decision, Launch)] == ["sync-8"]

@@ -208,7 +208,8 @@ def test_a_folder_named_like_a_manifest_is_named(tmp_path):
 def test_every_field_of_the_job_template_the_runner_does_not_carry_out_is_named_once(tmp_path):
     body = yaml.safe_load(manifest())
     template = body["spec"]["jobTemplate"]
-    template["spec"]["backoffLimit"] = 2
+    template["spec"]["backoffLimit"] = 2  # honoured: not named
+    template["spec"]["parallelism"] = 2
     template["spec"]["template"]["spec"]["volumes"] = [{"name": "data", "emptyDir": {}}]
     container = template["spec"]["template"]["spec"]["containers"][0]
     container.update(envFrom=[{"configMapRef": {"name": "settings"}}], resources={"limits": {"cpu": "1"}},
@@ -218,7 +219,7 @@ def test_every_field_of_the_job_template_the_runner_does_not_carry_out_is_named_
     assert [d.name for d in loaded.definitions] == ["nightly"]
     [notice] = [n for n in loaded.notices if "not honoured" in n]
     assert notice.endswith(
-        "not honoured by the local runner (it runs the command on this machine): spec.jobTemplate.spec.backoffLimit, "
+        "not honoured by the local runner (it runs the command on this machine): spec.jobTemplate.spec.parallelism, "
         "spec.jobTemplate.spec.template.spec.volumes, spec.jobTemplate.spec.template.spec.containers[0].envFrom, "
         "spec.jobTemplate.spec.template.spec.containers[0].resources")
 
@@ -243,3 +244,13 @@ def test_an_object_larger_than_the_api_server_stores_is_refused_with_its_size(tm
     assert [str(e) for e in loaded.errors] == [
         f"{tmp_path / 'big.yaml'}: CronSchedule 'nightly': 2.0 MiB as JSON: larger than an object the API "
         "server stores (1.5 MiB)"]
+
+
+@pytest.mark.parametrize("value, read", [(3, 3), (0, 0), (None, None)])
+def test_the_jobs_backoff_limit_is_read(tmp_path, value, read):
+    body = yaml.safe_load(manifest())
+    if value is not None:
+        body["spec"]["jobTemplate"]["spec"]["backoffLimit"] = value
+    (tmp_path / "nightly.yaml").write_text(yaml.safe_dump(body))
+    [definition] = load_definitions(tmp_path).definitions
+    assert definition.backoff_limit == read

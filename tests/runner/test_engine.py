@@ -438,3 +438,34 @@ def test_a_run_past_its_jobs_active_deadline_is_stopped_and_counted_failed(folde
     assert entry["note"] == "DeadlineExceeded: stopped at its activeDeadlineSeconds (1 s)"
     assert any(line.startswith("slow: slow-1 failed (signal 15: DeadlineExceeded") for line in said), said
     assert not [notice for notice in said if "not honoured" in notice]
+
+
+def test_a_jobs_backoff_limit_retries_a_failed_try_within_the_run_as_on_kubernetes(folder: Path, clock: Clock) -> None:
+    """backoffLimit acts as on Kubernetes: a failed try is run again (after 10 s) within the same
+    run, and the run succeeds with its second try; history shows one run, succeeded."""
+    count = folder / "tries"
+    body = json.loads(manifest("flaky", "*/5 * * * *", ["sh", "-c", f'echo x >> {count}; test "$(wc -l < {count})" -ge 2']))
+    body["spec"]["jobTemplate"]["spec"]["backoffLimit"] = 1
+    (folder / "flaky.yaml").write_text(json.dumps(body))
+    said: list[str] = []
+    r = Runner(folder, clock, 1, say=said.append)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    [entry] = until(r, lambda: journal(folder, "flaky"), timeout=30)
+    assert count.read_text().count("x") == 2
+    assert (entry["outcome"], entry["attempts"], entry["exit_code"]) == ("succeeded", 1, 0)
+    assert not [notice for notice in said if "not honoured" in notice]
+
+
+def test_with_max_retries_each_attempt_is_tried_once_whatever_the_backoff_limit(folder: Path, clock: Clock) -> None:
+    """As the operator's Jobs (backoffLimit 0 with maxRetries): the retries are cronctl's, counted."""
+    body = json.loads(manifest("flaky", "*/5 * * * *", ["sh", "-c", "exit 3"], maxRetries=1, retryDelayMinutes=1))
+    body["spec"]["jobTemplate"]["spec"]["backoffLimit"] = 4
+    (folder / "flaky.yaml").write_text(json.dumps(body))
+    r = Runner(folder, clock, 1, say=lambda line: None)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    until(r, lambda: any(f.retry_due is not None for f in r.firings.values()))
+    [run_dir] = (folder / "runs" / "flaky").iterdir()
+    assert json.loads((run_dir / "request.json").read_text())["backoff_limit"] == 0
+    assert "tries" not in json.loads((run_dir / "exit.json").read_text())

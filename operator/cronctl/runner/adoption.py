@@ -64,6 +64,7 @@ def _firing_from_folder(state: RunnerState, homes: Homes, run_id: str) -> None:
                                        start_at=run.scheduled_for * 60, attempt=run.attempt, manual=manual,
                                        backfill=of_backfill, cwd=request.get("cwd"),
                                        active_deadline_seconds=request.get("active_deadline_seconds"),
+                                       backoff_limit=request.get("backoff_limit") or 0,
                                        retry_due=None if pending is None else pending.due)
         return
     state.controller.drop(run.id)

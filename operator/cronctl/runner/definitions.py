@@ -77,6 +77,7 @@ class Definition:
     body: dict[str, Any] = field(default_factory=dict)  # the whole object, for read_manifest
     working_dir: str | None = None  # the container's workingDir (None: the runner's folder)
     active_deadline_seconds: int | None = None  # the Job's activeDeadlineSeconds
+    backoff_limit: int | None = None  # the Job's backoffLimit (None: not given, the run is tried once)
 
 
 @dataclass(frozen=True)
@@ -254,6 +255,7 @@ def _definition(path: Path, document: dict[str, Any]) -> tuple[Definition, int]:
         body=document,
         working_dir=_working_dir(container.get("workingDir")),
         active_deadline_seconds=_active_deadline(spec),
+        backoff_limit=_backoff_limit(spec),
     ), len(containers)
 
 
@@ -265,6 +267,16 @@ def _active_deadline(spec: Any) -> int | None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise _Refused("spec.jobTemplate.spec.activeDeadlineSeconds", f"{value!r} is not a whole number of "
                                                                       "seconds >= 1")
+    return value
+
+
+def _backoff_limit(spec: Any) -> int | None:
+    """The Job's ``backoffLimit``: how many failed tries a run retries before it is failed."""
+    value = spec["jobTemplate"]["spec"].get("backoffLimit")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise _Refused("spec.jobTemplate.spec.backoffLimit", f"{value!r} is not a whole number >= 0")
     return value
 
 
@@ -280,7 +292,7 @@ def _working_dir(value: Any) -> str | None:
 # What a Job template says that the runner does (or that changes nothing on one machine); any
 # other field is named in a notice (``not_honoured``), never dropped in silence.
 HONOURED = {
-    "spec.jobTemplate.spec": {"template", "activeDeadlineSeconds"},
+    "spec.jobTemplate.spec": {"template", "activeDeadlineSeconds", "backoffLimit"},
     "spec.jobTemplate.spec.template.spec": {"containers", "restartPolicy"},
     CONTAINER: {"name", "image", "imagePullPolicy", "command", "args", "env", "workingDir",
                 "terminationMessagePath", "terminationMessagePolicy"},
@@ -457,10 +469,11 @@ class ManifestFolder:
 
 def _differs(before: LoadedDefinitions, after: LoadedDefinitions) -> bool:
     return (before.errors != after.errors or before.notices != after.notices
-            or [(d.name, d.body, d.command, d.args, d.env, d.working_dir, d.active_deadline_seconds)
-                for d in before.definitions]
-            != [(d.name, d.body, d.command, d.args, d.env, d.working_dir, d.active_deadline_seconds)
-                for d in after.definitions])
+            or [_meaning(d) for d in before.definitions] != [_meaning(d) for d in after.definitions])
+
+
+def _meaning(d: Definition) -> tuple[Any, ...]:
+    return d.name, d.body, d.command, d.args, d.env, d.working_dir, d.active_deadline_seconds, d.backoff_limit
 
 
 @dataclass

@@ -155,6 +155,7 @@ class RunRequest:
     attempt: int = 1
     cwd: str | None = None  # None: the base folder
     active_deadline_seconds: int | None = None  # the wrapper stops the command once it has run this long
+    backoff_limit: int = 0  # failed tries of the command the wrapper runs again (the Job's backoffLimit)
 
     @property
     def key(self) -> RunKey:
@@ -260,6 +261,7 @@ class Executor:
             "cwd": str(request.cwd) if request.cwd is not None else str(self.base_dir),
             "reason": request.reason, "attempt": request.attempt, "submitted_at": utc_iso(self._now()),
             "max_log_bytes": self.max_log_bytes, "active_deadline_seconds": request.active_deadline_seconds,
+            "backoff_limit": request.backoff_limit,
         }
         atomic_write_json(run_dir / "request.json", body)
         self._checkpoint("after_request")

@@ -63,6 +63,7 @@ class Firing:
     backfill: str | None = None  # a backfill's run: the id of the request that asked for it
     cwd: str | None = None  # where its command runs (the container's workingDir); None: the runner's folder
     active_deadline_seconds: int | None = None  # the Job's activeDeadlineSeconds: its attempts stop then
+    backoff_limit: int = 0  # the Job's backoffLimit: failed tries the wrapper runs again within an attempt
 
     @property
     def key(self) -> RunKey:
@@ -326,10 +327,11 @@ RUN = _object({"id": STRING, "job": STRING, "number": _INT,
               {"attempt": {"type": "integer", "minimum": 1}})
 COMMAND = _object({"command": {**_STRINGS, "minItems": 1}, "args": _STRINGS,
                    "env": {"type": "object", "additionalProperties": STRING}},
-                  {"cwd": _MAYBE_STRING, "active_deadline_seconds": _MAYBE_INT})
+                  {"cwd": _MAYBE_STRING, "active_deadline_seconds": _MAYBE_INT, "backoff_limit": _COUNT})
 FIRING = _object({"run_id": STRING, "schedule": STRING, "nominal": _INT, "reason": STRING,
                   **{key: COMMAND["properties"][key] for key in COMMAND["required"]}},
-                 {"cwd": _MAYBE_STRING, "active_deadline_seconds": _MAYBE_INT, "slot": _MAYBE_STRING, "stopping": _MAYBE_STRING, "start_at": {"type": "number"},
+                 {"cwd": _MAYBE_STRING, "active_deadline_seconds": _MAYBE_INT, "backoff_limit": _COUNT,
+                  "slot": _MAYBE_STRING, "stopping": _MAYBE_STRING, "start_at": {"type": "number"},
                   "attempt": {"type": "integer", "minimum": 1}, "retry_due": _MAYBE_INT, "actual": _MAYBE_STRING,
                   "manual": _MAYBE_STRING, "note": _MAYBE_STRING, "backfill": _MAYBE_STRING})
 ENTRY = _object({"run": _MAYBE_STRING, "reason": STRING, "nominal": _INT, "actual": _MAYBE_STRING,

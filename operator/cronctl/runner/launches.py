@@ -135,6 +135,10 @@ def command_of(state: RunnerState, schedule: str) -> dict[str, Any] | None:
         command["cwd"] = str(state.folder / definition.working_dir)  # an absolute one stays as it is
     if definition.active_deadline_seconds is not None:
         command["active_deadline_seconds"] = definition.active_deadline_seconds
+    job = state.controller.state.jobs.get(schedule)
+    if definition.backoff_limit and job is not None and not job.spec.options.retries:
+        # With maxRetries each attempt is tried once, as the operator's Jobs are (backoffLimit 0).
+        command["backoff_limit"] = definition.backoff_limit
     return command
 
 

@@ -26,7 +26,8 @@ def start_waiting(state: RunnerState, second: float, out: Out) -> bool:
         firing.slot = slot
         request = RunRequest(firing.schedule, firing.nominal, firing.command, firing.args, firing.env,
                              firing.reason, firing.attempt, cwd=firing.cwd or str(state.folder),
-                             active_deadline_seconds=firing.active_deadline_seconds)
+                             active_deadline_seconds=firing.active_deadline_seconds,
+                             backoff_limit=firing.backoff_limit)
         said = line("fired", f"{firing.schedule}: fired {firing.run_id} for "
                              f"{time_of(state, firing.schedule, firing.nominal)} ({firing.reason}, attempt "
                              f"{firing.attempt}) on {slot}", **facts(firing), slot=slot)

@@ -46,6 +46,16 @@ disk), its further output is counted and dropped, a last line says so, and
 the command runs on: its outcome is recorded all the same. A command whose
 wrapper died gets EPIPE (SIGPIPE) on its next write.
 
+Tries (the Job's ``backoffLimit``, ``backoff_limit`` in request.json): a try
+that fails is run again, up to ``backoff_limit`` more times, after 10 s, 20 s,
+40 s ... (at most six minutes; ``backoff_seconds`` in request.json sets the
+first wait), as the job controller replaces a failed Pod. The tries share the
+run's folder, its logs (a line in ``stderr.log`` between two tries) and its
+``activeDeadlineSeconds``, counted from the first; ``pid`` names the running
+try; a stop ends the waiting too. ``exit.json`` has the last try's exit, and
+``tries`` when there was more than one; a run whose every try failed says
+``BackoffLimitExceeded``.
+
 SIGTERM, SIGINT and SIGHUP sent to the wrapper are ignored (the command's
 own signals are untouched), so a shutdown that signals everything still
 ends with the command's true outcome recorded.
@@ -65,6 +75,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, NamedTuple
 
 NOT_MINE = 75  # EX_TEMPFAIL: another wrapper owns this run directory
 PASSED_THROUGH = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR")
@@ -73,6 +84,8 @@ DEFAULT_MAX_LOG_BYTES = 10 * 1024 * 1024  # per stream, per run; request.json's 
 READ_CHUNK = 64 * 1024  # one read of a pipe, and the least slack of a log
 DRAIN_SECONDS = 2.0  # after the command's end, how long its pipes are still read
 DEADLINE_GRACE_SECONDS = 10.0  # past activeDeadlineSeconds: SIGTERM to the group, SIGKILL this much later
+BACKOFF_SECONDS = 10.0  # the job controller's wait before a failed Pod's replacement, doubled each time
+BACKOFF_CAP_SECONDS = 360.0  # ... up to six minutes
 
 
 def why_not_started(error: OSError, argv: list[str], cwd: str | None) -> str:
@@ -400,6 +413,57 @@ def _pump(process: subprocess.Popen[bytes], logs: dict[int, CappedLog], deadline
     return stop.passed
 
 
+class _Tried(NamedTuple):
+    """How one try of the command ended (a Pod, on a cluster)."""
+
+    exit_code: int | None
+    signal: int | None
+    deadline_passed: bool = False
+    not_started: str | None = None  # why it could not start
+
+
+def _try(run_dir: Path, request: dict[str, Any], argv: list[str], logs: tuple[CappedLog, CappedLog],
+         started_at: str, deadline_at: float | None) -> _Tried:
+    """Run the command once, its output appended to the logs, until it ends or the deadline passes."""
+    out, err = logs
+    try:
+        process = subprocess.Popen(argv, env=command_environment(request, dict(os.environ)),
+                                   cwd=request.get("cwd") or None, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,
+                                   close_fds=True)
+    except OSError as error:
+        why = why_not_started(error, argv, request.get("cwd"))
+        err.write(f"cronctl: cannot start {argv!r}: {why}\n".encode("utf-8", "replace"))
+        return _Tried(127 if error.errno == errno.ENOENT else 126, None, not_started=why)
+    _write_json(run_dir / "pid", {"pid": process.pid, "pgid": process.pid,
+                                  "wrapper_pid": os.getpid(), "started_at": started_at})
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        left = None if deadline_at is None else max(0.0, deadline_at - time.monotonic())
+        passed = _pump(process, {process.stdout.fileno(): out, process.stderr.fileno(): err}, left)
+    finally:
+        process.stdout.close()
+        process.stderr.close()
+    returncode = process.wait()
+    return _Tried(returncode if returncode >= 0 else None, -returncode if returncode < 0 else None, passed)
+
+
+def backoff_seconds(failures: int, base: float = BACKOFF_SECONDS) -> float:
+    """The wait before the next try after ``failures`` failed ones: 10 s, 20 s, 40 s ... at most
+    six minutes, as the job controller waits before a failed Job's next Pod."""
+    return float(min(base * 2 ** (failures - 1), BACKOFF_CAP_SECONDS))
+
+
+def _wait_to_retry(run_dir: Path, seconds: float, deadline_at: float | None) -> bool:
+    """Wait before the next try; False when the run is stopped or its deadline passes meanwhile."""
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        if (run_dir / "stop.json").exists() or (deadline_at is not None and time.monotonic() >= deadline_at):
+            return False
+        time.sleep(min(0.1, max(0.0, until - time.monotonic())))
+    return not (run_dir / "stop.json").exists()
+
+
 def run(run_dir: Path) -> int:
     lock_fd = os.open(run_dir / "wrapper.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
@@ -417,48 +481,55 @@ def run(run_dir: Path) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, _ignore)  # a handler, not SIG_IGN: exec resets it for the command
     _write_json(run_dir / "launching", {"wrapper_pid": os.getpid(), "at": _now()})
+    _write_json(run_dir / "exit.json", _run_tries(run_dir, request))
+    return 0
+
+
+def _run_tries(run_dir: Path, request: dict[str, Any]) -> dict[str, Any]:
+    """Try the command until it succeeds, its ``backoff_limit`` of failed tries is used up, the
+    deadline passes or the run is stopped; what ``exit.json`` says of it."""
     argv = [str(part) for part in list(request["command"]) + list(request.get("args") or [])]
     cap = _max_log_bytes(request)
-    out, err = CappedLog(run_dir / "stdout.log", cap), CappedLog(run_dir / "stderr.log", cap)
+    logs = CappedLog(run_dir / "stdout.log", cap), CappedLog(run_dir / "stderr.log", cap)
+    seconds = request.get("active_deadline_seconds")
+    deadline_at = time.monotonic() + float(seconds) if seconds else None
+    limit = int(request.get("backoff_limit") or 0)
     started_at = _now()
     reaping = _become_subreaper()
+    failures = 0
     try:
-        process = subprocess.Popen(argv, env=command_environment(request, dict(os.environ)),
-                                   cwd=request.get("cwd") or None, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,
-                                   close_fds=True)
-    except OSError as error:
-        why = why_not_started(error, argv, request.get("cwd"))
-        err.write(f"cronctl: cannot start {argv!r}: {why}\n".encode("utf-8", "replace"))
-        out.close()
-        err.close()
-        _write_json(run_dir / "exit.json", {
-            "exit_code": 127 if error.errno == errno.ENOENT else 126, "signal": None,
-            "started_at": started_at, "finished_at": _now(), "not_started": True,
-            "note": f"did not start: {why}"})
-        return 0
-    _write_json(run_dir / "pid", {"pid": process.pid, "pgid": process.pid,
-                                  "wrapper_pid": os.getpid(), "started_at": started_at})
-    assert process.stdout is not None and process.stderr is not None
-    seconds = request.get("active_deadline_seconds")
-    try:
-        deadline_passed = _pump(process, {process.stdout.fileno(): out, process.stderr.fileno(): err},
-                                float(seconds) if seconds else None)
+        while True:
+            tried = _try(run_dir, request, argv, logs, started_at, deadline_at)
+            if reaping:
+                _end_descendants()  # after the command's own exit status is read: waitpid takes any child
+            if tried.exit_code == 0 or tried.deadline_passed or tried.not_started or failures >= limit:
+                break
+            failures += 1
+            wait = backoff_seconds(failures, float(request.get("backoff_seconds") or BACKOFF_SECONDS))
+            logs[1].write(f"[cronctl: try {failures} of {limit + 1} failed ({_how(tried)}); the next in "
+                          f"{wait:g} s (backoffLimit {limit})]\n".encode())
+            if not _wait_to_retry(run_dir, wait, deadline_at):
+                break
     finally:
-        out.close()
-        err.close()
-        process.stdout.close()
-        process.stderr.close()
-    returncode = process.wait()
-    if reaping:
-        _end_descendants()  # after the command's own exit status is read: waitpid takes any child
-    ended = {"exit_code": returncode if returncode >= 0 else None, "signal": -returncode if returncode < 0 else None,
-             "started_at": started_at, "finished_at": _now()}
-    if deadline_passed:
+        for log in logs:
+            log.close()
+    ended: dict[str, Any] = {"exit_code": tried.exit_code, "signal": tried.signal, "started_at": started_at,
+                             "finished_at": _now()}
+    if tried.not_started:
+        ended.update(not_started=True, note=f"did not start: {tried.not_started}")
+    elif tried.deadline_passed or (deadline_at is not None and time.monotonic() >= deadline_at):
         ended.update(deadline_exceeded=True,
                      note=f"DeadlineExceeded: stopped at its activeDeadlineSeconds ({seconds} s)")
-    _write_json(run_dir / "exit.json", ended)
-    return 0
+    elif limit and tried.exit_code != 0:
+        ended.update(note=f"BackoffLimitExceeded: failed {failures + 1} tim{'e' if failures == 0 else 'es'} "
+                          f"(backoffLimit {limit})")
+    if failures:
+        ended["tries"] = failures + 1
+    return ended
+
+
+def _how(tried: _Tried) -> str:
+    return f"exit {tried.exit_code}" if tried.exit_code is not None else f"signal {tried.signal}"
 
 
 def main(argv: list[str]) -> int:

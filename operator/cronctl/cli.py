@@ -130,6 +130,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="text lines, or one JSON object per line (default: text)")
     local.add_argument("--max-log-bytes", type=int, default=None, metavar="N",
                        help="the bytes of each run's stdout and stderr kept, the last ones (default: 10 MiB)")
+    local.add_argument("--echo", action="store_true",
+                       help="copy each run's output to this stream, each line prefixed with its run")
     local.add_argument("--poll", type=float, default=1.0, help=argparse.SUPPRESS)
     local.set_defaults(command=_local)
 
@@ -403,7 +405,8 @@ def _local(args: argparse.Namespace) -> int:
         print(f"{utc_iso(clock.seconds())} {text}" if args.log_format == "text" else text, flush=True)
 
     runner = Runner(args.folder, clock.minute, args.workers, say=say, seconds=clock.seconds,
-                    log_format=args.log_format, max_log_bytes=args.max_log_bytes or DEFAULT_MAX_LOG_BYTES)
+                    log_format=args.log_format, max_log_bytes=args.max_log_bytes or DEFAULT_MAX_LOG_BYTES,
+                    echo=args.echo)
     if args.log_format == "text":
         say(f"cronctl: running the schedules of {args.folder} with {args.workers} worker slot(s); "
             "Ctrl-C or SIGTERM stops (the runs under way go on, and the next start adopts them)")

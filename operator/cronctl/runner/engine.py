@@ -43,6 +43,7 @@ from . import retention
 from .adoption import adopt
 from .book import Book, Status
 from .definitions import API_VERSION, KIND, Definition
+from .echo import Echo
 from .effects import Effect, Out, RemovePause, Say, SetAside, Start, Stop
 from .ends import Report
 from .files import read_json, remove_tree, utc_iso
@@ -76,7 +77,7 @@ class Runner:
     def __init__(self, folder: Path, minute: Callable[[], int], workers: int,
                  say: Callable[[str], None] = print, grace_seconds: float = 10.0,
                  seconds: Callable[[], float] | None = None, log_format: str = "text",
-                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> None:
+                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES, echo: bool = False) -> None:
         if log_format not in LOG_FORMATS:
             raise ValueError(f"log format {log_format!r}: must be one of {', '.join(LOG_FORMATS)}")
         self.folder = folder
@@ -97,6 +98,7 @@ class Runner:
         self._faults: dict[str, str] = {}  # what failed -> the line said about it, until it works again
         self._unsaved = False  # a save failed: save again at the next step
         self._late: list[Report] = []  # ends found for firings started again: the next step records them
+        self.echo = Echo(self._say_output) if echo else None  # --echo: the runs' output on this stream
 
     # What the step keeps, for the views and the tests that look at a runner.
     controller = property(lambda self: self.state.controller)
@@ -157,10 +159,35 @@ class Runner:
         self._late = []
         for what, fault in reading.faults.items():
             self._fault(what, fault) if fault is not None else self._clear_fault(what)
+        if self.echo is not None:
+            self._echo_ended(reading.inputs.ends)  # before the lines that say they ended
         stepped = step(reading.inputs, self.state)
         self._carry_out(stepped.effects)
+        if self.echo is not None:
+            for run_dir, (run, schedule) in self._running().items():
+                self.echo.follow(run, schedule, run_dir)
         if stepped.changed or self._unsaved:
             self._save_and_settle()
+
+    def _running(self) -> dict[Path, tuple[str, str]]:
+        """The folders of the runs running now: (run, schedule) of each."""
+        return {self.homes.of(f.home).run_dir(f.key): (f.run_id, f.schedule)
+                for f in self.state.firings.values() if f.slot is not None}
+
+    def _echo_ended(self, ends: list[Report]) -> None:
+        """--echo: the rest of the output of each run that ended."""
+        assert self.echo is not None
+        running = self._running()
+        for report in ends:
+            key, run_dir = report.end.key, report.end.run_dir
+            run, schedule = running.get(run_dir, (f"{key.schedule}@{run_dir.name}", key.schedule))
+            self.echo.finish(run, schedule, run_dir)
+
+    def _say_output(self, run: str, schedule: str, stream: str, text: str) -> None:
+        if self.log_format == "text":
+            self.say(f"{run}: {text}" if stream == "stdout" else f"{run} ({stream}): {text}")
+        else:
+            self._say(Say("output", text, facts={"run": run, "schedule": schedule, "stream": stream}))
 
     def turn(self) -> None:
         """A step of the loop: a fault no part of the step handles is said once, and the next

@@ -212,6 +212,14 @@ def test_a_values_file_that_is_missing_or_not_a_map_exits_2(tmp_path: Path) -> N
     assert result.returncode == 2 and "must hold a map of values" in result.stderr
 
 
+def test_a_values_file_with_broken_yaml_is_one_cronctl_line_naming_the_file_line_and_problem(tmp_path: Path) -> None:
+    broken = tmp_path / "values.yaml"
+    broken.write_text("count: [1, 2\nprefix: x\n")
+    result = cronctl("fleet", "preview", str(broken), "--from", "2024-01-01T00:00", "--to", "2024-01-01T01:00")
+    assert result.returncode == 2
+    assert result.stderr == f"cronctl: {broken}: is not YAML: line 2 column 7: expected ',' or ']', but got ':'\n"
+
+
 def test_an_empty_values_file_is_the_charts_example_fleet(tmp_path: Path) -> None:
     # The chart's defaults: example-0 on */15: 4 firings an hour.
     (tmp_path / "empty.yaml").write_text("")

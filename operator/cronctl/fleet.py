@@ -57,7 +57,7 @@ from .core.state import RUNNING
 from .core.tick import Launch, Overflow, Replace, Skip
 from .core.times import format_time, parse_time
 from .core.zones import parse_offset, parse_zone
-from .manifest import API_VERSION, CATCH_UP, KIND, POLICIES, SpecError, read_spec
+from .manifest import API_VERSION, CATCH_UP, KIND, POLICIES, SpecError, read_spec, yaml_problem
 
 EXIT_USAGE = 2
 MAX_EXACT = 2**53 - 1  # the largest whole number a helm value (a float) holds exactly
@@ -318,7 +318,7 @@ def load_values(path: Path) -> Fleet:
     except OSError as error:
         raise FleetError(str(path), f"cannot be read: {error.strerror or error}") from None
     except yaml.YAMLError as error:
-        raise FleetError(str(path), f"is not YAML: {error}") from None
+        raise FleetError(str(path), f"is not YAML: {yaml_problem(error)}") from None
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):

@@ -313,3 +313,11 @@ def _as_stored(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def yaml_problem(error: yaml.YAMLError) -> str:
+    """A YAML parse error in one line: ``line 3 column 7: expected ',' or ']', but got ':'``."""
+    mark = getattr(error, "problem_mark", None)
+    where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
+    problem = getattr(error, "problem", None) or " ".join(str(error).split())
+    return f"{where}{problem}"

@@ -54,7 +54,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
-from ..manifest import ScheduleSpec, SpecError, read_manifest
+from ..manifest import ScheduleSpec, SpecError, read_manifest, yaml_problem
 from .book import BOOK_NAME
 from .expansion import expand
 
@@ -170,10 +170,7 @@ def load_file(path: str | Path) -> LoadedDefinitions:
         result.errors.append(DefinitionError(path, None, None, f"cannot read: {error}"))
         return result
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error)
-        result.errors.append(DefinitionError(path, None, None, f"not valid YAML: {where}{problem}"))
+        result.errors.append(DefinitionError(path, None, None, f"not valid YAML: {yaml_problem(error)}"))
         return result
     if all(document is None for document in documents):
         result.notices.append(f"{path}: empty: no CronSchedule in it")

@@ -226,15 +226,13 @@ class Runner:
 
     def _start(self, start: Start) -> None:
         executor = self.homes.of(start.home)
-        fault = f"start {start.run_id}"
         try:
             handle = executor.start(start.request)
         except OSError as error:
             start_refused(self.state, start.run_id)
-            self._fault(fault, f"{start.request.schedule}: cannot start {start.run_id}: {error.strerror or error}; "
-                               "trying again at the next step")
+            self._process_fault("start", start.request.schedule, start.run_id, error)
             return
-        self._clear_fault(fault)
+        self._clear_fault(f"start {start.run_id}")
         if handle.started:
             self._say(start.said)
         elif not executor.watching(handle.key):
@@ -245,18 +243,20 @@ class Runner:
                 self._late.append(Report(start.home, ended, acknowledge=False))
 
     def _stop(self, stop: Stop) -> None:
-        fault = f"stop {stop.run_id}"
         try:
             self.homes.of(stop.home).stop(stop.key, stop.reason, stop.grace_seconds)
         except KeyError:  # no process was ever started for it (a book edited by hand)
             pass
         except OSError as error:
             stop_refused(self.state, stop.run_id)
-            self._fault(fault, f"{stop.schedule}: cannot stop {stop.run_id}: {error.strerror or error}; trying "
-                               "again at the next step")
+            self._process_fault("stop", stop.schedule, stop.run_id, error)
             return
-        self._clear_fault(fault)
+        self._clear_fault(f"stop {stop.run_id}")
         self._say(stop.said)
+
+    def _process_fault(self, verb: str, schedule: str, run_id: str, error: OSError) -> None:
+        self._fault(f"{verb} {run_id}", f"{schedule}: cannot {verb} {run_id}: {error.strerror or error}; trying "
+                                        "again at the next step")
 
     def _set_aside(self, effect: SetAside) -> None:
         path = effect.path

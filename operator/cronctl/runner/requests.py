@@ -44,10 +44,7 @@ class RequestFile:
 
 
 def take_triggers(state: RunnerState, triggers: list[TriggerFile], now: int, out: Out) -> bool:
-    changed = False
-    for trigger in triggers:
-        changed |= _take_trigger(state, trigger, now, out)
-    return changed
+    return any([_take_trigger(state, trigger, now, out) for trigger in triggers])  # each taken, in order
 
 
 def _take_trigger(state: RunnerState, trigger: TriggerFile, now: int, out: Out) -> bool:
@@ -87,10 +84,7 @@ def _set_aside(path: Path, why: str, out: Out, suffix: str = ".broken") -> bool:
 
 
 def take_backfills(state: RunnerState, requests: list[RequestFile], now: int, out: Out) -> bool:
-    changed = False
-    for request in requests:
-        changed |= _take_backfill(state, request, now, out)
-    return changed
+    return any([_take_backfill(state, request, now, out) for request in requests])  # each taken, in order
 
 
 def _take_backfill(state: RunnerState, request: RequestFile, now: int, out: Out) -> bool:

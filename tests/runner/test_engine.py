@@ -52,6 +52,26 @@ def test_a_manifest_means_what_it_means_on_a_cluster_var_references_expanded_and
     assert log.read_text() == f"hi there $(WHO) $(NOBODY) hi there\n{(folder / 'work').resolve()}\n"
 
 
+@pytest.mark.parametrize("working_dir, runs_in", [(None, "."), ("work", "work")])
+def test_a_runner_given_a_relative_folder_runs_each_command_in_it_or_its_working_dir(
+        folder: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch, working_dir: str | None, runs_in: str) -> None:
+    """As the Quick start runs it (cronctl local examples/local): the wrapper runs elsewhere, so
+    the folder and a relative workingDir are made absolute."""
+    body = json.loads(manifest("here", "*/5 * * * *", ["pwd"]))
+    if working_dir:
+        body["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["workingDir"] = working_dir
+        (folder / working_dir).mkdir()
+    (folder / "here.yaml").write_text(json.dumps(body))
+    monkeypatch.chdir(folder.parent)
+    r = runner(Path(folder.name), clock)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    [entry] = until(r, lambda: journal(folder, "here"))
+    assert entry["outcome"] == "succeeded", entry
+    [log] = list((folder / "runs" / "here").glob("*/stdout.log"))
+    assert log.read_text() == f"{(folder / runs_in).resolve()}\n"
+
+
 def test_a_run_past_its_timeout_is_stopped_even_if_it_ignores_sigterm(folder: Path, clock: Clock) -> None:
     (folder / "slow.yaml").write_text(manifest("slow", "*/5 * * * *", ["sh", "-c", "trap '' TERM; sleep 60"],
                                                timeoutMinutes=1))

@@ -87,7 +87,7 @@ class Runner:
         self.seconds = seconds or (lambda: minute() * 60 + time.time() % 60)
         self.say = say
         self.log_format = log_format
-        self.state = RunnerState(folder, SlotPool(workers), grace_seconds)
+        self.state = RunnerState(folder, SlotPool(workers), grace_seconds, base=Path(os.path.abspath(folder)))
         self.book = Book(folder)
         self.lock = RunnerLock(folder, runner_identity())
         self.homes = Homes(folder, max_log_bytes)  # each run stream's output capped at max_log_bytes

@@ -132,7 +132,7 @@ def command_of(state: RunnerState, schedule: str) -> dict[str, Any] | None:
     command: dict[str, Any] = {"command": list(definition.command), "args": list(definition.args),
                                "env": dict(definition.env)}
     if definition.working_dir is not None:
-        command["cwd"] = str(state.folder / definition.working_dir)  # an absolute one stays as it is
+        command["cwd"] = str(state.run_folder / definition.working_dir)  # an absolute one stays as it is
     if definition.active_deadline_seconds is not None:
         command["active_deadline_seconds"] = definition.active_deadline_seconds
     job = state.controller.state.jobs.get(schedule)

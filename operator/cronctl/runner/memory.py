@@ -27,6 +27,13 @@ class RunnerState:
     folder: Path  # the runner's folder: where relative working directories and records are
     slots: SlotPool
     grace_seconds: float = 10.0  # SIGTERM, then SIGKILL this much later
+    # The folder as an absolute path: where a run's command runs by default, and what a relative
+    # workingDir is relative to (the wrapper runs elsewhere). None: ``folder`` (already absolute).
+    base: Path | None = None
+
+    @property
+    def run_folder(self) -> Path:
+        return self.base or self.folder
     controller: Controller = field(default_factory=Controller)
     firings: dict[str, Firing] = field(default_factory=dict)
     journal: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # schedule -> history rows

@@ -25,7 +25,7 @@ def start_waiting(state: RunnerState, second: float, out: Out) -> bool:
             break
         firing.slot = slot
         request = RunRequest(firing.schedule, firing.nominal, firing.command, firing.args, firing.env,
-                             firing.reason, firing.attempt, cwd=firing.cwd or str(state.folder),
+                             firing.reason, firing.attempt, cwd=firing.cwd or str(state.run_folder),
                              active_deadline_seconds=firing.active_deadline_seconds,
                              backoff_limit=firing.backoff_limit)
         said = line("fired", f"{firing.schedule}: fired {firing.run_id} for "

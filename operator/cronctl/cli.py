@@ -73,7 +73,13 @@ class OneLineParser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="cronctl", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    for add in (_add_harness, _add_operator, _add_runner, _add_next, _add_fleet):
+        add(commands)
+    return parser
 
+
+def _add_harness(commands: Any) -> None:
+    """The offline harnesses of the contracts: run, dispatch."""
     run = commands.add_parser("run", help="run harness operations (a JSON array) and print the results")
     run.add_argument("file", nargs="?", default="-", help="a JSON file, or - for standard input")
     run.set_defaults(command=_run)
@@ -82,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     dispatch.add_argument("file", nargs="?", default="-", help="a JSON file, or - for standard input")
     dispatch.set_defaults(command=_dispatch)
 
+
+def _add_operator(commands: Any) -> None:
+    """The operator and what reads its Leases: operator, shards."""
     operator = commands.add_parser("operator", help="run the Kubernetes operator (kopf) against the cluster")
     operator.add_argument("--namespace", "-n", action="append", default=[],
                           help="watch only this namespace (repeatable; default: all namespaces)")
@@ -122,6 +131,10 @@ def _parser() -> argparse.ArgumentParser:
     shards.add_argument("--json", action="store_true", help="print one JSON object")
     shards.set_defaults(command=_shards)
 
+
+def _add_runner(commands: Any) -> None:
+    """The single-node runner, its views and its requests: local, status, history, trigger, logs,
+    backfill, suspend, resume."""
     local = commands.add_parser("local", help="run the CronSchedule manifests of a folder on this machine")
     local.add_argument("folder", type=Path, help="the folder of manifests; the book, lock and run logs go there too")
     local.add_argument("--workers", type=int, default=os.cpu_count() or 1,
@@ -173,6 +186,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--dir", type=Path, default=Path("."), help="the runner's folder (default: here)")
         sub.set_defaults(command=_runner_view, view=name)
 
+
+def _add_next(commands: Any) -> None:
+    """next: the fire times of an expression or a schedule."""
     nxt = commands.add_parser("next", help="show the next fire times of an expression, or of a runner's schedule")
     nxt.add_argument("expression", help='a cron expression ("*/15 9-17 * * MON-FRI"), "@every 90m", '
                                         "or the name of a schedule in --dir")
@@ -190,6 +206,9 @@ def _parser() -> argparse.ArgumentParser:
     nxt.add_argument("--json", action="store_true", help="print the JSON list of UTC times only")
     nxt.set_defaults(command=_next)
 
+
+def _add_fleet(commands: Any) -> None:
+    """fleet preview: a fleet replayed offline."""
     fleet = commands.add_parser("fleet", help="replay a fleet of CronSchedules (the cronschedule-fleet chart's "
                                 "values) through the core, offline")
     preview = fleet.add_subparsers(required=True, metavar="ACTION").add_parser(
@@ -204,7 +223,6 @@ def _parser() -> argparse.ArgumentParser:
     preview.add_argument("--no-progress", action="store_true", help="no progress bar (there is none when "
                          "standard error is not a terminal)")
     preview.set_defaults(command=_fleet)
-    return parser
 
 
 def _read_json(path: str) -> object:

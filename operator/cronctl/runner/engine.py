@@ -397,7 +397,7 @@ def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: f
         if shown or not runner.book.path.exists():
             return
         shown = True
-        from .views import status_lines  # the read-only view of what the holder fires
+        from .status_view import status_lines  # the read-only view of what the holder fires
         try:
             for line in status_lines(runner.folder):
                 runner.say(line)

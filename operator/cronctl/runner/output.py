@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, NamedTuple
 from .executor import RUNS_DIR, RunKey, run_folder_name
 from .files import read_json
 from .firing import BACKFILL_DIR, MANUAL_DIR
-from .views import EXIT_USAGE, ViewError, book_data, check_folder
+from .folder_view import EXIT_USAGE, ViewError, book_data, check_folder
 
 EXIT_NO_RUN = 1
 FOLLOW_SECONDS = 0.2  # how often a followed log is looked at

@@ -58,6 +58,9 @@ from ..manifest import ScheduleSpec, SpecError, read_manifest, yaml_problem
 from .book import BOOK_NAME
 from .expansion import expand
 
+# libyaml's loader where PyYAML was built with it: 10x faster on a large manifest
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 API_VERSION = "cronctl.dev/v1"
 KIND = "CronSchedule"
 RACY_SECONDS = 2.0
@@ -165,7 +168,7 @@ def load_file(path: str | Path) -> LoadedDefinitions:
             result.errors.append(DefinitionError(path, None, None, f"{_mib(size)}: larger than the API server "
                                                  f"takes in a request ({_mib(MAX_FILE_BYTES)}); not read"))
             return result
-        documents = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+        documents = list(yaml.load_all(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER))
     except (OSError, UnicodeDecodeError) as error:
         result.errors.append(DefinitionError(path, None, None, f"cannot read: {error}"))
         return result

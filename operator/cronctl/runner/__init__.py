@@ -23,4 +23,10 @@ What the shell uses:
 - :mod:`.definitions`: CronSchedule manifests read from a folder.
 - :mod:`.pauses`: the pause records of ``cronctl suspend`` (the manifests are never rewritten).
 - :mod:`.backfills`: the requests of ``cronctl backfill``, and how a backfill reads in ``status``.
+- :mod:`.echo`: ``--echo``, the runs' output on the runner's stream.
+
+What the commands read and ask, without the lock: :mod:`.folder_view`,
+:mod:`.status_view`, :mod:`.history_view`, :mod:`.asking` (``trigger``,
+``backfill``, ``suspend``, ``resume``) and :mod:`.output` (``cronctl logs``),
+their names gathered in :mod:`.views`.
 """

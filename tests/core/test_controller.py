@@ -175,3 +175,16 @@ def test_a_job_added_with_the_numbers_used_before_does_not_reuse_a_run_id() -> N
     c.retire("sync")
     c.add_job(dataclasses.replace(spec, created_at=START + 5), launched=7)
     assert [a.decision.run_id for a in c.step(START + 10) if isinstance(a.decision, Launch)] == ["sync-8"]
+
+
+def test_the_runs_a_move_of_the_clock_timed_out_are_named_even_when_the_history_limit_drops_them() -> None:
+    c = Controller()
+    c.create_job(START, "slow", "0 * * * *", "allow", {"timeout": 5, "keep_failed": 0})
+    c.tick(START + 60)
+    [run_id] = c.state.jobs["slow"].state.active
+    c.advance(START + 65)
+    assert run_id not in c.state.runs and c.expired == [run_id]
+    c.advance(START + 65)  # the same minute again: still named
+    assert c.expired == [run_id]
+    c.advance(START + 66)
+    assert c.expired == []

@@ -547,15 +547,9 @@ def test_a_failed_attempt_with_retries_left_waits_for_its_retry_then_starts_atte
     assert (row["outcome"], row["attempts"]) == ("failed", 2)
 
 
-KEPT_NONE = ("the core's verdict is lost when failedJobsHistoryLimit is 0: Controller._finish deletes the "
-             "timed-out run from state.runs at once, so stops.ended_by_core finds no run and takes it for a "
-             "replaced one: the running run is stopped as 'stopped' ('replaced by a newer run (Replace)') and "
-             "recorded 'stopped', the waiting one recorded 'canceled', both instead of timed_out")
-
-
 @pytest.mark.parametrize("limits", [
     {},
-    pytest.param({"failedJobsHistoryLimit": 0}, marks=pytest.mark.xfail(strict=True, reason=KEPT_NONE)),
+    {"failedJobsHistoryLimit": 0},  # the core drops the timed-out run at once: its verdict is kept all the same
 ])
 def test_a_run_past_its_timeout_is_stopped_and_a_waiting_one_is_dropped_timed_out(
         tmp_path: Path, limits: dict[str, Any]) -> None:

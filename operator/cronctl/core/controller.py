@@ -54,6 +54,9 @@ class Controller:
         self._due: list[tuple[int, int, str]] = []
         self._expiries: list[tuple[int, int, str]] = []
         self._expires_at: dict[str, int] = {}  # run -> its expiry; a heap entry that differs is stale (an edit)
+        # The runs the clock's last move timed out: a driver learns the core's verdict here even when
+        # the history limits drop the run at once (failedJobsHistoryLimit 0).
+        self.expired: list[str] = []
         self._rebuild_indexes()
 
     # -- the clock ----------------------------------------------------------
@@ -63,6 +66,8 @@ class Controller:
         clock = self.state.clock
         if clock is not None and now < clock:
             raise CronctlError("the time is earlier than the controller's clock", Code.CLOCK_WENT_BACKWARDS)
+        if clock is None or now > clock:
+            self.expired = []
         self.state.clock = now
         while self._expiries and self._expiries[0][0] <= now:
             at, _, run_id = heapq.heappop(self._expiries)
@@ -72,6 +77,7 @@ class Controller:
             run = self.state.runs.get(run_id)
             if run is not None and run.state in (RUNNING, RETRY_PENDING):  # a timed-out run is not retried
                 self._finish(run, TIMED_OUT, at)
+                self.expired.append(run.id)
 
     # -- creating jobs ------------------------------------------------------
 

@@ -19,6 +19,7 @@ from .executor import Ended, RunKey, nominal_iso
 from .firing import Firing
 from .journal import end_facts, entry, facts, how, remember, time_of
 from .memory import RunnerState
+from .stops import timed_out
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,7 @@ def end_attempt(state: RunnerState, firing: Firing, end: Ended, now: int, out: O
         return
     del state.firings[firing.run_id]
     outcome = end.outcome
-    run = state.controller.state.runs.get(firing.run_id)
-    if run is not None and run.state == TIMED_OUT:  # the core's verdict: its timeout came first
+    if timed_out(state, firing):  # the core's verdict: its timeout came first
         outcome = TIMED_OUT
     row = entry(firing, outcome, now, firing.attempt)
     row.update(exit_code=end.exit_code, signal=end.signal)  # of its last attempt

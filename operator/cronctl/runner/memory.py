@@ -59,6 +59,7 @@ class RunnerState:
     holding: set[str] = field(default_factory=set)  # the schedules that fire nothing: their backfills wait
     backfills_said: dict[str, tuple[str, bool]] = field(default_factory=dict)  # schedule -> (request, finished)
     noticed: set[str] = field(default_factory=set)  # notices said once
+    timed_out: set[str] = field(default_factory=set)  # firings' runs the core timed out (Controller.expired)
     # Ends recorded, acknowledged to their executor once the book that records them is saved.
     to_acknowledge: list[tuple[str | None, RunKey]] = field(default_factory=list)
     taken: dict[str, Path] = field(default_factory=dict)  # trigger and backfill files consumed: deleted once saved

@@ -66,6 +66,7 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     changed |= take_triggers(state, inputs.triggers, now, out)
     changed |= take_backfills(state, inputs.backfills, now, out)
     controller.advance(now)
+    state.timed_out = {run_id for run_id in (*state.timed_out, *controller.expired) if run_id in state.firings}
     changed |= record_ends(state, inputs.ends, now, out)
     applied = controller.step(now, holding=state.holding)  # their backfills wait
     carry_out_tick(state, applied, now, out)

@@ -52,9 +52,15 @@ def ended_by_core(state: RunnerState, firing: Firing) -> str | None:
     run = state.controller.state.runs.get(firing.run_id)
     if run is not None and run.state in (RUNNING, RETRY_PENDING):
         return None
-    if run is not None and run.state == TIMED_OUT:
+    if timed_out(state, firing):
         return TIMED_OUT
     return STOPPED if firing.slot is not None else CANCELED
+
+
+def timed_out(state: RunnerState, firing: Firing) -> bool:
+    """Whether the core timed the firing's run out (also when the history limits dropped it since)."""
+    run = state.controller.state.runs.get(firing.run_id)
+    return (run is not None and run.state == TIMED_OUT) or firing.run_id in state.timed_out
 
 
 def stop_expired(state: RunnerState, out: Out) -> bool:

@@ -290,13 +290,19 @@ def test_a_second_definition_of_a_schedule_is_named_and_ignored_the_first_file_k
                     f"{folder.path / 'report.yaml'} (ignored)")
 
 
-def test_a_run_id_is_never_reused_by_a_schedule_of_a_retired_name(folder: Folder) -> None:
+def ran_once_then_retired(folder: Folder) -> Start:
+    """report ran at 00:05 and succeeded; its manifest was deleted at 00:07."""
     folder.write("report")
     folder.step(START)
     [start] = folder.started(folder.step(START + 5))
     folder.step(START + 6, ends=[folder.ended(start)])
     (folder.path / "report.yaml").unlink()
     folder.step(START + 7)
+    return start
+
+
+def test_a_run_id_is_never_reused_by_a_schedule_of_a_retired_name(folder: Folder) -> None:
+    ran_once_then_retired(folder)
     folder.write("report")
     folder.step(START + 8)
     assert [s.run_id for s in folder.started(folder.step(START + 10))] == ["report-2"]
@@ -651,12 +657,7 @@ def test_retention_keeps_the_folder_of_a_run_the_core_let_go_while_its_process_i
 
 
 def test_retention_leaves_a_retired_schedules_folders_with_its_history(folder: Folder) -> None:
-    folder.write("report")
-    folder.step(START)
-    [start] = folder.started(folder.step(START + 5))
-    folder.step(START + 6, ends=[folder.ended(start)])
-    (folder.path / "report.yaml").unlink()
-    folder.step(START + 7)
+    ran_once_then_retired(folder)
     assert retention.plan(folder.state, "report", set()) == []
     assert folder.rows("report") == [(START + 5, "succeeded")]
 

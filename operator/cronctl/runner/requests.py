@@ -30,7 +30,7 @@ from .memory import RunnerState
 @dataclass(frozen=True)
 class TriggerFile:
     path: Path
-    id: str  # the trigger's identity (``engine.trigger_id``)
+    id: str  # the trigger's identity (``intake.trigger_id``)
     schedule: str | None  # None: not a trigger, ``why``
     why: str | None = None
 
@@ -43,8 +43,12 @@ class RequestFile:
     why: str | None = None
 
 
-def take_triggers(state: RunnerState, triggers: list[TriggerFile], now: int, out: Out) -> bool:
-    return any([_take_trigger(state, trigger, now, out) for trigger in triggers])  # each taken, in order
+def take_requests(state: RunnerState, triggers: list[TriggerFile], requests: list[RequestFile], now: int,
+                  out: Out) -> bool:
+    """The trigger files, then the backfill requests, each taken in order; whether any was."""
+    taken = [_take_trigger(state, trigger, now, out) for trigger in triggers]
+    taken += [_take_backfill(state, request, now, out) for request in requests]
+    return any(taken)
 
 
 def _take_trigger(state: RunnerState, trigger: TriggerFile, now: int, out: Out) -> bool:
@@ -81,10 +85,6 @@ def _no_schedule(state: RunnerState, name: str) -> str:
 def _set_aside(path: Path, why: str, out: Out, suffix: str = ".broken") -> bool:
     out.add(SetAside(path, why, suffix))
     return False
-
-
-def take_backfills(state: RunnerState, requests: list[RequestFile], now: int, out: Out) -> bool:
-    return any([_take_backfill(state, request, now, out) for request in requests])  # each taken, in order
 
 
 def _take_backfill(state: RunnerState, request: RequestFile, now: int, out: Out) -> bool:

@@ -27,7 +27,7 @@ from .launches import carry_out_tick
 from .lifecycle import Scan, sync_manifests
 from .memory import RunnerState
 from .pauses import Pause
-from .requests import RequestFile, TriggerFile, say_backfills, take_backfills, take_triggers
+from .requests import RequestFile, TriggerFile, say_backfills, take_requests
 from .starts import start_waiting
 from .stops import drop_expired, stop_expired
 
@@ -63,8 +63,7 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     changed = sync_manifests(state, inputs.manifests, now, out)  # a retired schedule's record goes with it
     changed |= sync_suspensions(state, now, out)
     changed |= hold(state, inputs.switched_off, now, out)
-    changed |= take_triggers(state, inputs.triggers, now, out)
-    changed |= take_backfills(state, inputs.backfills, now, out)
+    changed |= take_requests(state, inputs.triggers, inputs.backfills, now, out)
     controller.advance(now)
     state.timed_out = {run_id for run_id in (*state.timed_out, *controller.expired) if run_id in state.firings}
     changed |= record_ends(state, inputs.ends, now, out)

@@ -158,7 +158,10 @@ class Runner:
         reading = self.intake.read(self.state, self.homes, self._late)
         self._late = []
         for what, fault in reading.faults.items():
-            self._fault(what, fault) if fault is not None else self._clear_fault(what)
+            if fault is None:
+                self._clear_fault(what)
+            else:
+                self._fault(what, fault)
         if self.echo is not None:
             self._echo_ended(reading.inputs.ends)  # before the lines that say they ended
         stepped = step(reading.inputs, self.state)

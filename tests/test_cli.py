@@ -719,3 +719,11 @@ def test_a_read_only_folder_is_one_line_naming_it_and_exit_2(tmp_path: Path) -> 
             subprocess.run(["umount", str(folder)], check=True)
         else:
             folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("module, command", [("cronctl", "cronctl"), ("cronctl.plugin", "kubectl-cronctl")])
+def test_version_is_the_installed_packages_and_exits_0(module: str, command: str) -> None:
+    from importlib.metadata import version
+
+    result = subprocess.run([sys.executable, "-m", module, "--version"], capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"{command} {version('cronctl')}\n", "")

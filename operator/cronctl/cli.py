@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, Sequence, TextIO
 
+from .about import version_line
 from .core.dst import DaylightSaving
 from .core.errors import CronctlError, FieldError
 from .core.exclusions import parse_exclusions
@@ -72,6 +73,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="cronctl", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=version_line("cronctl"))
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     for add in (_add_harness, _add_operator, _add_runner, _add_next, _add_fleet):
         add(commands)

@@ -17,6 +17,7 @@ import signal
 import sys
 from typing import Any, Callable, NoReturn, Sequence
 
+from ..about import version_line
 from .cluster import Cluster, PluginError, Target, connect
 from .views import both_times, describe_lines, history_lines, next_lines, where
 
@@ -78,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kubectl cronctl", usage=USAGE, description=DESCRIPTION, epilog=EXAMPLES,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=version_line("kubectl-cronctl"))
     _target_flags(parser, None)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True, parser_class=_Parser)
 

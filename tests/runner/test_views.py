@@ -407,3 +407,9 @@ def test_the_two_times_of_a_repeated_daylight_saving_hour_read_apart() -> None:
     assert [both_times(t(utc), zone) for utc in ("2024-11-03T05:30", "2024-11-03T06:30")] == [
         "2024-11-03 05:30 UTC (2024-11-03 01:30 -04:00 America/New_York)",
         "2024-11-03 06:30 UTC (2024-11-03 01:30 -05:00 America/New_York)"]
+
+
+def test_status_of_a_folder_without_manifests_says_so(tmp_path: Path) -> None:
+    lines = status_lines(tmp_path, now=t("2024-03-01T00:00"))
+    assert lines[-1] == (f"no schedules: {tmp_path} has no CronSchedule manifest (*.yaml, *.yml); put one there "
+                         "(examples/local/hello.yaml is one) and the runner loads it within a second")

@@ -67,6 +67,10 @@ def status_lines(folder: Path, now: int | None = None) -> list[str]:
         lines = [f"no runner is running: nothing fires until 'cronctl local {folder}' runs"]
     if view.switched_off:
         lines.append(f"the node switch is off: nothing fires while {folder / SWITCH_OFF_FILE} exists")
+    if not view.schedules and not view.invalid and not view.retired:
+        lines.append(f"no schedules: {folder} has no CronSchedule manifest (*.yaml, *.yml); "
+                     "put one there (examples/local/hello.yaml is one) and the runner loads it within a second")
+        return lines
     if not view.has_book:
         lines.append(f"no book yet ({folder / 'cronctl.json'}): the runner has not run here; "
                      "the manifests' schedules:")

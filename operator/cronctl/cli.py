@@ -162,6 +162,13 @@ def _add_runner(commands: Any) -> None:
         sub.set_defaults(command=_runner_view, view=name)
 
     _add_logs(commands)
+    lint = commands.add_parser("lint", help="check CronSchedule manifests as the runner and the API server read "
+                                             "them (exit 1 on any problem; for CI and pre-commit)")
+    lint.add_argument("files", nargs="+", metavar="FILE", help="YAML files (several documents each); - for "
+                                                              "standard input; other kinds of objects are skipped")
+    lint.add_argument("-o", "--output", choices=("text", "json"), default="text",
+                      help="a line per problem, or one JSON object {valid, problems} (default: text)")
+    lint.set_defaults(command=_lint)
     backfill = commands.add_parser("backfill", help="run every schedule time of a past range, oldest first, one "
                                                      "at a time (the runner of --dir takes it at its next poll)")
     backfill.add_argument("name", help="the schedule's name")
@@ -681,6 +688,23 @@ def _print_table(times: list[int], zone: AnyZone) -> None:
         else:
             line += f"   {weekday}"
         print(line)
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from .clock import clock_from_environment
+    from .runner.lint import STDIN, lint
+
+    paths = [Path(file) for file in args.files]
+    linted = lint(paths, clock_from_environment().minute(), sys.stdin.read() if STDIN in paths else None)
+    if args.output == "json":
+        print(json.dumps(linted.to_json()))
+    else:
+        for problem in linted.problems:
+            print(problem)
+        count = len(linted.schedules)
+        print(f"{len(linted.problems)} problem{'' if len(linted.problems) == 1 else 's'}; {count} "
+              f"CronSchedule{'' if count == 1 else 's'} valid", file=sys.stderr)
+    return 1 if linted.problems else 0
 
 
 def _fleet(args: argparse.Namespace) -> int:

@@ -161,17 +161,30 @@ def combine(files: list[LoadedDefinitions], owners: Mapping[str, str] | None = N
 def load_file(path: str | Path) -> LoadedDefinitions:
     """The CronSchedules of one (multi-document) YAML file."""
     path = Path(path)
-    result = LoadedDefinitions()
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:  # refused unread: parsing 10 MB of YAML would hold up every schedule
-            result.errors.append(DefinitionError(path, None, None, f"{_mib(size)}: larger than the API server "
-                                                 f"takes in a request ({_mib(MAX_FILE_BYTES)}); not read"))
-            return result
-        documents = list(yaml.load_all(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER))
+            return _too_large(path, size)
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        result.errors.append(DefinitionError(path, None, None, f"cannot read: {error}"))
-        return result
+        return LoadedDefinitions(errors=[DefinitionError(path, None, None, f"cannot read: {error}")])
+    return load_text(text, path)
+
+
+def _too_large(path: Path, size: int) -> LoadedDefinitions:
+    return LoadedDefinitions(errors=[DefinitionError(path, None, None, f"{_mib(size)}: larger than the API server "
+                                                     f"takes in a request ({_mib(MAX_FILE_BYTES)}); not read")])
+
+
+def load_text(text: str, path: Path) -> LoadedDefinitions:
+    """The CronSchedules of a (multi-document) YAML text, named ``path`` in what it says (a file's,
+    or ``-`` for standard input)."""
+    result = LoadedDefinitions()
+    size = len(text.encode("utf-8", "replace"))
+    if size > MAX_FILE_BYTES:
+        return _too_large(path, size)
+    try:
+        documents = list(yaml.load_all(text, Loader=SAFE_LOADER))
     except yaml.YAMLError as error:
         result.errors.append(DefinitionError(path, None, None, f"not valid YAML: {yaml_problem(error)}"))
         return result

@@ -1,0 +1,76 @@
+"""``cronctl lint``: CronSchedule manifests checked as the runner and the API server read them.
+
+Each file is read as the runner reads its folder (:func:`.definitions.load_file`: YAML, several
+documents, the API server's size limits, the kind and apiVersion, the container), then each
+CronSchedule as the operator reads it (:func:`cronctl.manifest.read_manifest`: the CRD's
+schema, then the scheduler's rules), and a schedule that never fires is a problem too. A name
+defined twice among the files is one. Other kinds of objects are left alone, so the command
+can run over a repository's YAML as a pre-commit hook. Every problem names its file, its
+document (the object, or its number) and its field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.schedule import Timeline
+from ..manifest import SpecError, read_manifest
+from .definitions import KIND, DefinitionError, combine, load_file, load_text
+
+STDIN = Path("-")
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    document: str | None  # "CronSchedule 'nightly'", or "document 2" when it has no name
+    field: str | None  # e.g. spec.schedule
+    message: str
+
+    def __str__(self) -> str:
+        return ": ".join(part for part in (self.file, self.document, self.field, self.message) if part)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "document": self.document, "field": self.field, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Linted:
+    schedules: list[str]  # the CronSchedules that passed, by name
+    problems: list[Problem]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"valid": self.schedules, "problems": [problem.to_json() for problem in self.problems]}
+
+
+def lint(paths: list[Path], now: int, stdin: str | None = None) -> Linted:
+    """The problems of the files (``-``: ``stdin``), each judged at ``now`` (minutes since 1970)."""
+    loaded = combine([load_text(stdin or "", STDIN) if path == STDIN else load_file(path) for path in paths])
+    problems = [_problem(error) for error in loaded.errors]
+    valid = []
+    for definition in loaded.definitions:
+        problem = _judged(definition.file, definition.name, definition.body, now)
+        if problem is None:
+            valid.append(definition.name)
+        else:
+            problems.append(problem)
+    return Linted(valid, problems)
+
+
+def _problem(error: DefinitionError) -> Problem:
+    return Problem(str(error.file), error.object, error.path, error.reason)
+
+
+def _judged(file: Path, name: str, body: dict[str, Any], now: int) -> Problem | None:
+    document = f"{KIND} {name!r}"
+    try:
+        spec = read_manifest(body, now).job
+    except SpecError as error:
+        message = str(error)
+        return Problem(str(file), document, error.field, message.removeprefix(f"{error.field}: "))
+    if not Timeline(spec.compiled, spec.created_at, spec.options.tz).fires:
+        return Problem(str(file), document, "spec.schedule", "never fires")
+    return None
+

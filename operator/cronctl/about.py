@@ -1,7 +1,9 @@
-"""What cronctl says of itself: its version, from the installed package's metadata."""
+"""What cronctl says of itself: its version (from the installed package's metadata) and its shell
+completion (from its own argument parsers)."""
 
 from __future__ import annotations
 
+import argparse
 from importlib.metadata import PackageNotFoundError, version
 
 
@@ -15,3 +17,15 @@ def package_version() -> str:
 
 def version_line(command: str) -> str:
     return f"{command} {package_version()}"
+
+
+SHELLS = ("bash", "zsh", "tcsh")
+
+
+def completion_script(parser: argparse.ArgumentParser, command: str, shell: str) -> str:
+    """The shell's completion script for ``command`` (its subcommands, flags and choices), by shtab
+    from the command's own parser, so that it cannot drift from it."""
+    import shtab
+
+    parser.prog = command
+    return str(shtab.complete(parser, shell=shell))

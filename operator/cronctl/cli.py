@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, Sequence, TextIO
 
-from .about import version_line
+from .about import SHELLS, completion_script, version_line
 from .core.dst import DaylightSaving
 from .core.errors import CronctlError, FieldError
 from .core.exclusions import parse_exclusions
@@ -77,7 +77,16 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     for add in (_add_harness, _add_operator, _add_runner, _add_next, _add_fleet):
         add(commands)
+    completion = commands.add_parser("completion", help="print the shell completion script (bash: "
+                                                         "source <(cronctl completion bash))")
+    completion.add_argument("shell", choices=SHELLS)
+    completion.set_defaults(command=lambda args: _print(completion_script(_parser(), "cronctl", args.shell)))
     return parser
+
+
+def _print(text: str) -> int:
+    print(text)
+    return 0
 
 
 def _add_harness(commands: Any) -> None:

@@ -17,7 +17,7 @@ import signal
 import sys
 from typing import Any, Callable, NoReturn, Sequence
 
-from ..about import version_line
+from ..about import SHELLS, completion_script, version_line
 from .cluster import Cluster, PluginError, Target, connect
 from .views import both_times, describe_lines, history_lines, next_lines, where
 
@@ -110,7 +110,16 @@ def _parser() -> argparse.ArgumentParser:
                           help="list the times the operator would run, asking nothing")
     command("describe", _describe, "Spec, next times, active and last runs, conditions and recent Events.",
             output=True)
+    completion = commands.add_parser("completion", help="Print the shell completion script of kubectl-cronctl.",
+                                     usage="kubectl cronctl completion SHELL")
+    completion.add_argument("shell", choices=SHELLS)
+    completion.set_defaults(command=_completion)
     return parser
+
+
+def _completion(args: argparse.Namespace) -> int:
+    print(completion_script(_parser(), "kubectl-cronctl", args.shell))
+    return 0
 
 
 def _target_flags(parser: argparse.ArgumentParser, default: Any) -> None:

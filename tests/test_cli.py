@@ -21,7 +21,7 @@ def cronctl(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 
 
 def test_run_reads_operations_from_a_file_and_prints_results_on_one_line() -> None:
-    result = cronctl("run", "examples/harness/seed-part2.json")
+    result = cronctl("run", "examples/harness/policies.json")
     assert result.returncode == 0
     assert result.stdout.count("\n") == 1
     assert json.loads(result.stdout)[-1] == {"last_schedule": "2024-03-01T01:00",

@@ -116,7 +116,7 @@ def _in_nominal_order(rows: list[HistoryRow]) -> list[HistoryRow]:
 
 
 def history(folder: Path, name: str) -> dict[str, Any]:
-    """``cronctl history NAME --json``: stable keys, times RFC 3339 UTC (see the README)."""
+    """``cronctl history NAME --json``: stable keys, times RFC 3339 UTC (see docs/quickstart.md)."""
     view = history_view(folder, name)
     return {
         "schedule": view.name,

@@ -18,7 +18,7 @@ from .lock import describe_holder
 
 
 def status(folder: Path, now: int | None = None) -> dict[str, Any]:
-    """``cronctl status --json``: stable keys, times RFC 3339 UTC (see the README)."""
+    """``cronctl status --json``: stable keys, times RFC 3339 UTC (see docs/quickstart.md)."""
     view = folder_view(folder, now)
     holder = view.holder
     return {

@@ -1,0 +1,57 @@
+"""The documentation: a site MkDocs builds with --strict, and a CronSchedule reference that is the CRD's."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_site_builds_with_strict_link_checks(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
+                             "-d", str(tmp_path / "site")], capture_output=True, text=True, timeout=300,
+                            env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "site" / "reference" / "cronschedule" / "index.html").exists()
+
+
+def test_the_cronschedule_reference_is_generated_from_the_crd_and_current() -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "crd-reference.py"), "--check"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_field_of_the_crds_spec_is_in_the_reference() -> None:
+    import yaml
+
+    crd = yaml.safe_load((ROOT / "crds" / "cronschedule.yaml").read_text())
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    page = (ROOT / "docs" / "reference" / "cronschedule.md").read_text()
+    assert [name for name in spec if f"| `spec.{name}` |" not in page] == []
+
+
+def test_the_readme_is_short_and_speaks_no_internal_words() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]:
+        text = page.read_text()
+        assert not re.search(r"\bseed\b|\bPart [1-5]\b|shared/spec", text, re.I), page
+
+
+def test_every_docs_page_is_in_the_navigation() -> None:
+    import yaml
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+
+    def pages(entries: list) -> list[str]:  # type: ignore[type-arg]
+        found = []
+        for entry in entries:
+            for value in entry.values():
+                found += pages(value) if isinstance(value, list) else [value]
+        return found
+
+    listed = set(pages(config["nav"]))
+    assert {str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").glob("**/*.md")} == listed

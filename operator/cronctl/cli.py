@@ -1,6 +1,6 @@
-"""The ``cronctl`` command: a thin shell over the core and its drivers.
+"""cronctl: cron schedules on this machine (cronctl local) and on Kubernetes (cronctl operator).
 
-This is the imperative edge: it may read files, the wall clock and the
+The ``cronctl`` command is the imperative edge over the core and its drivers: it may read files, the wall clock and the
 environment, and it turns the core's refusals into messages and exit codes
 (2 for input that cannot be used, 1 for a valid question with no answer).
 People never see a traceback: a refusal is one ``cronctl:`` line on stderr;
@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="cronctl", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=version_line("cronctl"))
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
-    for add in (_add_harness, _add_operator, _add_runner, _add_next, _add_fleet):
+    for add in (_add_runner, _add_next, _add_operator, _add_fleet, _add_harness):
         add(commands)
     completion = commands.add_parser("completion", help="print the shell completion script (bash: "
                                                          "source <(cronctl completion bash))")

@@ -55,3 +55,11 @@ def test_every_docs_page_is_in_the_navigation() -> None:
 
     listed = set(pages(config["nav"]))
     assert {str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").glob("**/*.md")} == listed
+
+
+def test_ci_runs_the_test_command_the_readme_gives() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    command = subprocess.run(["bash", "-c", "awk '/^## Tests/{t=1} t&&/^```sh/{getline; print; exit}' README.md"],
+                             cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    assert command == "scripts/test"
+    assert "scripts/test" not in ci.replace("README", "")  # read from the README, not written twice

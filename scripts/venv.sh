@@ -1,6 +1,7 @@
 # Sourced by scripts/local and scripts/test: a virtual environment in .venv with cronctl installed
 # (editable) and the extras asked for, made on first use and brought up to date when pyproject.toml
-# changes. Works where pip may not install into the system Python (Debian's and Ubuntu's
+# or requirements.lock changes. cronctl's own dependencies are held to the versions in
+# requirements.lock, the ones the image ships. Works where pip may not install into the system Python (Debian's and Ubuntu's
 # "externally-managed-environment"). Usage: ensure_venv [EXTRAS]   (e.g. ensure_venv "test,bench")
 
 ensure_venv() {
@@ -37,12 +38,14 @@ ensure_venv() {
     fi
   }
   stamp="$venv/.cronctl-installed"
-  wanted="$(cksum < "$root/pyproject.toml") [$extras]"
+  wanted="$(cat "$root/pyproject.toml" "$root/requirements.lock" | cksum) [$extras]"
   # Without extras any install of this pyproject.toml will do (the test extras include the rest).
   if [ ! -f "$stamp" ] || { [ "$(cat "$stamp")" != "$wanted" ] &&
                            { [ -n "$extras" ] || [ "$(cut -d'[' -f1 < "$stamp")" != "${wanted%%\[*}" ]; }; }; then
     echo "== installing cronctl${extras:+ with $extras} into $venv" >&2
-    pip install --quiet --disable-pip-version-check -e "$root${extras:+[$extras]}" || return 1
+    # The lock's pins without their hashes: as constraints they hold versions, not the extras' tools.
+    grep -E '^[A-Za-z0-9][A-Za-z0-9._-]*==' "$root/requirements.lock" | sed 's/ *\\$//' > "$venv/constraints.txt"
+    pip install --quiet --disable-pip-version-check -c "$venv/constraints.txt" -e "$root${extras:+[$extras]}" || return 1
     echo "$wanted" > "$stamp"
   fi
   export PATH="$venv/bin:$PATH" VIRTUAL_ENV="$venv"

@@ -75,8 +75,16 @@ def template(helm: Path, values: Mapping[str, Any] | None = None, *extra: str, r
 
 
 def render(helm: Path, values: Mapping[str, Any] | None = None, *extra: str, **kwargs: Any) -> list[dict[str, Any]]:
-    """The rendered objects, parsed."""
-    return [doc for doc in yaml.safe_load_all(template(helm, values, *extra, **kwargs).stdout) if doc]
+    """The objects ``helm install`` creates, parsed (``helm test``'s exist only while it runs:
+    ``helm_test_objects``)."""
+    return [doc for doc in yaml.safe_load_all(template(helm, values, "--skip-tests", *extra, **kwargs).stdout)
+            if doc]
+
+
+def helm_test_objects(helm: Path, values: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """What ``helm test`` creates, parsed."""
+    text = template(helm, values, "--show-only", "templates/tests/operator-test.yaml").stdout
+    return [doc for doc in yaml.safe_load_all(text) if doc]
 
 
 def of_kind(docs: Iterable[Mapping[str, Any]], *kinds: str) -> list[dict[str, Any]]:

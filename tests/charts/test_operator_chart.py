@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from .operator_chart import (CHART, CRD_SCANNING_GRANTS, NAMESPACED_GRANTS, RELEASE_NAMESPACE, REPO_ROOT, grants,
-                             lease_grants, notes, of_kind, render, template)
+                             helm_test_objects, lease_grants, notes, of_kind, render, template)
 
 OPERATOR_CODE = REPO_ROOT / "operator" / "cronctl" / "operator"
 NAMESPACED = {"watchNamespaces": ["team-a", "team-b"]}
@@ -568,3 +568,29 @@ def test_the_default_shards_disruption_budget_leaves_the_shards_pods_out(helm: P
 def test_a_chart_with_no_operator_at_all_is_refused(helm: Path) -> None:
     failed = template(helm, {"defaultShard": False}, check=False)
     assert failed.returncode != 0 and "no operator would run" in failed.stderr
+
+
+def test_notes_warn_that_the_placeholder_image_cannot_be_pulled(helm: Path) -> None:
+    assert "WARNING: image.repository is the placeholder" in notes(helm)
+    assert "WARNING" not in notes(helm, values={"image": {"repository": "registry.example/cronctl"}})
+
+
+def test_helm_test_runs_the_charts_check_in_the_operators_image_with_only_a_dry_run_grant(helm: Path) -> None:
+    hooks = helm_test_objects(helm, {"image": {"repository": "registry.example/cronctl", "tag": "1.2.3"}})
+    assert {doc["kind"] for doc in hooks} == {"ServiceAccount", "Role", "RoleBinding", "Service", "Pod"}
+    for doc in hooks:
+        assert doc["metadata"]["annotations"]["helm.sh/hook"] == "test"
+        assert doc["metadata"]["namespace"] == RELEASE_NAMESPACE
+    (pod,) = of_kind(hooks, "Pod")
+    (container,) = pod["spec"]["containers"]
+    assert container["image"] == "registry.example/cronctl:1.2.3"
+    assert container["args"] == [(CHART / "files" / "helm-test.py").read_text()]
+    operator_pod = of_kind(render(helm), "Deployment")[0]["spec"]["template"]
+    assert pod["spec"]["securityContext"] == operator_pod["spec"]["securityContext"]
+    assert container["securityContext"] == operator_pod["spec"]["containers"][0]["securityContext"]
+    (role,) = of_kind(hooks, "Role")
+    assert grants(role["rules"]) == {("cronctl.dev", "cronschedules", "create", None)}
+    (service,) = of_kind(hooks, "Service")
+    selector = service["spec"]["selector"]
+    assert selector.items() <= operator_pod["metadata"]["labels"].items(), "the health Service misses the operator"
+    assert not selector.items() <= pod["metadata"]["labels"].items(), "the health Service selects the test Pod"

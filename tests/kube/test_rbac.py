@@ -25,7 +25,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from ..charts.operator_chart import RELEASE_NAMESPACE, of_kind, render
+from ..charts.operator_chart import RELEASE_NAMESPACE, helm_test_objects, of_kind, render
 from .helpers import Cluster, Operator, job_of, kubectl, minutes, ready, schedule_manifest, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -373,3 +373,66 @@ def test_the_operator_runs_in_its_namespaces_under_the_namespaced_rbac(control_p
         operator.stop()
         print(operator.log()[-6000:])
     assert forbidden_lines(operator.log()) == [], "the operator was refused something the chart should grant"
+
+
+# -- helm test ---------------------------------------------------------------------------------------------------
+
+
+def answers(url: str) -> bool:
+    try:
+        return get(url)[0] == 200
+    except OSError:
+        return False
+
+
+def token_kubeconfig(cp: Any, account: str, path: Path) -> Path:
+    token = kubectl(cp, "create", "token", account, "-n", SYSTEM, "--duration=1h").stdout.strip()
+    admin = yaml.safe_load(Path(cp.kubeconfig).read_text())
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "clusters": admin["clusters"],
+        "users": [{"name": account, "user": {"token": token}}],
+        "contexts": [{"name": account, "context": {"cluster": admin["clusters"][0]["name"], "user": account}}],
+        "current-context": account}))
+    return path
+
+
+def test_helm_test_passes_against_the_operator_with_only_its_own_grants(control_plane: Any, helm: Path,
+                                                                       cluster_wide: Install, namespace: str,
+                                                                       tmp_path: Path) -> None:
+    """kwok runs no containers, so the test Pod's own script runs here, as the test's
+    ServiceAccount (its Role applied from the chart), with the Pod's environment and the health
+    Service's address moved to the operator's loopback port."""
+    import subprocess
+    import sys
+
+    hooks = helm_test_objects(helm, {"crds": {"enabled": False, "keep": True}, "healthPort": cluster_wide.health_port})
+    grants_of_test = [doc for doc in hooks if doc["kind"] in ("ServiceAccount", "Role", "RoleBinding")]
+    kubectl(control_plane, "apply", "-f", "-", input=yaml.safe_dump_all(grants_of_test))
+    (pod,) = of_kind(hooks, "Pod")
+    (container,) = pod["spec"]["containers"]
+    env = {item["name"]: item["value"] for item in container["env"]}
+    assert env["CRONCTL_HEALTH_URL"].endswith(f":{cluster_wide.health_port}/healthz")
+    account = token_kubeconfig(control_plane, pod["spec"]["serviceAccountName"], tmp_path / "test.kubeconfig")
+    operator = cluster_wide.operator(control_plane, namespace, tmp_path, "cronctl-7d9f-tests")
+    operator.start()
+
+    def helm_test(health_url: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, *container["command"][1:], container["args"][0]], text=True,
+                              capture_output=True, timeout=60,
+                              env={**control_plane.env(), "KUBECONFIG": str(account),
+                                   "CRONCTL_HEALTH_URL": health_url, "CRONCTL_NAMESPACE": SYSTEM})
+    try:
+        health = f"http://127.0.0.1:{cluster_wide.health_port}/healthz"
+        wait_for("the operator's health endpoint", lambda: answers(health), timeout=60)
+        passed = helm_test(health)
+        assert passed.returncode == 0, passed.stdout + passed.stderr
+        assert f"a CronSchedule is accepted in {SYSTEM}" in passed.stdout
+        stored = kubectl(control_plane, "get", "cronschedules", "-n", SYSTEM, "-o", "name").stdout
+        assert "helm-test-accepted" not in stored, "the dry run stored the CronSchedule"
+
+        failed = helm_test(f"http://127.0.0.1:{free_port()}/healthz")
+        assert failed.returncode == 1 and "FAIL: the operator's health endpoint" in failed.stdout
+    finally:
+        operator.stop()
+        kubectl(control_plane, "delete", "-f", "-", "--ignore-not-found", check=False,
+                input=yaml.safe_dump_all(grants_of_test))

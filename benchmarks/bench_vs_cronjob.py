@@ -69,6 +69,7 @@ class Side:
     burst: int | None = None
     shards: int = 0  # cronctl: operator processes, each owning the schedules labelled cronctl.dev/shard=s<k>
     args: tuple[str, ...] = ()  # cronctl: the operator's flags
+    floor: bool = False  # not a controller: one Job create per launch at its second (floor_controller.py)
 
 
 SHARD_LABEL = "cronctl.dev/shard"
@@ -146,7 +147,8 @@ def sides(raised_qps: float, raised_burst: int) -> list[Side]:
             Side("cronctl-unstaged", "cronctl --no-staging", CRONCTL_USER, args=("--no-staging",)),
             Side("cronjob-default", "CronJob qps 20", "cronjob-controller-default", 20, 30),
             Side("cronjob-raised", f"CronJob qps {raised_qps:g}", "cronjob-controller-raised", raised_qps,
-                 raised_burst)]
+                 raised_burst),
+            Side("floor", "floor (one create)", "floor-creator", floor=True)]
 
 
 @dataclass
@@ -172,6 +174,8 @@ class Phase:
     requests: dict[str, int] = field(default_factory=dict)  # "verb resource" -> count, over the window
     requests_all: dict[str, int] = field(default_factory=dict)  # from the controller's start on
     burst_requests: int = 0  # launch work only (see per_launch)
+    plane: dict[str, float] = field(default_factory=dict)  # the control plane's counters over the window
+    idle: dict[str, float] = field(default_factory=dict)  # API server and etcd cores used with no controller
     rss_mib: float = float("nan")
     rss_per_shard: list[float] = field(default_factory=list)  # a sharded side: each process's peak RSS
     plans_ahead: dict[str, float] = field(default_factory=dict)  # cronctl: "taken" / "stale" (its metrics)
@@ -215,6 +219,16 @@ def as_cronjob(schedule: dict[str, Any]) -> dict[str, Any]:
             "spec": {key: spec[key] for key in CRONJOB_FIELDS if key in spec}}
 
 
+def floor_plan(objects: list[dict[str, Any]], nominal: list[float]) -> list[tuple[float, list[dict[str, Any]]]]:
+    """The Jobs a CronJob controller would create from these CronSchedules' templates, named as
+    both controllers name a scheduled run's Job, at each nominal second."""
+    def job(obj: dict[str, Any], second: float) -> dict[str, Any]:
+        template = obj["spec"]["jobTemplate"]
+        metadata = {**template.get("metadata", {}), "name": f"{obj['metadata']['name']}-{int(second // 60)}"}
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": template["spec"]}
+    return [(second, [job(obj, second) for obj in objects]) for second in nominal]
+
+
 # -- one phase --------------------------------------------------------------------------------
 
 
@@ -224,6 +238,8 @@ class Bench:
         self.cp, self.helm, self.audit_log, self.work = cp, helm, audit_log, work
         self.operator_dir, self.nice = operator_dir, nice
         self.api = kb.Api(cp)
+        self.plane = kb.PlaneCounters(cp, self.api)
+        self.quietest = math.inf  # the least the API server and etcd were seen to use idle, cores
         self.minutes, self.herd_timeout, self.grace = minutes, herd_timeout, grace
         self.kubeconfigs: dict[str, Path] = {}
         # Seconds per schedule from creation to acceptance, per side, to pick a minute the fleet can make.
@@ -251,6 +267,8 @@ class Bench:
         return controller
 
     def _spawn(self, side: Side, namespace: str) -> kb.Controller:
+        if side.floor:
+            return kb.FloorProcess(self.cp, self.kubeconfig(side.user), side.user, namespace, self.work)
         if side.qps is None and side.shards:
             sharded = ShardedOperator([self._operator(side, namespace, ["--shard", f"s{k}"], f"-s{k}")
                                        for k in range(side.shards)])
@@ -276,6 +294,7 @@ class Bench:
 
     def _attempt(self, side: Side, workload: str, size: int, attempt: int) -> Phase | None:
         namespace = f"{workload}-{size}-{side.key}" + (f"-{attempt}" if attempt else "")
+        idle = self._idle()
         kb.kubectl(self.cp, "create", "namespace", namespace)
         missed = False
         watch = kb.JobWatch(self.api, namespace)
@@ -299,17 +318,22 @@ class Bench:
             count = 1 if workload == "herd" else self.minutes
             schedule = herd_schedule(first) if workload == "herd" else window_schedule(first, count)
             phase = Phase(side.key, workload, size, [float((first + i) * 60) for i in range(count)],
-                          expected=size * count)
+                          expected=size * count, idle=idle)
             objects = kb.fleet_objects(kb.render_fleet(self.helm, namespace, PREFIX, size, schedule))
             if side.qps is not None:
                 objects = [as_cronjob(obj) for obj in objects]
             for index, obj in enumerate(objects if side.shards else []):  # round robin over the shards
                 obj["metadata"].setdefault("labels", {})[SHARD_LABEL] = f"s{index % side.shards}"
             t0 = time.time()
-            self.api.create_all(objects)
+            if isinstance(controller, kb.FloorProcess):
+                controller.send(floor_plan(objects, phase.nominal))
+            else:
+                self.api.create_all(objects)
             phase.created_s = time.time() - t0
             try:
-                if side.qps is None:
+                if side.floor:
+                    pass
+                elif side.qps is None:
                     kb.wait_until(f"{size} schedules accepted", lambda: self._accepted(namespace) >= size,
                                   timeout=phase.nominal[0] - time.time() - 5, every=2)
                 else:
@@ -325,10 +349,13 @@ class Bench:
                 return None
             print(f"  [{size:>5} {workload:<12} {side.label:<15}] {schedule!r}: created in {phase.created_s:.1f} s, "
                   f"accepted after {phase.accepted_s:.1f} s, {phase.lead_s:.0f} s before the minute", flush=True)
+            plane_before = self.plane.snapshot()
             self._launches(phase, watch, controller, side)
             # Its writes after the last launch (status, Events) belong to the launches; a phase cut
             # short by its deadline ends there, where its count of launches was taken.
             window_end = self._settle(controller, audit) if phase.ended == "all launched" else time.time()
+            plane_after = self.plane.snapshot()
+            phase.plane = {name: plane_after[name] - plane_before[name] for name in plane_after}
             phase.rss_mib = controller.peak_rss_mib()
             phase.plans_ahead = plans_ahead(controller)
             if isinstance(controller, ShardedOperator):
@@ -350,6 +377,24 @@ class Bench:
             print(f"    watch reconnects: {watch.errors[:3]}", flush=True)
         self._delete(namespace)
         return phase
+
+    def _idle(self, slice_seconds: float = 5.0, patience: float = 90.0) -> dict[str, float]:
+        """Cores the API server and etcd use on their own (no controller, nothing written): what
+        they spend over any window whatever the side, taken out of the net figures. The last
+        phase's namespace may still be going (its Jobs collected, etcd compacting): slices are
+        taken until one is within a quarter of the quietest seen in this run, or patience ends;
+        the quietest slice of this wait is the figure."""
+        names = ("kube-apiserver", "etcd")
+        deadline, slices = time.time() + patience, []
+        while True:
+            before, start = {name: kb.cpu_seconds(self.pids[name]) for name in names}, time.time()
+            time.sleep(slice_seconds)
+            elapsed = time.time() - start
+            slices.append({name: (kb.cpu_seconds(self.pids[name]) - before[name]) / elapsed for name in names})
+            total = sum(slices[-1].values())
+            self.quietest = min(self.quietest, total)
+            if total <= 1.25 * self.quietest + 0.002 or time.time() > deadline:
+                return min(slices, key=lambda rates: sum(rates.values()))
 
     def _accepted(self, namespace: str) -> int:
         ready, token = 0, ""
@@ -487,6 +532,13 @@ def per_launch(phase: Phase, total: float) -> float:
     return total / phase.launched if phase.launched else math.nan
 
 
+def net_plane_cpu(phase: Phase) -> float:
+    """Controller, API server and etcd CPU seconds over the window, less what the API server and
+    etcd would have spent idle over it (the windows differ in length between sides)."""
+    whole = sum(phase.cpu.get(name, math.nan) for name in ("controller", "kube-apiserver", "etcd"))
+    return whole - sum(phase.idle.get(name, math.nan) for name in ("kube-apiserver", "etcd")) * phase.window_s
+
+
 def requests_per_launch(phase: Phase, counts: dict[str, int]) -> float:
     return per_launch(phase, sum(n for request, n in counts.items() if launch_work(request)))
 
@@ -505,52 +557,79 @@ def share(phase: Phase, name: str) -> float:
     return phase.burst_cpu.get(name, math.nan) / phase.burst_s
 
 
-def rows(phases: list[Phase]) -> list[tuple[str, list[str], list[float]]]:
+Row = tuple[str, list[str], list[float]]
+MS = "{:.2f}".format
+
+
+def rows(phases: list[Phase]) -> list[Row]:
     """(metric, cells, comparable values) for the table; a lower value is better in every row."""
-    out: list[tuple[str, list[str], list[float]]] = []
+    return [*timing_rows(phases), *cost_rows(phases), *load_rows(phases)]
 
-    def row(name: str, values: list[float], fmt) -> None:
-        out.append((name, [fmt(v) for v in values], values))
 
+def _row(name: str, values: list[float], fmt: Any) -> Row:
+    return (name, [fmt(v) for v in values], values)
+
+
+def timing_rows(phases: list[Phase]) -> list[Row]:
+    """When the Jobs could run, and when their first writes went out."""
+    out = [_row("Jobs able to run / expected", [p.launched for p in phases],
+                lambda v: f"{int(v)}/{phases[0].expected}")]
     herd = phases[0].workload == "herd"
-    row("Jobs able to run / expected", [p.launched for p in phases],
-        lambda v: f"{int(v)}/{phases[0].expected}")
     if herd:
-        row("first Job can run, s after the minute", [min(p.delays) for p in phases], seconds)
-        row("half the Jobs can run, s", [percentile(p.delays, 0.5) for p in phases], seconds)
-        row("last Job can run, s", [max(p.delays) for p in phases], seconds)
+        out.append(_row("first Job can run, s after the minute", [min(p.delays) for p in phases], seconds))
+        out.append(_row("half the Jobs can run, s", [percentile(p.delays, 0.5) for p in phases], seconds))
+        out.append(_row("last Job can run, s", [max(p.delays) for p in phases], seconds))
     else:
-        for label, fraction in (("p50", 0.5), ("p99", 0.99), ("max", 1.0)):
-            row(f"delay {label}, s", [percentile(p.delays, fraction) for p in phases], seconds)
-    row("first write of a Job of the minute, s after it", [min(p.first_write, default=math.inf) for p in phases],
-        lambda v: seconds(v, 2))
+        out += [_row(f"delay {label}, s", [percentile(p.delays, fraction) for p in phases], seconds)
+                for label, fraction in (("p50", 0.5), ("p99", 0.99), ("max", 1.0))]
+    out.append(_row("first write of a Job of the minute, s after it",
+                    [min(p.first_write, default=math.inf) for p in phases], lambda v: seconds(v, 2)))
     if not herd:
-        row("  the same, slowest minute, s", [max(p.first_write, default=math.inf) for p in phases],
-            lambda v: seconds(v, 2))
-    row("Jobs staged (suspended) before their minute", [p.staged for p in phases], lambda v: f"{int(v)}")
-    ms = lambda v: f"{v:.2f}"  # noqa: E731
-    row("controller CPU per launch, ms", [per_launch(p, p.cpu.get("controller", math.nan) * 1000) for p in phases],
-        ms)
-    row("  of it before the minute", [per_launch(p, p.cpu_before.get("controller", math.nan) * 1000)
-                                      for p in phases], ms)
-    row("  whole phase (accepting the fleet too)", [per_launch(p, p.cpu_all.get("controller", math.nan) * 1000)
-                                                   for p in phases], ms)
-    for name, label in (("kube-apiserver", "API server"), ("etcd", "etcd")):
-        row(f"{label} CPU per launch, ms", [per_launch(p, p.cpu.get(name, math.nan) * 1000) for p in phases], ms)
-    row("API requests per launch (no Leases, watches)", [requests_per_launch(p, p.requests) for p in phases], ms)
-    row("  of them from the minute to the last Job's write answered", [per_launch(p, p.burst_requests) for p in phases],
-        ms)
-    row("  whole phase (accepting the fleet too)", [requests_per_launch(p, p.requests_all) for p in phases], ms)
-    row("launches/s during launches", [p.launched / p.burst_s if p.burst_s else math.nan for p in phases],
-        lambda v: f"{v:.0f}")
-    row("controller requests/s during launches", [p.burst_requests / p.burst_s if p.burst_s else math.nan
-                                                  for p in phases], lambda v: f"{v:.0f}")
-    for name, label in (("controller", "controller"), ("kube-apiserver", "API server"), ("etcd", "etcd"),
-                        ("gc+namespace kcm", "the control plane's own kube-controller-manager"),
-                        ("bench", "this script (watch, sampling)"), ("others", "processes not ours"),
-                        ("machine", "whole machine")):
-        row(f"cores used during launches: {label}", [share(p, name) for p in phases], lambda v: f"{v:.2f}")
-    row("controller peak RSS, MiB", [p.rss_mib for p in phases], lambda v: f"{v:.0f}")
+        out.append(_row("  the same, slowest minute, s", [max(p.first_write, default=math.inf) for p in phases],
+                        lambda v: seconds(v, 2)))
+    out.append(_row("Jobs staged (suspended) before their minute", [p.staged for p in phases], lambda v: f"{int(v)}"))
+    return out
+
+
+def cost_rows(phases: list[Phase]) -> list[Row]:
+    """What each launch cost: CPU of the controller and of the control plane, etcd's writes, the
+    watch fan-out, the requests."""
+    def cpu(p: Phase, name: str, over: str = "cpu") -> float:
+        return per_launch(p, getattr(p, over).get(name, math.nan) * 1000)
+    out = [_row("controller CPU per launch, ms", [cpu(p, "controller") for p in phases], MS),
+           _row("  of it before the minute", [cpu(p, "controller", "cpu_before") for p in phases], MS),
+           _row("  whole phase (accepting the fleet too)", [cpu(p, "controller", "cpu_all") for p in phases], MS),
+           _row("API server CPU per launch, ms", [cpu(p, "kube-apiserver") for p in phases], MS),
+           _row("etcd CPU per launch, ms", [cpu(p, "etcd") for p in phases], MS),
+           _row("whole control plane CPU per launch (controller + API server + etcd), ms",
+                [sum(cpu(p, name) for name in ("controller", "kube-apiserver", "etcd")) for p in phases], MS),
+           _row("  net of what the API server and etcd spend idle, ms",
+                [per_launch(p, net_plane_cpu(p) * 1000) for p in phases], MS)]
+    for name, whole in (("etcd WAL bytes", True), ("etcd puts", False), ("watch events sent", False),
+                        ("watch bytes sent", True)):
+        out.append(_row(f"{name} per launch", [per_launch(p, p.plane.get(name, math.nan)) for p in phases],
+                        "{:,.0f}".format if whole else MS))
+    out += [_row("API requests per launch (no Leases, watches)", [requests_per_launch(p, p.requests) for p in phases],
+                 MS),
+            _row("  of them from the minute to the last Job's write answered",
+                 [per_launch(p, p.burst_requests) for p in phases], MS),
+            _row("  whole phase (accepting the fleet too)", [requests_per_launch(p, p.requests_all) for p in phases],
+                 MS)]
+    return out
+
+
+def load_rows(phases: list[Phase]) -> list[Row]:
+    """How busy each part was during the launches, memory, and what the operator says of itself."""
+    def rate(p: Phase, count: float) -> float:
+        return count / p.burst_s if p.burst_s else math.nan
+    out = [_row("launches/s during launches", [rate(p, p.launched) for p in phases], "{:.0f}".format),
+           _row("controller requests/s during launches", [rate(p, p.burst_requests) for p in phases], "{:.0f}".format)]
+    out += [_row(f"cores used during launches: {label}", [share(p, name) for p in phases], "{:.2f}".format)
+            for name, label in (("controller", "controller"), ("kube-apiserver", "API server"), ("etcd", "etcd"),
+                                ("gc+namespace kcm", "the control plane's own kube-controller-manager"),
+                                ("bench", "this script (watch, sampling)"), ("others", "processes not ours"),
+                                ("machine", "whole machine"))]
+    out.append(_row("controller peak RSS, MiB", [p.rss_mib for p in phases], "{:.0f}".format))
     if any(p.plans_ahead for p in phases):
         out.append(("launches planned ahead and taken at the second (stale)",
                     [f"{p.plans_ahead.get('taken', 0):.0f} ({p.plans_ahead.get('stale', 0):.0f})" if p.plans_ahead
@@ -559,10 +638,10 @@ def rows(phases: list[Phase]) -> list[tuple[str, list[str], list[float]]]:
         out.append(("  per process (shards), MiB", [" / ".join(f"{v:.0f}" for v in p.rss_per_shard) or "-"
                                                     for p in phases],
                     [max(p.rss_per_shard, default=p.rss_mib) for p in phases]))
-    row("the watch's lag behind the API's answer, p50 / max, s",
-        [percentile(p.watch_lag, 0.5) if p.watch_lag else math.nan for p in phases], lambda v: "-")
-    out[-1] = (out[-1][0], [f"{percentile(p.watch_lag, 0.5):.3f} / {max(p.watch_lag):.3f}" if p.watch_lag else "-"
-                            for p in phases], out[-1][2])
+    out.append(("the watch's lag behind the API's answer, p50 / max, s",
+                [f"{percentile(p.watch_lag, 0.5):.3f} / {max(p.watch_lag):.3f}" if p.watch_lag else "-"
+                 for p in phases],
+                [percentile(p.watch_lag, 0.5) if p.watch_lag else math.nan for p in phases]))
     return out
 
 
@@ -595,9 +674,11 @@ def table(title: str, phases: list[Phase], labels: list[str]) -> str:
         lines.append("| " + " | ".join([name, *cells, *ratios]) + " |")
     lines.append("")
     for phase, label in zip(phases, labels):
-        detail = ", ".join(f"{what} {n}" for what, n in phase.requests.items())
+        detail = ", ".join(f"{what} {n} ({per_launch(phase, n):.2f} a launch)" for what, n in phase.requests.items())
+        idle = ", ".join(f"{name} {cores * 1000:.0f} ms/s" for name, cores in phase.idle.items())
         lines.append(f"- {label}: ended: {phase.ended}; fleet created in {phase.created_s:.1f} s, accepted after "
-                     f"{phase.accepted_s:.1f} s; window {phase.window_s:.0f} s; requests: {detail}")
+                     f"{phase.accepted_s:.1f} s; window {phase.window_s:.0f} s; idle before it: {idle}; "
+                     f"requests: {detail}")
     return "\n".join(lines) + "\n"
 
 
@@ -640,7 +721,7 @@ def main() -> int:
     parser.add_argument("--minutes", type=int, default=3, help="minutes of the every-minute workload (default 3)")
     parser.add_argument("--workloads", nargs="+", choices=["herd", "every-minute"], default=["herd", "every-minute"])
     parser.add_argument("--sides", nargs="+", choices=["cronctl", "cronctl-2-shards", "cronctl-unstaged",
-                                                       "cronjob-default", "cronjob-raised"],
+                                                       "cronjob-default", "cronjob-raised", "floor"],
                         default=["cronctl", "cronjob-default", "cronjob-raised"])
     parser.add_argument("--raised-qps", type=float, default=1000.0)
     parser.add_argument("--raised-burst", type=int, default=2000)

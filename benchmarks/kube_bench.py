@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -327,6 +328,70 @@ class CronJobControllerProcess(Controller):
         if not self.alive():
             raise RuntimeError(f"{self.name} exited:\n" + "\n".join(self.log_text().splitlines()[-20:]))
         return "cronjob" in self.log_text().lower() and self.READY_LINE in self.log_text()
+
+
+class FloorProcess(Controller):
+    """benchmarks/floor_controller.py as its own user: one Job create per launch at its nominal
+    second and nothing else, the least any controller asks of the control plane. It waits for
+    its plan (``send``) once the benchmark knows the minutes."""
+
+    def __init__(self, cp: ControlPlane, kubeconfig: Path, user: str, namespace: str, workdir: Path) -> None:
+        self.name, self.user, self.namespace = "floor", user, namespace
+        log = self._open_log(workdir / f"floor-{namespace}.log")
+        self.process = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "floor_controller.py"),
+                                         str(kubeconfig)], stdin=subprocess.PIPE, stdout=log,
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=_set_pdeathsig)
+
+    def send(self, launches: list[tuple[float, list[dict[str, Any]]]]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write((json.dumps({"namespace": self.namespace, "launches": launches}) + "\n").encode())
+        self.process.stdin.close()
+
+
+# -- what the control plane itself counts -----------------------------------------------------
+
+
+def prometheus_samples(text: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    """name -> labels -> value, for every sample of a /metrics page."""
+    from prometheus_client.parser import text_string_to_metric_families
+    out: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return out
+
+
+PLANE_COUNTERS = {
+    # etcd: what reaches its disk (every write's record in the write-ahead log) and its key-value puts
+    "etcd WAL bytes": ("etcd", "etcd_disk_wal_write_bytes_total"),
+    "etcd puts": ("etcd", "etcd_mvcc_put_total"),
+    # the API server's watch fan-out: events sent to watchers and their bytes, all kinds
+    "watch events sent": ("kube-apiserver", "apiserver_watch_events_total"),
+    "watch bytes sent": ("kube-apiserver", "apiserver_watch_events_sizes_sum"),
+}
+
+
+class PlaneCounters:
+    """Snapshots of the counters above, from etcd's and the API server's /metrics."""
+
+    def __init__(self, cp: ControlPlane, api: "Api") -> None:
+        self.cp, self.api = cp, api
+
+    def _page(self, source: str) -> str:
+        if source == "etcd":
+            with urllib.request.urlopen(self.cp.etcd_url + "/metrics", timeout=30) as answer:
+                return answer.read().decode()
+        connection = self.api.connect(timeout=30)
+        try:
+            connection.request("GET", "/metrics")
+            return connection.getresponse().read().decode()
+        finally:
+            connection.close()
+
+    def snapshot(self) -> dict[str, float]:
+        pages = {source: prometheus_samples(self._page(source)) for source in ("etcd", "kube-apiserver")}
+        return {label: sum(pages[source].get(name, {}).values()) for label, (source, name) in PLANE_COUNTERS.items()}
 
 
 # -- the audit log ---------------------------------------------------------------------------

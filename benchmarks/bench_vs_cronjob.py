@@ -630,6 +630,7 @@ def load_rows(phases: list[Phase]) -> list[Row]:
                                 ("bench", "this script (watch, sampling)"), ("others", "processes not ours"),
                                 ("machine", "whole machine"))]
     out.append(_row("controller peak RSS, MiB", [p.rss_mib for p in phases], "{:.0f}".format))
+    out.append(_row("  per 1,000 schedules, MiB", [p.rss_mib / p.size * 1000 for p in phases], "{:.1f}".format))
     if any(p.plans_ahead for p in phases):
         out.append(("launches planned ahead and taken at the second (stale)",
                     [f"{p.plans_ahead.get('taken', 0):.0f} ({p.plans_ahead.get('stale', 0):.0f})" if p.plans_ahead

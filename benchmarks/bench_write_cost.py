@@ -18,7 +18,9 @@ Kinds:
 - ``..., changed fields only``: the same launch, only the fields that changed;
 - ``..., small status``: a status without the bulk (no nextScheduleTimes, no history);
 - ``CronSchedule status update``: the whole object PUT to /status with its resourceVersion;
-- ``CronSchedule status JSON patch``: two fields replaced.
+- ``CronSchedule status JSON patch``: two fields replaced;
+- ``..., fieldValidation=Ignore``: the patch as today, the API server told not to look for
+  unknown or duplicate fields.
 
 ``--variants`` also prices the status patch (as today) on copies of the CRD under other groups,
 each with one thing taken out, to tell what in the CRD makes its writes dear.
@@ -198,6 +200,10 @@ class Bench:
                                    {"op": "replace", "path": "/status/launched", "value": 40 + index}],
                                   "application/json-patch+json") for name in names]
         out["CronSchedule status JSON patch of two fields"] = self.priced("json patch", json_patches, CS)
+        ignored = [self.send("PATCH", f"{CS}/{name}/status?fieldValidation=Ignore",
+                             {"status": status_today(name, minute + 2, 50 + index)}, "application/merge-patch+json")
+                   for name in names]
+        out["CronSchedule status patch, as today, fieldValidation=Ignore"] = self.priced("ignore", ignored, CS)
         return out
 
     def list(self, path: str) -> list[dict[str, Any]]:

@@ -1,8 +1,9 @@
 # Sourced by scripts/local and scripts/test: a virtual environment in .venv with cronctl installed
 # (editable) and the extras asked for, made on first use and brought up to date when pyproject.toml
 # or requirements.lock changes. cronctl's own dependencies are held to the versions in
-# requirements.lock, the ones the image ships. Works where pip may not install into the system Python (Debian's and Ubuntu's
-# "externally-managed-environment"). Usage: ensure_venv [EXTRAS]   (e.g. ensure_venv "test,bench")
+# requirements.lock, the ones the image ships. Works where pip may not install into the system
+# Python (Debian's and Ubuntu's "externally-managed-environment").
+# Usage: ensure_venv [EXTRAS]   (e.g. ensure_venv "test,bench")
 
 ensure_venv() {
   local extras="${1:-}" root venv python stamp wanted

@@ -57,8 +57,21 @@ def kubectl(cp: ControlPlane, *args: str, input: str | None = None) -> str:
     return result.stdout
 
 
+FLEET_CHART_MOST = 5000  # CronSchedules one release of charts/cronschedule-fleet may hold
+
+
 def render_fleet(helm: Path, namespace: str, prefix: str, count: int, schedule: str,
                  policy: str = "Allow") -> str:
+    """The fleet chart's manifests; more than one release holds is rendered as several, the
+    later ones' prefixes ``<prefix>2``, ``<prefix>3``..."""
+    if count > FLEET_CHART_MOST:
+        parts = [(prefix if index == 0 else f"{prefix}{index + 1}", min(FLEET_CHART_MOST, count - start))
+                 for index, start in enumerate(range(0, count, FLEET_CHART_MOST))]
+        return "---\n".join(_render_fleet(helm, namespace, part, size, schedule, policy) for part, size in parts)
+    return _render_fleet(helm, namespace, prefix, count, schedule, policy)
+
+
+def _render_fleet(helm: Path, namespace: str, prefix: str, count: int, schedule: str, policy: str) -> str:
     values = {"prefix": prefix, "count": count, "schedules": [schedule], "concurrencyPolicy": policy}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(values, handle)

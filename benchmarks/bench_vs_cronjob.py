@@ -180,6 +180,7 @@ class Phase:
     rss_per_shard: list[float] = field(default_factory=list)  # a sharded side: each process's peak RSS
     plans_ahead: dict[str, float] = field(default_factory=dict)  # cronctl: "taken" / "stale" (its metrics)
     ended: str = ""  # why the phase ended
+    names: list[str] = field(default_factory=list, repr=False)  # the fleet's schedules
 
     @property
     def launched(self) -> int:
@@ -320,6 +321,7 @@ class Bench:
             phase = Phase(side.key, workload, size, [float((first + i) * 60) for i in range(count)],
                           expected=size * count, idle=idle)
             objects = kb.fleet_objects(kb.render_fleet(self.helm, namespace, PREFIX, size, schedule))
+            phase.names = [obj["metadata"]["name"] for obj in objects]
             if side.qps is not None:
                 objects = [as_cronjob(obj) for obj in objects]
             for index, obj in enumerate(objects if side.shards else []):  # round robin over the shards
@@ -431,8 +433,8 @@ class Bench:
         phase.delays = []
         for nominal in phase.nominal:
             minute = int(nominal // 60)
-            for i in range(size):
-                job = jobs.get(f"{PREFIX}-{i}-{minute}")
+            for name in phase.names:
+                job = jobs.get(f"{name}-{minute}")
                 phase.delays.append(math.inf if job is None or job.runnable is None else job.runnable - nominal)
                 if job is not None and job.suspended_at_first and job.first_seen < nominal:
                     phase.staged += 1

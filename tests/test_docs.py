@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -58,8 +59,11 @@ def test_every_docs_page_is_in_the_navigation() -> None:
 
 
 def test_ci_runs_the_test_command_the_readme_gives() -> None:
-    ci = (ROOT / ".ci" / "run").read_text()
-    command = subprocess.run(["bash", "-c", "awk '/^## Tests/{t=1} t&&/^```sh/{getline; print; exit}' README.md"],
-                             cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    readme = (ROOT / "README.md").read_text()
+    command = subprocess.run([str(ROOT / ".ci" / "run"), "--print-command"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.strip()
     assert command == "scripts/test"
-    assert "scripts/test" not in ci.replace("README", "")  # read from the README, not written twice
+    assert f"The test command is `{command}`" in readme
+    assert (ROOT / command).is_file() and os.access(ROOT / command, os.X_OK)
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "scripts/test" not in ci  # read from the README, not written twice

@@ -305,47 +305,8 @@ class Bench:
         sampler = kb.Sampler({**pids, **self.pids}, every=0.25)
         started = time.time()
         try:
-            # Seconds a schedule to accept, first guessed (cronctl measured 0.009-0.013 at 500 and
-            # 2000), then the largest seen. The guess sets how long the window before the minute
-            # is, and the idle CPU in it counts on both sides: alike guesses, alike windows (0.05
-            # gave cronctl's 40-50 s more than CronJob's).
-            rate = self.accept_rate.get(side.key, 0.02 if side.qps is None else 0.01)
-            lead = (rate * size * 1.25 + 10) * (2 ** attempt)
-            # A minute more than acceptance needs: cronctl stages a firing's Job during the minute
-            # before it, so that minute starts after the fleet is accepted, and the staging falls
-            # in the window measured (accepted as late as the minute before, the staging was done
-            # while accepting, and left out of the CPU and requests per launch).
-            first = math.ceil((time.time() + lead) / 60) + 1
-            count = 1 if workload == "herd" else self.minutes
-            schedule = herd_schedule(first) if workload == "herd" else window_schedule(first, count)
-            phase = Phase(side.key, workload, size, [float((first + i) * 60) for i in range(count)],
-                          expected=size * count, idle=idle)
-            objects = kb.fleet_objects(kb.render_fleet(self.helm, namespace, PREFIX, size, schedule))
-            phase.names = [obj["metadata"]["name"] for obj in objects]
-            if side.qps is not None:
-                objects = [as_cronjob(obj) for obj in objects]
-            for index, obj in enumerate(objects if side.shards else []):  # round robin over the shards
-                obj["metadata"].setdefault("labels", {})[SHARD_LABEL] = f"s{index % side.shards}"
-            t0 = time.time()
-            if isinstance(controller, kb.FloorProcess):
-                controller.send(floor_plan(objects, phase.nominal))
-            else:
-                self.api.create_all(objects)
-            phase.created_s = time.time() - t0
-            try:
-                if side.floor:
-                    pass
-                elif side.qps is None:
-                    kb.wait_until(f"{size} schedules accepted", lambda: self._accepted(namespace) >= size,
-                                  timeout=phase.nominal[0] - time.time() - 5, every=2)
-                else:
-                    time.sleep(2)  # the informer's add events
-            except TimeoutError:
-                pass
-            accepted = time.time()
-            phase.accepted_s = accepted - t0
-            self.accept_rate[side.key] = max(self.accept_rate.get(side.key, 0), phase.accepted_s / size)
-            phase.lead_s = phase.nominal[0] - accepted
+            phase, schedule, objects = self._fleet(side, workload, size, attempt, namespace, idle)
+            accepted = self._submit(controller, side, phase, objects, namespace)
             if phase.lead_s < 5:
                 missed = True
                 return None
@@ -379,6 +340,56 @@ class Bench:
             print(f"    watch reconnects: {watch.errors[:3]}", flush=True)
         self._delete(namespace)
         return phase
+
+    def _fleet(self, side: Side, workload: str, size: int, attempt: int, namespace: str,
+               idle: dict[str, float]) -> tuple[Phase, str, list[dict[str, Any]]]:
+        """The phase's minutes, its schedule expression and the side's objects for it."""
+        # Seconds a schedule to accept, first guessed (cronctl measured 0.009-0.013 at 500 and
+        # 2000), then the largest seen. The guess sets how long the window before the minute
+        # is, and the idle CPU in it counts on both sides: alike guesses, alike windows (0.05
+        # gave cronctl's 40-50 s more than CronJob's).
+        rate = self.accept_rate.get(side.key, 0.02 if side.qps is None else 0.01)
+        lead = (rate * size * 1.25 + 10) * (2 ** attempt)
+        # A minute more than acceptance needs: cronctl stages a firing's Job during the minute
+        # before it, so that minute starts after the fleet is accepted, and the staging falls
+        # in the window measured (accepted as late as the minute before, the staging was done
+        # while accepting, and left out of the CPU and requests per launch).
+        first = math.ceil((time.time() + lead) / 60) + 1
+        count = 1 if workload == "herd" else self.minutes
+        schedule = herd_schedule(first) if workload == "herd" else window_schedule(first, count)
+        phase = Phase(side.key, workload, size, [float((first + i) * 60) for i in range(count)],
+                      expected=size * count, idle=idle)
+        objects = kb.fleet_objects(kb.render_fleet(self.helm, namespace, PREFIX, size, schedule))
+        phase.names = [obj["metadata"]["name"] for obj in objects]
+        if side.qps is not None:
+            objects = [as_cronjob(obj) for obj in objects]
+        for index, obj in enumerate(objects if side.shards else []):  # round robin over the shards
+            obj["metadata"].setdefault("labels", {})[SHARD_LABEL] = f"s{index % side.shards}"
+        return phase, schedule, objects
+
+    def _submit(self, controller: kb.Controller, side: Side, phase: Phase, objects: list[dict[str, Any]],
+                namespace: str) -> float:
+        """Create the fleet (the floor: hand it its plan) and wait until the side has taken it in;
+        returns that moment, where the phase's window starts."""
+        t0 = time.time()
+        if isinstance(controller, kb.FloorProcess):
+            controller.send(floor_plan(objects, phase.nominal))
+        else:
+            self.api.create_all(objects)
+        phase.created_s = time.time() - t0
+        try:
+            if side.qps is None and not side.floor:
+                kb.wait_until(f"{phase.size} schedules accepted", lambda: self._accepted(namespace) >= phase.size,
+                              timeout=phase.nominal[0] - time.time() - 5, every=2)
+            elif not side.floor:
+                time.sleep(2)  # the informer's add events
+        except TimeoutError:
+            pass
+        accepted = time.time()
+        phase.accepted_s = accepted - t0
+        self.accept_rate[side.key] = max(self.accept_rate.get(side.key, 0), phase.accepted_s / phase.size)
+        phase.lead_s = phase.nominal[0] - accepted
+        return accepted
 
     def _idle(self, slice_seconds: float = 5.0, patience: float = 90.0) -> dict[str, float]:
         """Cores the API server and etcd use on their own (no controller, nothing written): what
@@ -718,7 +729,7 @@ def in_own_session(nice: int) -> int:
 # -- main -------------------------------------------------------------------------------------
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
     parser.add_argument("--minutes", type=int, default=3, help="minutes of the every-minute workload (default 3)")
@@ -740,7 +751,11 @@ def main() -> int:
                         help="run the benchmark, the control plane and the controllers in a session of their own "
                              "with this priority (e.g. -20, as root): on a shared machine whose kernel gives every "
                              "session an equal share (autogroups), the others' load otherwise sets the pace")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = arguments()
     if args.nice is not None and os.environ.get(SESSION_ENV) != str(args.nice):
         return in_own_session(args.nice)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the processes on the way out

@@ -68,6 +68,20 @@ def without_deployment(docs: list[dict[str, Any]]) -> str:
     return yaml.safe_dump_all([doc for doc in docs if doc["kind"] != "Deployment"])
 
 
+def token_kubeconfig(cp: Any, account: str, path: Path) -> Path:
+    """A kubeconfig for ServiceAccount ``account`` of the release's namespace: a token minted for
+    it (TokenRequest, as `kubectl create token` does), readable by its owner only."""
+    token = kubectl(cp, "create", "token", account, "-n", SYSTEM, "--duration=2h").stdout.strip()
+    admin = yaml.safe_load(Path(cp.kubeconfig).read_text())
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "clusters": admin["clusters"],
+        "users": [{"name": account, "user": {"token": token}}],
+        "contexts": [{"name": account, "context": {"cluster": admin["clusters"][0]["name"], "user": account}}],
+        "current-context": account}))
+    path.chmod(0o600)
+    return path
+
+
 def install(cp: Any, helm: Path, release: str, values: dict[str, Any], workdir: Path) -> Install:
     health, metrics = free_port(), free_port()
     # The session's CRD is the test's (conftest): the chart's would be deleted by uninstall().
@@ -76,15 +90,7 @@ def install(cp: Any, helm: Path, release: str, values: dict[str, Any], workdir: 
     kubectl(cp, "apply", "-f", "-", input=without_deployment(docs))
     (account,) = of_kind(docs, "ServiceAccount")
     name = account["metadata"]["name"]
-    token = kubectl(cp, "create", "token", name, "-n", SYSTEM, "--duration=2h").stdout.strip()
-    admin = yaml.safe_load(Path(cp.kubeconfig).read_text())
-    kubeconfig = workdir / f"{release}.kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "clusters": admin["clusters"],
-        "users": [{"name": name, "user": {"token": token}}],
-        "contexts": [{"name": name, "context": {"cluster": admin["clusters"][0]["name"], "user": name}}],
-        "current-context": name}))
-    kubeconfig.chmod(0o600)
+    kubeconfig = token_kubeconfig(cp, name, workdir / f"{release}.kubeconfig")
     (deployment,) = of_kind(docs, "Deployment")
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     args = [arg.replace("0.0.0.0:", "127.0.0.1:") for arg in container["args"]]
@@ -383,17 +389,6 @@ def answers(url: str) -> bool:
         return get(url)[0] == 200
     except OSError:
         return False
-
-
-def token_kubeconfig(cp: Any, account: str, path: Path) -> Path:
-    token = kubectl(cp, "create", "token", account, "-n", SYSTEM, "--duration=1h").stdout.strip()
-    admin = yaml.safe_load(Path(cp.kubeconfig).read_text())
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "clusters": admin["clusters"],
-        "users": [{"name": account, "user": {"token": token}}],
-        "contexts": [{"name": account, "context": {"cluster": admin["clusters"][0]["name"], "user": account}}],
-        "current-context": account}))
-    return path
 
 
 def test_helm_test_passes_against_the_operator_with_only_its_own_grants(control_plane: Any, helm: Path,

@@ -144,7 +144,7 @@ def merged_controllers(used: dict[str, float]) -> dict[str, float]:
 def sides(raised_qps: float, raised_burst: int) -> list[Side]:
     return [Side("cronctl", "cronctl", CRONCTL_USER),
             Side("cronctl-2-shards", "cronctl 2 shards", CRONCTL_USER, shards=2),
-            Side("cronctl-unstaged", "cronctl --no-staging", CRONCTL_USER, args=("--no-staging",)),
+            Side("cronctl-staged", "cronctl --staging", CRONCTL_USER, args=("--staging",)),
             Side("cronjob-default", "CronJob qps 20", "cronjob-controller-default", 20, 30),
             Side("cronjob-raised", f"CronJob qps {raised_qps:g}", "cronjob-controller-raised", raised_qps,
                  raised_burst),
@@ -734,7 +734,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
     parser.add_argument("--minutes", type=int, default=3, help="minutes of the every-minute workload (default 3)")
     parser.add_argument("--workloads", nargs="+", choices=["herd", "every-minute"], default=["herd", "every-minute"])
-    parser.add_argument("--sides", nargs="+", choices=["cronctl", "cronctl-2-shards", "cronctl-unstaged",
+    parser.add_argument("--sides", nargs="+", choices=["cronctl", "cronctl-2-shards", "cronctl-staged",
                                                        "cronjob-default", "cronjob-raised", "floor"],
                         default=["cronctl", "cronjob-default", "cronjob-raised"])
     parser.add_argument("--raised-qps", type=float, default=1000.0)

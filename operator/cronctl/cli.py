@@ -124,9 +124,10 @@ def _add_operator(commands: Any) -> None:
                                "of its own (default: the default shard, the CronSchedules without that label)")
     operator.add_argument("--identity", help="this replica's name in the Lease (default: $POD_NAME, else the host name)")
     operator.add_argument("--staging", action=argparse.BooleanOptionalAction, default=None,
-                          help="create scheduled firings' Jobs ahead of their minute, suspended, and release them "
-                               "at it (default: on, unless CRONCTL_STAGING=off); --no-staging where something "
-                               "else owns Jobs' spec.suspend (Kueue)")
+                          help="create scheduled firings' Jobs during the minute before, suspended, and release them "
+                               "at it, so each next Job can be seen ahead (default: off, unless "
+                               "CRONCTL_STAGING=on; it costs the API server a second write per launch); "
+                               "not where something else owns Jobs' spec.suspend (Kueue)")
     operator.add_argument("--lease-seconds", type=int, default=15,
                           help="how long a silent holder keeps the Lease (default: 15)")
     operator.set_defaults(command=_operator)

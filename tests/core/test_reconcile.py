@@ -103,7 +103,7 @@ def test_a_suspended_jobs_running_run_still_times_out_and_is_looked_at_then() ->
 
 
 def test_a_launch_whose_firing_was_staged_is_carried_out_by_its_release() -> None:
-    result = step(HOUR, seen=Seen(staged=[StagedSeen(HOUR)]))
+    result = step(HOUR, seen=Seen(staged=[StagedSeen(HOUR)], staging=True))
     assert result.fates[HOUR].action == RELEASE
     [launched] = result.launches
     assert (launched.run_key, launched.staged, launched.held_until) == (f"job-{HOUR}", True, None)
@@ -115,7 +115,7 @@ def test_a_launch_with_no_staged_firing_is_created() -> None:
 
 
 def test_a_staged_firing_no_longer_current_is_deleted_and_its_launch_created() -> None:
-    result = step(HOUR, seen=Seen(staged=[StagedSeen(HOUR, current=False)]))
+    result = step(HOUR, seen=Seen(staged=[StagedSeen(HOUR, current=False)], staging=True))
     assert result.fates[HOUR].action == DELETE and not result.launches[0].staged
 
 
@@ -175,18 +175,18 @@ def test_a_skip_is_news_once() -> None:
 
 
 @pytest.mark.parametrize("seen, stage", [
-    (Seen(), HOUR),  # the next time, a minute away
-    (Seen(staging=False), None),  # the driver stages nothing
-    (Seen(staged=[StagedSeen(HOUR)]), None),  # staged already
-    (Seen(staged=[StagedSeen(HOUR, current=False)]), HOUR),  # its staged Job goes: staged afresh
-    (Seen(known=frozenset({f"job-{HOUR}"})), None),  # its run exists
+    (Seen(staging=True), HOUR),  # the next time, a minute away
+    (Seen(), None),  # the driver stages nothing (its default)
+    (Seen(staged=[StagedSeen(HOUR)], staging=True), None),  # staged already
+    (Seen(staged=[StagedSeen(HOUR, current=False)], staging=True), HOUR),  # its staged Job goes: staged afresh
+    (Seen(known=frozenset({f"job-{HOUR}"}), staging=True), None),  # its run exists
 ], ids=["next", "off", "staged", "edited", "run"])
 def test_the_firing_to_stage_is_the_next_one_unless_staged_or_run_already(seen: Seen, stage: int | None) -> None:
     assert step(BEFORE, seen=seen).stage == stage
 
 
 def test_a_staged_firing_still_to_come_is_kept() -> None:
-    assert step(BEFORE, seen=Seen(staged=[StagedSeen(HOUR)])).fates[HOUR].action == KEEP
+    assert step(BEFORE, seen=Seen(staged=[StagedSeen(HOUR)], staging=True)).fates[HOUR].action == KEEP
 
 
 # -- manual runs and backfills ----------------------------------------------------------------------
@@ -237,4 +237,5 @@ def test_held_runs_are_resumed_when_their_second_comes_and_the_next_ones_second_
 ], ids=["timeout", "skewed-end", "staging"])
 def test_the_next_look_is_the_earliest_minute_something_can_change(runs, options, wake) -> None:  # type: ignore[no-untyped-def]
     state, seen = with_active(*runs)
-    assert step(CREATED + 10, state, Seen(runs=seen), expression="0 0 * * *", options=options).wake_at == wake
+    observed = Seen(runs=seen, staging=True)
+    assert step(CREATED + 10, state, observed, expression="0 0 * * *", options=options).wake_at == wake

@@ -64,8 +64,14 @@ def namespace(control_plane: Any, crd: None) -> Iterator[str]:
 
 
 @pytest.fixture
-def operator(control_plane: Any, namespace: str, tmp_path: Path) -> Iterator[Operator]:
-    op = Operator(control_plane, namespace, tmp_path)
+def operator_env() -> dict[str, str]:
+    """The operator's environment beyond the control plane's (a module overrides it: staging on)."""
+    return {}
+
+
+@pytest.fixture
+def operator(control_plane: Any, namespace: str, tmp_path: Path, operator_env: dict[str, str]) -> Iterator[Operator]:
+    op = Operator(control_plane, namespace, tmp_path, extra_env=operator_env)
     op.set_clock("2024-03-01T00:00")
     op.start()
     yield op

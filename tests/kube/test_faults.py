@@ -1,13 +1,13 @@
 """The operator under the faults a cluster has, on the real API server behind a fault proxy.
 
 A small fleet (every-minute schedules, and Forbid ones whose first run never
-ends) is staged for 00:01; a fault is injected across that minute (the
+ends) is due at 00:01; a fault is injected across that minute (the
 operator's clock is a file the test moves, the fault runs in real time); then
 the invariants are checked:
 
 - no nominal minute without its Job, and none twice (each schedule's status
   counts exactly the runs its Jobs show);
-- no staged Job left suspended for a minute that has come;
+- no Job left suspended for a minute that has come (staged, with staging on);
 - status converged (lastScheduleTime is the minute);
 - the operator's process alive, unless its Lease was really lost;
 - the writes again within a few seconds of the fault's end.
@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from .faultproxy import FaultProxy, kubeconfig_through
-from .helpers import Cluster, Operator, job_of, ready, schedule_manifest, wait_for
+from .helpers import Cluster, Operator, job_of, schedule_manifest, wait_for
 
 RUNNABLE = [f"every-{index}" for index in range(6)]
 BLOCKED = ["forbid-0", "forbid-1"]  # Forbid, their first run never ends (no job controller here)
@@ -50,11 +50,11 @@ def proxy(control_plane: Any) -> Iterator[FaultProxy]:
 
 
 def operator_through(control_plane: Any, namespace: str, tmp_path: Path, proxy: FaultProxy, name: str = "operator",
-                     extra_args: tuple[str, ...] = ()) -> Operator:
+                     extra_args: tuple[str, ...] = (), extra_env: dict[str, str] | None = None) -> Operator:
     kubeconfig = tmp_path / f"{name}-through-proxy.kubeconfig"
     kubeconfig.write_text(kubeconfig_through(control_plane.kubeconfig.read_text(), control_plane.url, proxy.url))
     return Operator(control_plane, namespace, tmp_path, name=name, kubeconfig=kubeconfig,
-                    extra_args=["--identity", name, *extra_args])
+                    extra_args=["--identity", name, *extra_args], extra_env=extra_env)
 
 
 @pytest.fixture
@@ -73,19 +73,27 @@ def staged_for(cluster: Cluster, schedule: str, when: str) -> bool:
 
 
 def released(cluster: Cluster, schedule: str, when: str) -> bool:
+    """The Job of ``when`` exists and may run: created so at its minute, or staged and released."""
     job = next((j for j in cluster.jobs(schedule) if j.metadata.name == job_of(schedule, when)), None)
     return job is not None and job.spec.suspend is False and STAGED not in (job.metadata.labels or {})
 
 
-def a_fleet_staged_for_0001(cluster: Cluster) -> None:
+def due_at(cluster: Cluster, names: list[str], when: str) -> Callable[[], bool]:
+    return lambda: all(cluster.status(name).get("nextFireTime") == f"{when}:00Z" for name in names)
+
+
+def a_fleet_due_at_0001(cluster: Cluster, staging: bool = False) -> None:
+    """The fleet applied at 00:00 and seen by the operator (with ``staging``, 00:01's Jobs staged)."""
     for name in RUNNABLE:
         cluster.apply(schedule_manifest(name, "* * * * *"))
     for name in BLOCKED:
         cluster.apply(schedule_manifest(name, "* * * * *", "Forbid"))
-    for name in RUNNABLE + BLOCKED:
-        wait_for(f"{name} seen", ready(cluster, name))
-    wait_for("00:01 staged for every schedule",
-             lambda: all(staged_for(cluster, name, "2024-03-01T00:01") for name in RUNNABLE + BLOCKED))
+    wait_for("00:01 the next fire of every schedule", due_at(cluster, RUNNABLE + BLOCKED, "2024-03-01T00:01"))
+    if staging:
+        wait_for("00:01 staged for every schedule",
+                 lambda: all(staged_for(cluster, name, "2024-03-01T00:01") for name in RUNNABLE + BLOCKED))
+    else:
+        assert not any(cluster.jobs(name) for name in RUNNABLE + BLOCKED)  # created at the minute, not before
 
 
 def across_the_minute(operator: Operator, cluster: Cluster, fault: Callable[[], None], fault_seconds: float,
@@ -121,7 +129,7 @@ def test_connections_reset_then_a_blackhole_across_the_minute_then_new_ones_rese
         operator: Operator, cluster: Cluster, proxy: FaultProxy) -> None:
     """As an idle connection closed by the API server, then a network partition over the minute,
     then a load balancer refusing connections as it comes back."""
-    a_fleet_staged_for_0001(cluster)
+    a_fleet_due_at_0001(cluster)
 
     def fault() -> None:
         proxy.reset_all()
@@ -136,7 +144,7 @@ def test_connections_reset_then_a_blackhole_across_the_minute_then_new_ones_rese
 
 def test_connections_reset_during_the_launches_lose_no_run(operator: Operator, cluster: Cluster,
                                                           proxy: FaultProxy) -> None:
-    a_fleet_staged_for_0001(cluster)
+    a_fleet_due_at_0001(cluster)
 
     def fault() -> None:
         threading.Timer(0.15, proxy.reset_all).start()  # the loop reads the clock file every 0.2 s
@@ -146,6 +154,20 @@ def test_connections_reset_during_the_launches_lose_no_run(operator: Operator, c
     assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01"])
 
 
+def test_with_staging_on_connections_reset_during_the_releases_lose_no_run(
+        control_plane: Any, namespace: str, tmp_path: Path, cluster: Cluster, proxy: FaultProxy) -> None:
+    staging = operator_through(control_plane, namespace, tmp_path, proxy, extra_env={"CRONCTL_STAGING": "on"})
+    staging.set_clock("2024-03-01T00:00")
+    try:
+        staging.start()
+        a_fleet_due_at_0001(cluster, staging=True)
+        took = across_the_minute(staging, cluster, lambda: threading.Timer(0.15, proxy.reset_all).start(), 0.2)
+        assert took < RESUMED_WITHIN_SECONDS
+        assert_every_minute_ran_once(staging, cluster, ["2024-03-01T00:01"])
+    finally:
+        staging.stop()
+
+
 def test_kept_connections_gone_silent_at_the_minute_cost_a_write_timeout_not_the_run(
         operator: Operator, cluster: Cluster, proxy: FaultProxy) -> None:
     """As when a NAT or conntrack entry is dropped: what the operator sends on its kept
@@ -153,7 +175,7 @@ def test_kept_connections_gone_silent_at_the_minute_cost_a_write_timeout_not_the
     then goes again on a new connection, within the minute (it waited a minute before)."""
     from cronctl.operator.kube.rest import WRITE_SECONDS
 
-    a_fleet_staged_for_0001(cluster)
+    a_fleet_due_at_0001(cluster)
     took = across_the_minute(operator, cluster, proxy.go_silent, 0.0)
     assert took < WRITE_SECONDS + RESUMED_WITHIN_SECONDS
     assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01"])
@@ -162,11 +184,11 @@ def test_kept_connections_gone_silent_at_the_minute_cost_a_write_timeout_not_the
 
 def test_answers_cut_mid_body_across_the_minute_lose_no_run_and_double_none(
         operator: Operator, cluster: Cluster, proxy: FaultProxy) -> None:
-    a_fleet_staged_for_0001(cluster)
+    a_fleet_due_at_0001(cluster)
     took = across_the_minute(operator, cluster, lambda: proxy.cut_answers(3.0), 3.0)
     assert took < RESUMED_WITHIN_SECONDS
     operator.set_clock("2024-03-01T00:01:30")
-    wait_for("00:02 staged", lambda: all(staged_for(cluster, name, "2024-03-01T00:02") for name in RUNNABLE))
+    wait_for("00:02 the next fire", due_at(cluster, RUNNABLE, "2024-03-01T00:02"))
     operator.set_clock("2024-03-01T00:02:00")
     wait_for("00:02 released", lambda: all(released(cluster, name, "2024-03-01T00:02") for name in RUNNABLE))
     assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01", "2024-03-01T00:02"])
@@ -175,7 +197,7 @@ def test_answers_cut_mid_body_across_the_minute_lose_no_run_and_double_none(
 
 def test_every_chunk_delayed_across_the_minute_loses_no_run(operator: Operator, cluster: Cluster,
                                                              proxy: FaultProxy) -> None:
-    a_fleet_staged_for_0001(cluster)
+    a_fleet_due_at_0001(cluster)
     took = across_the_minute(operator, cluster, lambda: proxy.delay(0.3, 4.0), 4.0)
     assert took < RESUMED_WITHIN_SECONDS
     assert_every_minute_ran_once(operator, cluster, ["2024-03-01T00:01"])
@@ -184,7 +206,7 @@ def test_every_chunk_delayed_across_the_minute_loses_no_run(operator: Operator, 
 def test_the_api_server_killed_and_restarted_across_the_minute_loses_no_run_and_no_process(
         control_plane: Any, operator: Operator, cluster: Cluster) -> None:
     """Away 5 s, less than the Lease's renew deadline (10 s): the operator keeps its Lease."""
-    a_fleet_staged_for_0001(cluster)
+    a_fleet_due_at_0001(cluster)
     # On this thread: the new kube-apiserver dies with the thread that starts it (PR_SET_PDEATHSIG).
     threading.Timer(0.5, operator.set_clock, args=("2024-03-01T00:01:00",)).start()
     control_plane.restart_apiserver(5.0)
@@ -198,7 +220,7 @@ def test_the_api_server_killed_and_restarted_across_the_minute_loses_no_run_and_
 
 def test_etcd_stopped_across_the_minute_loses_no_run(control_plane: Any, operator: Operator,
                                                      cluster: Cluster) -> None:
-    a_fleet_staged_for_0001(cluster)
+    a_fleet_due_at_0001(cluster)
 
     def fault() -> None:
         control_plane.pause_etcd()
@@ -223,7 +245,7 @@ def test_a_holder_cut_off_past_the_renew_deadline_stops_acting_before_its_lease_
         first.set_clock("2024-03-01T00:00")
         try:
             first.start()
-            a_fleet_staged_for_0001(cluster)
+            a_fleet_due_at_0001(cluster)
             second.start()
             time.sleep(1.0)
             proxy.blackhole(8.0)  # only the first replica's path

@@ -16,7 +16,7 @@
   and must list again, the second time across the minute.
 
 The invariants are the fault suite's (``test_faults``): no minute without
-its Job, none twice, no staged Job left suspended, status converged, the
+its Job, none twice, no Job left suspended, status converged, the
 process alive, the writes again within seconds of the fault's end.
 """
 
@@ -32,7 +32,7 @@ from typing import Any, Iterator
 import pytest
 
 from .helpers import Cluster, Operator, kubectl, wait_for
-from .test_faults import (RESUMED_WITHIN_SECONDS, RUNNABLE, a_fleet_staged_for_0001, assert_every_minute_ran_once,
+from .test_faults import (RESUMED_WITHIN_SECONDS, RUNNABLE, a_fleet_due_at_0001, assert_every_minute_ran_once,
                           released)
 
 THROTTLED_USER = "cronctl-throttled"
@@ -90,7 +90,7 @@ def squeezable(control_plane: Any, namespace: str, tmp_path: Path) -> Iterator[O
 
 def test_every_request_answered_429_across_the_minute_loses_no_run(control_plane: Any, squeezable: Operator,
                                                                     cluster: Cluster) -> None:
-    a_fleet_staged_for_0001(cluster)
+    a_fleet_due_at_0001(cluster)
     rejected_before = _rejected(control_plane)
     _apply(control_plane, _priority_level(0))  # no seats: every request of the operator is rejected
     time.sleep(1.0)  # the API server's flow control takes its new configuration
@@ -111,7 +111,7 @@ def test_every_request_answered_429_across_the_minute_loses_no_run(control_plane
 
 def test_a_410_gone_storm_makes_every_watch_list_again_and_loses_no_run(control_plane: Any, operator: Operator,
                                                                         cluster: Cluster) -> None:
-    a_fleet_staged_for_0001(cluster)
+    a_fleet_due_at_0001(cluster)
     for restart in range(2):
         kubectl(control_plane, "create", "configmap", f"churn-{restart}", "-n", cluster.namespace)  # the version moves
         if restart == 1:  # on this thread: the new kube-apiserver dies with the thread that starts it

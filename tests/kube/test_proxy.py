@@ -4,7 +4,7 @@ Its kubeconfig names a proxy (``proxy-url``) and the name the API server's
 certificate is checked against (``tls-server-name: kubernetes.default``,
 one of the certificate's names, not the address connected to): the
 operator's own connections go through the proxy's CONNECT tunnel and check
-that name, with the same code as without a proxy. It stages and releases a
+that name, with the same code as without a proxy. It launches a
 minute's runs, once each.
 """
 
@@ -17,7 +17,7 @@ import yaml
 
 from .connectproxy import ConnectProxy
 from .helpers import Cluster, Operator, wait_for
-from .test_faults import RUNNABLE, a_fleet_staged_for_0001, assert_every_minute_ran_once, released
+from .test_faults import RUNNABLE, a_fleet_due_at_0001, assert_every_minute_ran_once, released
 
 
 def test_behind_a_proxy_with_a_tls_server_name_the_minute_runs_once(control_plane: Any, namespace: str,
@@ -33,7 +33,7 @@ def test_behind_a_proxy_with_a_tls_server_name_the_minute_runs_once(control_plan
         operator.set_clock("2024-03-01T00:00")
         operator.start()
         try:
-            a_fleet_staged_for_0001(cluster)
+            a_fleet_due_at_0001(cluster)
             operator.set_clock("2024-03-01T00:01:00")
             wait_for("every run of 00:01 released through the proxy",
                      lambda: all(released(cluster, name, "2024-03-01T00:01") for name in RUNNABLE))

@@ -21,6 +21,9 @@ from cronctl.operator.plan import plan
 
 from .test_staging import A_MINUTE_BEFORE_THE_HOUR, THE_HOUR, StoppedClock, Worlds, run_one_batch, seen
 
+STAGINGS = pytest.mark.parametrize("staging", [False, True], ids=["created-at-the-second", "staged"])
+LAUNCH = {False: "CreateJob", True: "ReleaseJob"}  # the write that starts a run, by staging
+
 
 class CollectionWatching(Worlds):
     """Records, for each write, whether the garbage collector could have paused it."""
@@ -148,16 +151,18 @@ class FailingFirst(Worlds):
         return super().apply_all(work)
 
 
-def test_a_release_that_failed_goes_out_late_in_its_minute_never_dropped() -> None:
+@STAGINGS
+def test_a_launch_that_failed_goes_out_late_in_its_minute_never_dropped(staging: bool) -> None:
     world = seen("* * * * *", schedule="s0")  # the next minute's time would supersede it
-    world.reconcile(A_MINUTE_BEFORE_THE_HOUR)  # 01:00 staged
+    world.staging = staging
+    world.reconcile(A_MINUTE_BEFORE_THE_HOUR)  # 01:00 staged, if staging
     key = ("team-a", "s0")
     cluster = FailingFirst({key: world})
     released_at: list[float] = []
 
     async def across() -> None:
         clock = SteppedClock(THE_SECOND)
-        scheduler = Scheduler(cluster, clock)
+        scheduler = Scheduler(cluster, clock, staging=staging)
         scheduler.known.add(key)
         scheduler._wake_at(key, THE_SECOND)
         task = asyncio.create_task(scheduler.run())
@@ -166,7 +171,7 @@ def test_a_release_that_failed_goes_out_late_in_its_minute_never_dropped() -> No
             clock.second += 0.05  # the clock runs 5x as fast as the loop's sleeps
             if clock.second >= THE_SECOND + 2:
                 cluster.failing = False  # the fault ends 2 s into the minute
-            if "ReleaseJob" in [kind for _, kind in cluster.writes] and not released_at:
+            if LAUNCH[staging] in [kind for _, kind in cluster.writes] and not released_at:
                 released_at.append(clock.second)
             if "PatchStatus" in [kind for _, kind in cluster.writes]:
                 break
@@ -177,7 +182,7 @@ def test_a_release_that_failed_goes_out_late_in_its_minute_never_dropped() -> No
     kinds = [kind for _, kind in cluster.writes]
     assert cluster.tries > 3  # tried again within the minute, not at the next one
     assert released_at and released_at[0] < THE_SECOND + 2 + retry.MAX_SECONDS + 1
-    assert kinds[0] == "ReleaseJob" and "DeleteJob" not in kinds  # the 01:00 run, not given up
+    assert kinds[0] == LAUNCH[staging] and "DeleteJob" not in kinds  # the 01:00 run, not given up
     assert world.schedule["status"]["lastScheduleTime"] == "2024-03-01T01:00:00Z"
 
 
@@ -186,25 +191,33 @@ def test_a_release_that_failed_goes_out_late_in_its_minute_never_dropped() -> No
 THE_SECOND = THE_HOUR * 60
 
 
-def staged_worlds(count: int, **spec: Any) -> Worlds:
+def staged_worlds(count: int, staging: bool = True, **spec: Any) -> Worlds:
+    """``count`` hourly schedules seen a minute before THE_HOUR: their Jobs staged then, or
+    (``staging=False``, the operator's default) still to be created at it."""
     worlds = {}
     for index in range(count):
         world = seen("0 * * * *", schedule=f"s{index}", **spec)
+        world.staging = staging
         world.reconcile(A_MINUTE_BEFORE_THE_HOUR)
         worlds[("team-a", f"s{index}")] = world
     return Worlds(worlds)
 
 
+
+@STAGINGS
 @pytest.mark.parametrize("spec", [{}, {"jitterSeconds": 900}, {"concurrencyPolicy": "Forbid"}],
-                         ids=["staged", "jittered", "forbid"])
-def test_a_plan_made_ahead_for_a_second_is_the_plan_made_at_any_moment_of_it(spec: dict[str, Any]) -> None:
-    cluster = staged_worlds(1, **spec)
-    prepared = prepare(cluster, ("team-a", "s0"), THE_SECOND)
+                         ids=["plain", "jittered", "forbid"])
+def test_a_plan_made_ahead_for_a_second_is_the_plan_made_at_any_moment_of_it(spec: dict[str, Any],
+                                                                            staging: bool) -> None:
+    cluster = staged_worlds(1, staging, **spec)
+    prepared = prepare(cluster, ("team-a", "s0"), THE_SECOND, staging)
     assert prepared is not None and prepared.holds(cluster.schedule("team-a", "s0"), cluster.jobs("team-a", "s0"),
                                                    THE_SECOND + 0.999)
     at_the_second = plan(cluster.schedule("team-a", "s0"), cluster.jobs("team-a", "s0"), THE_HOUR,
-                         second=THE_SECOND + 0.999)
+                         second=THE_SECOND + 0.999, staging=staging)
     assert prepared.plan == at_the_second
+    if not spec:
+        assert type(at_the_second.effects[0]).__name__ == LAUNCH[staging]
 
 
 def test_a_plan_made_ahead_holds_only_for_its_second_and_the_very_schedule_and_jobs_it_was_made_from() -> None:
@@ -232,7 +245,7 @@ class SteppedClock(StoppedClock):
 
 
 def run_across_the_second(cluster: Worlds, between: Callable[[], None] = lambda: None,
-                          threads: list[str] | None = None) -> list[float]:
+                          threads: list[str] | None = None, staging: bool = True) -> list[float]:
     """The loop from 3 s before THE_SECOND until every schedule launched at it; the seconds
     each plan was made for (and, into ``threads``, the thread each was made on). ``between``
     runs once the plans ahead are made."""
@@ -246,7 +259,7 @@ def run_across_the_second(cluster: Worlds, between: Callable[[], None] = lambda:
 
     async def across() -> None:
         clock = SteppedClock(THE_SECOND - 3)
-        scheduler = Scheduler(cluster, clock)
+        scheduler = Scheduler(cluster, clock, staging=staging)
         for key in cluster.worlds:
             scheduler.known.add(key)
             scheduler._wake_at(key, THE_SECOND)
@@ -273,14 +286,15 @@ def run_across_the_second(cluster: Worlds, between: Callable[[], None] = lambda:
     return made_for
 
 
-def test_the_loop_plans_the_schedules_due_at_a_second_ahead_and_releases_them_from_those_plans() -> None:
-    cluster = staged_worlds(20)
+@STAGINGS
+def test_the_loop_plans_the_schedules_due_at_a_second_ahead_and_launches_them_from_those_plans(staging: bool) -> None:
+    cluster = staged_worlds(20, staging)
     taken = METRICS.plans_ahead.labels("taken")._value.get()
-    made_for = run_across_the_second(cluster)
+    made_for = run_across_the_second(cluster, staging=staging)
     assert made_for == [THE_SECOND] * 20  # none planned again at the second
     assert METRICS.plans_ahead.labels("taken")._value.get() == taken + 20
     written = [kind for _, kind in cluster.writes]
-    assert written[:20] == ["ReleaseJob"] * 20
+    assert written[:20] == [LAUNCH[staging]] * 20
     assert all(w.schedule["status"]["launched"] == 1 for w in cluster.worlds.values())
 
 
@@ -293,17 +307,18 @@ def test_the_plans_ahead_are_made_on_one_thread_not_on_the_reconciles_threads() 
     assert not threads[0].startswith("cronctl-reconcile")
 
 
-def test_a_schedule_edited_after_its_plan_was_made_ahead_is_planned_again_at_its_second() -> None:
-    cluster = staged_worlds(2)
+@STAGINGS
+def test_a_schedule_edited_after_its_plan_was_made_ahead_is_planned_again_at_its_second(staging: bool) -> None:
+    cluster = staged_worlds(2, staging)
 
     def suspend_s1() -> None:
         cluster.worlds[("team-a", "s1")].schedule["spec"]["suspend"] = True
 
     stale = METRICS.plans_ahead.labels("stale")._value.get()
-    made_for = run_across_the_second(cluster, between=suspend_s1)
+    made_for = run_across_the_second(cluster, between=suspend_s1, staging=staging)
     assert METRICS.plans_ahead.labels("stale")._value.get() == stale + 1
     assert made_for == [THE_SECOND, THE_SECOND, THE_SECOND + 0.25]
-    released = [key for key, kind in cluster.writes if kind == "ReleaseJob"]
+    released = [key for key, kind in cluster.writes if kind == LAUNCH[staging]]
     assert released == [("team-a", "s0")]
     assert cluster.worlds[("team-a", "s1")].schedule["status"].get("launched", 0) == 0
 
@@ -320,14 +335,15 @@ class RoundsWatching(Worlds):
         return super().apply_all(work)
 
 
-def test_each_reconcile_thread_carries_out_a_share_of_the_batch_together() -> None:
-    """The releases of 40 schedules: a share of the batch per thread, each share's writes carried
+@STAGINGS
+def test_each_reconcile_thread_carries_out_a_share_of_the_batch_together(staging: bool) -> None:
+    """The launches of 40 schedules: a share of the batch per thread, each share's writes carried
     out together (pipelined a round at a time), not one schedule at a time."""
     from cronctl.operator.loop import CONCURRENCY
 
-    cluster = RoundsWatching(staged_worlds(40).worlds)
-    run_across_the_second(cluster)
-    releases = [call for call in cluster.calls if call and set(call) == {"ReleaseJob"}]
+    cluster = RoundsWatching(staged_worlds(40, staging).worlds)
+    run_across_the_second(cluster, staging=staging)
+    releases = [call for call in cluster.calls if call and set(call) == {LAUNCH[staging]}]
     assert sum(len(call) for call in releases) == 40
     assert len(releases) <= CONCURRENCY and max(len(call) for call in releases) == 3  # 40 in 14 shares of 3 or fewer
 
@@ -344,7 +360,7 @@ def test_a_replica_that_stopped_leading_acts_on_nothing_and_reconciles_everythin
     leading.set()
 
     async def losing_and_taking_back() -> tuple[list[Any], list[Any]]:
-        scheduler = Scheduler(cluster, StoppedClock(A_MINUTE_BEFORE_THE_HOUR * 60 + 1), leading=leading)
+        scheduler = Scheduler(cluster, StoppedClock(A_MINUTE_BEFORE_THE_HOUR * 60 + 1), leading=leading, staging=True)
         for key in cluster.worlds:
             scheduler.known.add(key)
         task = asyncio.create_task(scheduler.run())

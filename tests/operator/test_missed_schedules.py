@@ -134,8 +134,9 @@ def test_catch_up_all_past_the_limit_runs_the_newest_in_order_and_says_how_many_
 
 def test_the_limit_is_the_schedules_own() -> None:
     body = seen("* * * * *", missedSchedulesLimit=10)
-    assert reasons(plan(body, [], CREATED + 10)) == [("Normal", "Launched")]
-    assert reasons(plan(body, [], CREATED + 11))[0] == ("Warning", "TooManyMissedSchedules")
+    # Ten missed times: the latest launches and the nine before it are said to be passed over.
+    assert reasons(plan(body, [], CREATED + 10)) == [("Warning", "MissedSchedule"), ("Normal", "Launched")]
+    assert reasons(plan(body, [], CREATED + 11)) == [("Warning", "TooManyMissedSchedules"), ("Normal", "Launched")]
 
 
 def test_a_catch_up_firings_job_carries_the_reason_and_history_shows_it() -> None:
@@ -146,7 +147,8 @@ def test_a_catch_up_firings_job_carries_the_reason_and_history_shows_it() -> Non
     [container] = job["spec"]["template"]["spec"]["containers"]
     assert {"name": "CRONCTL_REASON", "value": "catch-up"} in container["env"]
     assert {"name": "CRONCTL_NOMINAL_TIME", "value": "2024-03-01T00:40:00Z"} in container["env"]
-    assert late.events[0].message.endswith("for 2024-03-01T00:40:00Z (catch-up)")
+    assert reasons(late) == [("Warning", "MissedSchedule"), ("Normal", "Launched")]  # 00:10 to 00:30 passed over
+    assert late.events[1].message.endswith("for 2024-03-01T00:40:00Z (catch-up)")
     assert late.status is not None and [r["reason"] for r in late.status["active"]] == ["catch-up"]
     body = after(body, late.status)
     done = plan(body, [finished(job, "Complete", t("2024-03-01T00:47"))], t("2024-03-01T00:47"))
@@ -173,3 +175,24 @@ def test_a_forbid_overlap_counts_each_skipped_time_once_however_often_it_reconci
     relaunch = plan(body, [finished(job, "Complete", CREATED + 4)], CREATED + 4)
     assert reasons(relaunch) == [("Normal", "Succeeded"), ("Normal", "Launched")]
     assert relaunch.status is not None and relaunch.status["skipped"] == 2
+
+
+def test_a_launch_after_an_outage_says_once_which_times_it_passed_over() -> None:
+    """Staging off (the default): the older times a launch passed over are one Warning, counted each."""
+    body = seen("* * * * *")
+    result = plan(body, [], CREATED + 4)  # 00:01 to 00:03 passed while the operator was away
+    assert reasons(result) == [("Warning", "MissedSchedule"), ("Normal", "Launched")]
+    assert result.events[0].message == (
+        "3 schedule times from 2024-03-01T00:01:00Z to 2024-03-01T00:03:00Z were not started: a newer time was "
+        "launched in their place (catchUp: Latest runs only the latest missed time)")
+    assert counts(result) == {"missed": 3, "launches": 1}
+    again = plan(after(body, result.status), result.create, CREATED + 4)
+    assert reasons(again) == []  # said once: the launch's status write records it
+
+
+def test_a_schedule_edited_since_its_last_reconcile_passes_over_nothing() -> None:
+    """The new expression's times before the edit were never due."""
+    body = seen("0 * * * *")
+    body["spec"]["schedule"] = "* * * * *"
+    body["metadata"]["generation"] = body["metadata"].get("generation", 1) + 1
+    assert reasons(plan(body, [], CREATED + 30)) == [("Normal", "Launched")]

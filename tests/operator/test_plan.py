@@ -54,8 +54,9 @@ def test_first_sight_records_the_anchor_and_the_next_fire_and_launches_nothing()
     assert result.status["anchorTime"] == "2024-03-01T00:00:00Z"
     assert result.status["nextFireTime"] == "2024-03-01T00:10:00Z"
     assert result.status["conditions"][0]["status"] == "True"
-    assert result.wake_at == t("2024-03-01T00:09")  # the minute before the first fire: its Job is staged then
-    assert plan(schedule(), [], CREATED, staging=False).wake_at == t("2024-03-01T00:10")
+    assert result.wake_at == t("2024-03-01T00:10")  # the first fire
+    # Staging on: the minute before the first fire, when its Job is staged.
+    assert plan(schedule(), [], CREATED, staging=True).wake_at == t("2024-03-01T00:09")
 
 
 def test_a_reconcile_with_nothing_to_do_writes_nothing() -> None:
@@ -73,7 +74,7 @@ def test_only_the_latest_missed_time_launches_as_a_job_named_for_it() -> None:
     assert job["metadata"]["annotations"][SCHEDULED_ANNOTATION] == "2024-03-01T00:40:00Z"
     assert job["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
     assert job["metadata"]["ownerReferences"][0]["controller"] is True
-    assert [e.reason for e in result.events] == ["Launched"]
+    assert [e.reason for e in result.events] == ["MissedSchedule", "Launched"]  # 00:10 to 00:30 never started
     assert result.status is not None and result.status["lastScheduleTime"] == "2024-03-01T00:40:00Z"
     assert result.status["active"][0]["name"] == job["metadata"]["name"]
 
@@ -247,7 +248,7 @@ def test_suspended_fires_nothing_and_counts_no_missed_time() -> None:
     resumed = after(schedule(), during.status if during.status else body["status"])
     result = plan(resumed, [], t("2024-03-01T00:36"))
     assert result.create == []
-    assert result.wake_at == t("2024-03-01T00:39")  # to stage 00:40's Job
+    assert result.wake_at == t("2024-03-01T00:40")  # the next fire
 
 
 def test_job_manifest_copies_the_template_and_keeps_a_stricter_deadline() -> None:

@@ -250,6 +250,16 @@ def test_with_staging_off_nothing_is_staged_and_a_staged_job_left_behind_is_dele
     assert world.plan(t("2024-03-01T01:59")).effects == [] and launch.wake_at == t("2024-03-01T02:00")
 
 
+def test_an_operator_restarted_with_staging_off_at_a_staged_minute_releases_that_job_once() -> None:
+    """The upgrade to the default: the Job staged by the old operator is the run, released in one
+    write (a delete and a create of the same name would race the garbage collector)."""
+    world, now, _ = staging_turned_off()
+    launch = world.reconcile(now)
+    assert kinds(launch) == ["ReleaseJob", "PatchStatus", "PostEvent"] and staged(world) == []
+    assert world.schedule["status"]["launched"] == 1
+    assert world.plan(t("2024-03-01T01:59")).effects == []  # and nothing staged for 02:00
+
+
 # -- Forbid, Replace, deadlines ---------------------------------------------------------------
 
 
@@ -524,7 +534,7 @@ def test_the_staging_plans_do_what_they_are_named_for() -> None:
     assert effects(an_edit_at_the_very_minute)[:2] == [f"DeleteJob({UNSTAGED})", "CreateJob"]
     assert effects(a_jittered_launch) == ["PatchStatus", f"DeleteJob({REPLACED})", "PostEvent", "PostEvent"]
     assert effects(a_jittered_release) == ["ReleaseJob"]
-    assert effects(staging_turned_off) == [f"DeleteJob({UNSTAGED})", "CreateJob", "PatchStatus", "PostEvent"]
+    assert effects(staging_turned_off) == ["ReleaseJob", "PatchStatus", "PostEvent"]
 
 
 def test_a_crash_after_the_release_never_counts_the_replaced_run_failed() -> None:
@@ -642,9 +652,9 @@ def test_without_staging_the_loop_creates_every_due_schedules_job_before_any_oth
     assert all(w.schedule["status"]["launched"] == 1 for w in worlds.values())
 
 
-@pytest.mark.parametrize("environ, expected", [({}, True), ({"CRONCTL_STAGING": "on"}, True),
-                                               ({"CRONCTL_STAGING": "off"}, False), ({"CRONCTL_STAGING": " OFF "}, False)])
-def test_staging_is_on_unless_the_environment_turns_it_off(environ: dict[str, str], expected: bool) -> None:
+@pytest.mark.parametrize("environ, expected", [({}, False), ({"CRONCTL_STAGING": "on"}, True),
+                                               ({"CRONCTL_STAGING": " ON "}, True), ({"CRONCTL_STAGING": "off"}, False)])
+def test_staging_is_off_unless_the_environment_turns_it_on(environ: dict[str, str], expected: bool) -> None:
     from cronctl.operator.handlers import staging_from_environment
 
     assert staging_from_environment(environ) is expected

@@ -28,7 +28,9 @@ it), in this order, each applied to the state:
    run's timeout, a retry's due time, or the end of a run its worker stamped
    later than our clock (skew), never sooner than the next minute;
 10. what the job says of missed schedules: the overflow to report (once per
-    outage, ``apply_tick``) and whether a firing was launched on time.
+    outage, ``apply_tick``), whether a firing was launched on time, and, for a
+    driver that does not stage, the times a launch passed over
+    (``passed_over``; a staging driver reports each staged firing it gives up).
 
 The driver turns the result into its effects (Jobs, Events, a status) and
 decides nothing itself.
@@ -41,6 +43,7 @@ from typing import Callable, NamedTuple, Sequence
 
 from . import backfill as backfills
 from .endings import RunEnd, RunSeen, end_runs
+from .passed_over import PassedOver, passed_over
 from .schedule import Timeline
 from .spec import JobSpec
 from .staging import DELETE, RELEASE, Fate, next_staging, staged_fate, to_stage
@@ -66,7 +69,8 @@ class Seen:
     known: frozenset[str] = frozenset()  # the keys of every run the driver knows, active or finished
     recorded_overflow: Overflow | None = None  # an overflow adopted runs were launched past
     suspended: bool = False
-    staging: bool = True  # whether the driver prepares firings ahead of their minute
+    staging: bool = False  # whether the driver prepares firings ahead of their minute (off by default)
+    edited: bool = False  # the spec changed since the state was recorded: its past times were never due
     trigger: bool = False  # a manual run is asked for
     backfill: Backfill | None = None  # the backfill under way, if any
 
@@ -98,6 +102,7 @@ class Reconciled:
     wake_at: int | None = None  # the minute worth the next look
     overflow: Overflow | None = None  # the overflow to report: the job went into one at this tick
     on_time: bool = False  # a firing launched for its own minute, past no overflow
+    passed_over: PassedOver | None = None  # older times the tick's launch never started (staging off)
     backfill: Backfill | None = None  # the backfill, as far as it got
     backfill_running: str | None = None  # the key of its run in progress
     backfill_finished: bool = False  # every run of it launched and ended
@@ -126,6 +131,8 @@ def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, no
     else:
         tick = decide(spec, state, timeline, now)
         decisions = _after_recorded(seen.recorded_overflow, tick.decisions)
+        if not seen.staging and not seen.edited:
+            result.passed_over = passed_over(spec, state, timeline, decisions)
         result.applied = apply_tick(state, decisions, key=key)
         wake_at = _earliest(tick.wake_at, next_staging(spec, timeline, now) if seen.staging else None)
     result.fates = {staged.nominal: staged_fate(spec, state, timeline, now, staged.nominal, decisions,

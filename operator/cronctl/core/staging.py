@@ -14,7 +14,7 @@ decisions and the state they left:
 - ``KEEP`` while it still belongs to a time the core may launch: the next
   time, not come yet; or a time come and still missed (Forbid found a run
   active), until a newer time supersedes it;
-- ``DELETE`` otherwise: staging is off, the job is suspended, its spec
+- ``DELETE`` otherwise: staging is off (unless its time launches now), the job is suspended, its spec
   changed what the prepared firing would be (``current`` False), the time is
   no schedule time any more, was dealt with otherwise, or fell out of the
   window of missed times (a starting deadline passed).
@@ -103,11 +103,15 @@ def staged_fate(spec: JobSpec, state: JobState, timeline: Timeline, now: int, st
     would stage (the driver compares its template); ``enabled`` whether the
     driver stages at all now.
     """
-    if not enabled or suspended or not current:
+    if suspended or not current:
         return Fate(DELETE)
     for decision in decisions:
         if isinstance(decision, Launch) and decision.reason != "manual" and decision.scheduled_for == staged:
+            # Also with staging off (an operator that staged it, then restarted without): one
+            # write instead of a delete and a create of the same name.
             return Fate(RELEASE, decision, start_time(spec, decision))
+    if not enabled:
+        return Fate(DELETE)
     if spec.policy not in STAGED_POLICIES:
         return Fate(DELETE)  # changed to WaitForLast: its firings queue, and are created when they launch
     if timeline.next_after(staged - 1) != staged:

@@ -69,7 +69,7 @@ PREPARE_CHUNK = 256  # schedules planned ahead per pass: watch events wait no lo
 
 class Scheduler:
     def __init__(self, cluster: Cluster, clock: Clock, concurrency: int = CONCURRENCY,
-                 leading: threading.Event | None = None, staging: bool = True) -> None:
+                 leading: threading.Event | None = None, staging: bool = False) -> None:
         self.cluster = cluster
         self.clock = clock
         self.staging = staging  # create scheduled firings' Jobs ahead of their minute
@@ -340,7 +340,7 @@ class Prepared:
         return int(now) == self.second and schedule == self.schedule and jobs == self.jobs
 
 
-def prepare(cluster: Cluster, key: Key, second: int, staging: bool = True) -> Prepared | None:
+def prepare(cluster: Cluster, key: Key, second: int, staging: bool = False) -> Prepared | None:
     """The plan of a schedule at ``second``, made ahead of it. None: the schedule is gone, or
     runs it records are missing from the cache (``start`` asks the API about those)."""
     schedule = cluster.schedule(*key)
@@ -366,14 +366,14 @@ class Started:
 
 
 def reconcile(cluster: Cluster, key: Key, now: float, metrics: Metrics = METRICS,
-              staging: bool = True) -> float | None:
+              staging: bool = False) -> float | None:
     """Read one schedule and its Jobs, plan, apply, count and log; the second to look again.
     ``now`` is seconds since 1970: the core decides by the minute, jitter by the second."""
     started = start(cluster, key, now, staging, metrics)
     return None if started is None else finish(cluster, started)
 
 
-def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
+def start(cluster: Cluster, key: Key, now: float, staging: bool = False,
           metrics: Metrics = METRICS, prepared: Prepared | None = None) -> Started | None:
     """Read one schedule and its Jobs, plan (or take ``prepared``, if it still holds), and
     carry out the plan's first writes: the releases, resumes and creates that start runs at
@@ -384,7 +384,7 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = True,
     return started
 
 
-def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: float, staging: bool = True,
+def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: float, staging: bool = False,
               metrics: Metrics = METRICS) -> list[Started | Exception | None]:
     """``start`` of each schedule, their first writes carried out together (``Cluster.apply_all``):
     for each, what ``start`` returns, or the error that stopped it."""

@@ -211,6 +211,7 @@ class EventSpec:
     type: str  # Normal or Warning
     reason: str  # CamelCase
     message: str
+    times: int = 1  # what its counter counts: one Event may say several schedule times were missed
 
 
 def condition(kind: str, ok: bool, reason: str, message: str, generation: int, now: int,

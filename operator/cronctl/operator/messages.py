@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..core.passed_over import MAX_COUNTED, PassedOver
 from ..core.state import Backfill, FAILED, SUCCEEDED, TIMED_OUT
 from ..core.staging import DEADLINE, SUPERSEDED
 from ..core.tick import MAX_COUNTED_DROPPED, Launch, Overflow
@@ -50,6 +51,17 @@ _MISSED = {SUPERSEDED: "a newer schedule time came before its Job could be relea
 
 def missed(nominal: int, why: str) -> EventSpec:
     return warning("MissedSchedule", f"{rfc3339(nominal)} was not started: {_MISSED[why]}")
+
+
+def passed_over(times: PassedOver) -> EventSpec:
+    """The times a launch passed over (``core.passed_over``): one Warning, once."""
+    count = f"at least {times.count}" if times.count >= MAX_COUNTED else str(times.count)
+    which = (rfc3339(times.earliest) if times.count == 1
+             else f"from {rfc3339(times.earliest)} to {rfc3339(times.latest)}")
+    message = (f"{count} schedule time{'s' if times.count != 1 else ''} {which} "
+               f"{'was' if times.count == 1 else 'were'} not started: a newer time was launched in their place "
+               "(catchUp: Latest runs only the latest missed time)")
+    return EventSpec("Warning", "MissedSchedule", message, times=times.count)
 
 
 def launched(launch: Launch, name: str, held_until: int | None) -> EventSpec:

@@ -38,8 +38,8 @@ COUNTERS: dict[str, tuple[tuple[str, ...], str]] = {
     "overflows": (("TooManyMissedSchedules",),
                   "Times a schedule went into overflow: more missed times than its missedSchedulesLimit "
                   "(the most recent still launched through the policy)."),
-    "missed": (("MissedSchedule",), "Schedule times whose staged Job was never released: a newer time came "
-                                    "first, or the starting deadline passed (a fault or an outage outlasted it)."),
+    "missed": (("MissedSchedule",), "Schedule times never started: a newer time launched in their place, or "
+                                    "the starting deadline passed (a fault or an outage outlasted them)."),
     "timeouts": (("TimedOut",), "Runs that reached timeoutMinutes."),
     "retries": (("Retried",), "Later attempts started after a failed attempt (maxRetries)."),
     "successes": (("Succeeded",), "Runs that succeeded."),
@@ -56,7 +56,10 @@ DELAY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 
 
 def counts(plan: Plan) -> dict[str, int]:
     """The counter increments a plan makes: counter name -> how many, for its counted Events."""
-    tally = Tally(_COUNTER_OF_REASON[event.reason] for event in plan.events if event.reason in _COUNTER_OF_REASON)
+    tally: Tally[str] = Tally()
+    for event in plan.events:
+        if event.reason in _COUNTER_OF_REASON:
+            tally[_COUNTER_OF_REASON[event.reason]] += event.times
     return dict(tally)
 
 

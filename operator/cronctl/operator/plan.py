@@ -12,7 +12,7 @@ is part of the plan (``effects.ordered``): a crash after any prefix of them
 leaves a world that the next reconcile finishes exactly as the whole plan
 would have. ``apply`` carries them out, in that order, and does nothing else.
 
-Staged launches (``staging``, on by default): the plan creates the Job of the
+Staged launches (``staging``, off by default): the plan creates the Job of the
 time the core names during the minute before it, suspended (``StageJob``),
 and at its second releases it (``ReleaseJob``: one small write) in place of a
 create. The releases lead the effects, and the loop carries them out for
@@ -44,7 +44,7 @@ from .status import Missed, changed, refused_status, status_of
 
 
 def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: int,
-         second: float | None = None, staging: bool = True) -> Plan:
+         second: float | None = None, staging: bool = False) -> Plan:
     """``now`` is the minute the core decides at; ``second`` (seconds since 1970, within
     that minute; its start by default) is when a jittered or staged Job may start.
     ``staging``: create scheduled firings' Jobs ahead of their minute (off: as they launch,
@@ -68,6 +68,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
                         for nominal, view in observed.staged.items()],
                 known=frozenset(observed.runs), recorded_overflow=_recorded_overflow(context),
                 suspended=spec.suspend, staging=staging,
+                edited=(schedule.get("status") or {}).get("observedGeneration") != context.generation,
                 trigger=trigger is not None and trigger not in observed.answered,  # else the status write was lost
                 backfill=asked.under_way)
     result = reconcile(spec.job, observed.state, timeline, seen, now, second,
@@ -158,6 +159,8 @@ def _tick(context: Context, result: Reconciled) -> Missed:
     """The effects of the tick's applied decisions, and what they say of missed schedules."""
     observed, out = context.observed, context.out
     report_at = None  # where the overflow's Event goes: before the launches past it
+    if result.passed_over is not None:  # before the launch that passed over them
+        context.post(messages.passed_over(result.passed_over))
     for decision, news in result.applied:
         if isinstance(decision, Launch):
             item = result.launched(decision)

@@ -1,6 +1,6 @@
 """Staged Jobs: the Job a firing is staged as, and whether a staged one is still that Job.
 
-With staging on (the default), the plan creates the Job of the core's next
+With staging on (off by default), the plan creates the Job of the core's next
 schedule time during the minute before it, suspended (``StageJob``), and at
 its second releases it in place of a create. Whether a staged Job is still
 what the schedule would stage (its spec may have changed since) is a

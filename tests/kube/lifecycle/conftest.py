@@ -77,8 +77,9 @@ def clock(tmp_path: Path) -> Clock:
 
 
 @pytest.fixture
-def operator(control_plane: ControlPlane, namespace: str, tmp_path: Path, clock: Clock) -> Iterator[Operator]:
-    op = Operator(control_plane, namespace, tmp_path)
+def operator(control_plane: ControlPlane, namespace: str, tmp_path: Path, clock: Clock,
+             operator_env: dict[str, str]) -> Iterator[Operator]:
+    op = Operator(control_plane, namespace, tmp_path, extra_env=operator_env)
     assert op.clock_file == clock.path
     op.start()
     yield op

@@ -44,7 +44,7 @@ def pods(cluster: Cluster, job: str) -> list[client.V1Pod]:
 
 
 def runs(cluster: Cluster, name: str) -> list[str]:
-    """The schedule's Jobs that are runs: not the next firing's, staged (suspended) ahead of it."""
+    """The schedule's Jobs that are runs: not a next firing's staged (suspended) ahead of it (staging on)."""
     return [job.metadata.name for job in cluster.jobs(name) if "cronctl.dev/staged" not in (job.metadata.labels or {})]
 
 
@@ -171,6 +171,7 @@ def test_retention_deletes_old_jobs_and_their_pods(operator: Operator, cluster: 
     assert [state for state, _ in history(cluster, "kept")] == ["succeeded"]
 
 
+@pytest.mark.parametrize("operator_env", [{"CRONCTL_STAGING": "on"}], ids=["staging-on"])
 def test_a_staged_job_makes_no_pod_until_it_is_released_at_its_minute(
         operator: Operator, cluster: Cluster, clock: Clock) -> None:
     cluster.apply(schedule("soon", at_minute(clock, 2), run_for="1s"))

@@ -33,6 +33,7 @@ NAMESPACED_GRANTS = frozenset({
     ("batch", "jobs", "delete", None),                    # Replace, retention
     ("batch", "jobs", "patch", None),                     # resume a Job held for its jitter
     ("", "events", "create", None),                       # Launched, Skipped, Replaced, ...
+    ("", "events", "patch", None),                        # an Event series' count
 })
 # kopf's resource scanning lists and watches CRDs at the cluster scope: granted by the
 # cluster-wide install only, and only while the operator leaves kopf's scanning on.

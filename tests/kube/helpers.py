@@ -130,9 +130,12 @@ class Cluster:
         return [job.metadata.name for job in self.jobs(name)]
 
     def events(self, name: str) -> list[tuple[str, str]]:
+        """The schedule's Events, oldest first, each as often as its count (a series is one Event
+        with the latest message: each occurrence reads that one)."""
         items = self.core.list_namespaced_event(self.namespace,
                                                 field_selector=f"involvedObject.name={name}").items
-        return [(event.reason, event.message) for event in sorted(items, key=lambda e: e.metadata.creation_timestamp)]
+        return [(event.reason, event.message) for event in sorted(items, key=lambda e: e.metadata.creation_timestamp)
+                for _ in range(event.count or 1)]
 
     def finish_job(self, job_name: str, kind: str, at: str) -> None:
         """Mark a Job Complete or Failed through the status subresource, as the job controller would."""

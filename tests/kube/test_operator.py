@@ -210,6 +210,25 @@ def test_an_idle_schedule_costs_no_status_write(operator: Operator, cluster: Clu
     wait_for("the launch recorded", lambda: cluster.status("idle").get("launched") == 1)
 
 
+def test_an_every_minute_schedules_launched_events_are_one_event_whose_count_is_written_at_stop(
+        operator: Operator, cluster: Cluster) -> None:
+    """As client-go's recorder: a create, the series' start at once, then counts only (written every
+    30 minutes, when the series ends, or when the operator stops): not an Event object a launch."""
+    cluster.apply(schedule_manifest("minutely", "* * * * *"))
+    wait_for("seen", ready(cluster, "minutely"))
+    for minute in range(1, 6):
+        operator.set_clock(f"2024-03-01T00:0{minute}")
+        wait_for(f"00:0{minute} recorded", lambda minute=minute: cluster.status("minutely").get("launched") == minute)
+    items = lambda: [e for e in cluster.core.list_namespaced_event(  # noqa: E731
+        cluster.namespace, field_selector="involvedObject.name=minutely").items if e.reason == "Launched"]
+    [series] = wait_for("the series started", lambda: (found := items()) and found[0].count == 2 and found)
+    wait_for("the fifth recorded", lambda: "launched run 5 " in operator.log())
+    operator.stop()
+    [series] = items()
+    assert series.count == 5 and series.message.startswith("launched run 5 ")
+    assert series.first_timestamp <= series.last_timestamp  # wall times, to the second
+
+
 def test_the_shipped_examples_apply_and_become_ready(operator: Operator, cluster: Cluster) -> None:
     for path in sorted((ROOT / "examples" / "cronschedules").glob("*.yaml")):
         kubectl(cluster.cp, "apply", "-n", cluster.namespace, "-f", str(path))

@@ -128,7 +128,8 @@ operator makes (cronctl/operator/apply.py) or a watch kopf keeps (handlers.py):
                         the schedules: jobwatch.py), create (a launch), delete
                         (Replace, retention), patch (release a staged Job, resume
                         one held for its jitter, relabel one moved between shards)
-  events                create (Launched, Skipped, Replaced, ... on the CronSchedule) */}}
+  events                create (Launched, Skipped, Replaced, ... on the CronSchedule), patch
+                        (an Event series' count, as client-go's recorder writes it) */}}
 {{- define "cronctl.namespacedRules" -}}
 - apiGroups: ["cronctl.dev"]
   resources: ["cronschedules"]
@@ -141,7 +142,7 @@ operator makes (cronctl/operator/apply.py) or a watch kopf keeps (handlers.py):
   verbs: ["get", "list", "watch", "create", "delete", "patch"]
 - apiGroups: [""]
   resources: ["events"]
-  verbs: ["create"]
+  verbs: ["create", "patch"]
 {{- end }}
 
 {{/* Refuse values that would deploy something unsafe or broken. */}}

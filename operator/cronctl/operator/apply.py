@@ -19,13 +19,14 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Union
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from .kube.cache import Cache
+from .kube.event_series import Written
 from .kube.events import EventRecorder, event_name
 from .manifests import EventSpec
 from .effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
@@ -269,44 +270,64 @@ class Cluster:
             self.cache.put_schedule(_answered(answer))
 
     def record_event(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
-        """Queue the Event for the background posters, or post it now without them."""
+        """Queue the Event for the background posters (in series), or post it now without them."""
         if self.events is not None:
             self.events.record(schedule, event)
         else:
-            self.post_events([(schedule, event)])
+            metadata = schedule["metadata"]
+            about = {"metadata": {key: metadata[key] for key in ("name", "namespace", "uid")},
+                     "event": event_name(metadata["name"])}
+            now = dt.datetime.now(dt.timezone.utc).timestamp()
+            self.post_events([Written(about, event, now, now, 1, new=True)])
 
     def _remember_job(self, body: dict[str, Any]) -> None:
         if self.cache is not None:
             self.cache.put_job(body)
 
-    def post_events(self, events: list[tuple[Mapping[str, Any], EventSpec]]) -> None:
-        """Post each Event about its schedule (which needs its name, namespace and uid), pipelined."""
-        now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        answers = self.rest.send([Calls.create_namespaced_event(schedule["metadata"]["namespace"],
-                                                                self._event(schedule, event, now))
-                                  for schedule, event in events])
-        for (schedule, event), error in zip(events, answers):
-            if isinstance(error, ApiException) and error.status == 409:
-                continue  # posted already: an answer lost on the way, and the post tried again
-            if isinstance(error, ApiException):  # an Event is a courtesy: never fail a reconcile for it
-                log.warning("could not post event %s on %s: %s", event.reason, schedule["metadata"]["name"],
-                            error.reason)
+    def post_events(self, events: list[Written]) -> None:
+        """Post each new Event and write each series' count (``kube.event_series``), pipelined.
+        A count whose Event is gone (expired, deleted, or its create still on the way) creates
+        it under its name; a create tried again after its answer was lost is refused, and done."""
+        outcome = list(zip(events, self.rest.send([self._event_call(written) for written in events])))
+        gone = [replace(written, new=True) for written, answer in outcome if _event_gone(written, answer)]
+        if gone:
+            outcome = [(written, answer) for written, answer in outcome if not _event_gone(written, answer)]
+            outcome += zip(gone, self.rest.send([self._event_call(written) for written in gone]))
+        for written, error in outcome:
+            if isinstance(error, ApiException) and error.status != CONFLICT:  # a courtesy: never fails a reconcile
+                log.warning("could not post event %s on %s: %s", written.event.reason,
+                            written.about["metadata"]["name"], error.reason)
 
-    def _event(self, schedule: Mapping[str, Any], event: EventSpec, now: str) -> dict[str, Any]:
-        metadata = schedule["metadata"]
-        return {
+    def _event_call(self, written: Written) -> Call:
+        metadata = written.about["metadata"]
+        namespace, name = metadata["namespace"], written.about.get("event") or event_name(metadata["name"])
+        last = _event_time(written.last)
+        if not written.new:
+            return Calls.patch_namespaced_event(namespace, name, {"count": written.count, "lastTimestamp": last,
+                                                                  "message": written.event.message})
+        event = written.event
+        return Calls.create_namespaced_event(namespace, {
             "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": schedule.get("event") or event_name(metadata["name"]),
-                         "namespace": metadata["namespace"]},
+            "metadata": {"name": name, "namespace": namespace},
             "involvedObject": {"apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"],
-                               "namespace": metadata["namespace"], "uid": metadata["uid"]},
+                               "namespace": namespace, "uid": metadata["uid"]},
             "reason": event.reason, "message": event.message, "type": event.type,
-            "source": {"component": "cronctl"}, "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+            "source": {"component": "cronctl"}, "firstTimestamp": _event_time(written.first),
+            "lastTimestamp": last, "count": written.count,
             "reportingComponent": "cronctl.dev/operator", "reportingInstance": self.instance,
-        }
+        })
 
 
 Answer = Union[dict, ApiException]  # a write's answer, or the API's refusal of it
+
+
+def _event_gone(written: Written, answer: Any) -> bool:
+    """A series' count written for an Event the API server does not have."""
+    return not written.new and isinstance(answer, ApiException) and answer.status == NOT_FOUND
+
+
+def _event_time(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

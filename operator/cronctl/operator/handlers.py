@@ -27,14 +27,15 @@ from .kube.cache import Cache
 from .kube.jobwatch import watches
 from ..clock import clock_from_environment
 from .kube.leader import Election, Leadership
-from .kube.events import POSTERS
+from .kube.events import POSTERS, EventRecorder
 from .loop import CONCURRENCY, Scheduler
 from .kube.schedulewatch import schedule_watches
 from .shard import Shard
 from .kube.watch import Watch
 
 CONNECTIONS = CONCURRENCY + POSTERS + 1  # the reconciles, the Event posters, a spare; and one per watch
-STAGING_VARIABLE = "CRONCTL_STAGING"  # on (the default) or off, where ``cronctl operator --[no-]staging`` is not given
+STAGING_VARIABLE = "CRONCTL_STAGING"  # on, or off (the default), where ``cronctl operator --[no-]staging`` is not given
+FLUSH_SECONDS = 3.0  # at stop, how long the Event series' last counts may take (the grace period is 30 s)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class Running:
 
     task: asyncio.Task[None]
     watches: list[Watch]
+    events: EventRecorder | None = None
 
 
 def staging_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
@@ -97,7 +99,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     # walked it every few launches (measured: 4 full passes of 40 ms in 2 minutes of 500
     # schedules launching every minute; 1 of 15 ms after this).
     gc.freeze()
-    memo.running = Running(asyncio.create_task(scheduler.run(), name="cronctl-scheduler"), started)
+    memo.running = Running(asyncio.create_task(scheduler.run(), name="cronctl-scheduler"), started, cluster.events)
     logger.info("cronctl scheduler started; staged launches %s", "on" if staged else "off")
 
 
@@ -109,3 +111,5 @@ async def stop(memo: kopf.Memo, **_: Any) -> None:
     running.task.cancel()
     for watch in running.watches:
         watch.stop()
+    if running.events is not None:  # the Event series' counts not written yet, if the API answers soon
+        await asyncio.to_thread(running.events.flush, FLUSH_SECONDS)

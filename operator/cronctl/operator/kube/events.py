@@ -21,6 +21,13 @@ one go (``Cluster.post_events`` pipelines them on one connection).
 Posted one by one, each Event cost the operator a request's round of
 wake-ups: 0.10-0.14 ms of CPU per launch of a herd
 (``benchmarks/bench_launch_cost.py``, its "after" step).
+
+Isomorphic Events (the same schedule, reason and type) are one Event with a
+count, as client-go's events.k8s.io recorder writes them (``event_series``):
+an every-minute schedule's ``Launched`` is one create, the series' start,
+then one write of its count every 30 minutes, instead of a create a minute.
+A count written for an Event the API server no longer has (expired after its
+TTL, deleted) creates it again under its name.
 """
 
 from __future__ import annotations
@@ -33,43 +40,77 @@ import time
 from typing import Any, Callable, Mapping
 
 from . import retry
+from .event_series import Series, Written
 
 POSTERS = 2  # threads that post Events
 GATHER_SECONDS = 0.05  # after the first Event queued, how long a poster lets others gather
 BATCH = 200  # Events posted at most in one go
 MAX_TRIES = 30  # a batch that keeps failing for a passing reason: about two minutes of tries
 NAME_ROOM = 253 - 1 - 16  # of an Event's name (a DNS subdomain), what the schedule's name may take
+LOOK_SECONDS = 10.0  # how often the series' counts due are looked for
 
 log = logging.getLogger("cronctl.operator")
 
-Queued = tuple[Mapping[str, Any], Any]  # (the schedule's name, namespace and uid; the Event: its reason...)
-PostAll = Callable[[list[Queued]], None]
+PostAll = Callable[[list[Written]], None]
 
 
 class EventRecorder:
     def __init__(self, post_all: PostAll, capacity: int = 10_000, workers: int = POSTERS,
-                 gather_seconds: float = GATHER_SECONDS, sleep: Callable[[float], None] = time.sleep) -> None:
-        """``sleep`` waits the gathering and the retries' backoff (injected by tests)."""
-        self._post_all, self.gather_seconds, self._sleep = post_all, gather_seconds, sleep
-        self._queue: queue.Queue[Queued] = queue.Queue(capacity)
+                 gather_seconds: float = GATHER_SECONDS, sleep: Callable[[float], None] = time.sleep,
+                 now: Callable[[], float] = time.time, look_seconds: float | None = LOOK_SECONDS) -> None:
+        """``sleep`` waits the gathering and the retries' backoff, ``now`` times the series
+        (injected by tests); every ``look_seconds`` the series' counts due are written (None:
+        only when ``write_due`` is called)."""
+        self._post_all, self.gather_seconds, self._sleep, self._now = post_all, gather_seconds, sleep, now
+        self._queue: queue.Queue[Written] = queue.Queue(capacity)
+        self._series, self._series_lock = Series(), threading.Lock()
         self.dropped = 0
         for index in range(workers):
             threading.Thread(target=self._work, name=f"cronctl-events-{index}", daemon=True).start()
+        if look_seconds is not None:
+            threading.Thread(target=self._look, args=(look_seconds,), name="cronctl-event-series", daemon=True).start()
 
     def record(self, schedule: Mapping[str, Any], event: Any) -> None:
         metadata = schedule["metadata"]
         about = {"metadata": {key: metadata[key] for key in ("name", "namespace", "uid")},
                  "event": event_name(metadata["name"])}
+        with self._series_lock:
+            written = self._series.record(about, event, self._now())
+        if written is not None:
+            self._put(written)
+
+    def write_due(self, everything: bool = False) -> None:
+        """Queue the series' counts due now (``everything``: every count not written yet)."""
+        with self._series_lock:
+            due = self._series.pending() if everything else self._series.due(self._now())
+        for written in due:
+            self._put(written)
+
+    def _look(self, seconds: float) -> None:
+        while True:
+            self._sleep(seconds)
+            self.write_due()
+
+    def _put(self, written: Written) -> None:
         try:
-            self._queue.put_nowait((about, event))
+            self._queue.put_nowait(written)
         except queue.Full:
             self.dropped += 1
             if self.dropped % 1000 == 1:
                 log.warning("the API server is not keeping up with Events: %d dropped so far", self.dropped)
 
-    def flush(self) -> None:
-        """Wait until every queued Event was posted (or failed to be)."""
-        self._queue.join()
+    def flush(self, timeout: float | None = None) -> bool:
+        """Write every count not written yet, and wait until every queued Event was posted (or
+        failed to be), at most ``timeout`` seconds: whether they were."""
+        self.write_due(everything=True)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._queue.all_tasks_done:
+            while self._queue.unfinished_tasks:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._queue.all_tasks_done.wait(left)
+        return True
 
     def _work(self) -> None:
         while True:
@@ -80,7 +121,7 @@ class EventRecorder:
                 for _ in batch:
                     self._queue.task_done()
 
-    def _post_tried(self, batch: list[Queued]) -> None:
+    def _post_tried(self, batch: list[Written]) -> None:
         """Post the batch, trying again while it fails for a passing reason; an Event is a
         courtesy, so no failure takes the poster down."""
         for tries in itertools.count(1):
@@ -89,12 +130,12 @@ class EventRecorder:
                 return
             except Exception as error:
                 if not retry.transient(error) or tries >= MAX_TRIES:
-                    log.error("posting %d event(s) failed, %s on %s the first", len(batch), batch[0][1].reason,
-                              batch[0][0]["metadata"]["name"], exc_info=not retry.transient(error))
+                    log.error("posting %d event(s) failed, %s on %s the first", len(batch), batch[0].event.reason,
+                              batch[0].about["metadata"]["name"], exc_info=not retry.transient(error))
                     return
                 self._sleep(retry.delay(error, tries))
 
-    def _gathered(self) -> list[Queued]:
+    def _gathered(self) -> list[Written]:
         """The next Event, once it comes, and what else came within ``gather_seconds`` of it."""
         batch = [self._queue.get()]
         self._sleep(self.gather_seconds)

@@ -245,6 +245,10 @@ class Calls:
     def create_namespaced_event(namespace: str, body: Mapping[str, Any]) -> Call:
         return Call("POST", _events(namespace), body, answer=False)
 
+    @staticmethod
+    def patch_namespaced_event(namespace: str, name: str, patch: Mapping[str, Any]) -> Call:
+        return Call("PATCH", f"{_events(namespace)}/{quote(name)}", patch, MERGE_PATCH, answer=False)
+
 
 class Connections:
     """One kept HTTP/1.1 connection to the API server per thread that asks."""

@@ -27,7 +27,7 @@ from kubernetes.client.exceptions import ApiException
 
 from .kube.cache import Cache
 from .kube.event_series import Written
-from .kube.events import EventRecorder, event_name
+from .kube.events import EventRecorder, about_of, event_name
 from .manifests import EventSpec
 from .effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
                       StageJob)
@@ -274,11 +274,8 @@ class Cluster:
         if self.events is not None:
             self.events.record(schedule, event)
         else:
-            metadata = schedule["metadata"]
-            about = {"metadata": {key: metadata[key] for key in ("name", "namespace", "uid")},
-                     "event": event_name(metadata["name"])}
             now = dt.datetime.now(dt.timezone.utc).timestamp()
-            self.post_events([Written(about, event, now, now, 1, new=True)])
+            self.post_events([Written(about_of(schedule), event, now, now, 1, new=True)])
 
     def _remember_job(self, body: dict[str, Any]) -> None:
         if self.cache is not None:

@@ -71,9 +71,7 @@ class EventRecorder:
             threading.Thread(target=self._look, args=(look_seconds,), name="cronctl-event-series", daemon=True).start()
 
     def record(self, schedule: Mapping[str, Any], event: Any) -> None:
-        metadata = schedule["metadata"]
-        about = {"metadata": {key: metadata[key] for key in ("name", "namespace", "uid")},
-                 "event": event_name(metadata["name"])}
+        about = about_of(schedule)
         with self._series_lock:
             written = self._series.record(about, event, self._now())
         if written is not None:
@@ -149,6 +147,13 @@ class EventRecorder:
 
 _last_stamp = [0]
 _stamp_lock = threading.Lock()
+
+
+def about_of(schedule: Mapping[str, Any]) -> dict[str, Any]:
+    """What an Event needs of its schedule (name, namespace, uid), and the name it is posted under."""
+    metadata = schedule["metadata"]
+    return {"metadata": {key: metadata[key] for key in ("name", "namespace", "uid")},
+            "event": event_name(metadata["name"])}
 
 
 def event_name(schedule: str) -> str:

@@ -1,8 +1,9 @@
 """The fast paths of the core against the slow, obvious way of getting the same answer.
 
 Each shortcut (year-type tables, the shared DaySet, the month memo, batched
-next_runs, chain ends from the 400-year cycle, reused missed counts, repeated
-decisions of waiting jobs) must give exactly what the plain computation gives.
+next_runs, chain ends from the 400-year cycle, the cycle tables of sparse day
+sets, reused missed counts, repeated decisions of waiting jobs) must give
+exactly what the plain computation gives.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cronctl.core.controller import Controller
-from cronctl.core.cron import parse_cron
+from cronctl.core import cycle
+from cronctl.core.cron import CHAIN_TABLE_FROM, CronExpression, DaySet, parse_cron
 from cronctl.core.schedule import HORIZON_YEARS, Timeline, next_runs, parse_expression
 from cronctl.core.spec import JobSpec, Options, Policy
 from cronctl.core.state import JobState
@@ -106,6 +108,75 @@ def test_expressions_without_a_matching_day_in_any_year_type_never_fire(expr: st
     assert not compiled.days.fires
     assert next_runs(compiled, START, 5) == []
     assert Timeline(compiled, START).first is None
+
+
+# -- cycle tables of sparse day sets ----------------------------------------------------
+
+SPARSE = RARE | st.sampled_from(["0 0 1 * *", "15 14 1 */3 *", "0 0 1 1 *", "30 23 31 12 *", "0 0 29 2 *",
+                                 "0 18 30,31 3,6,9,12 *", "*/30 1 1 * *", "0 12 29 2 */7", "0 0 */31 12 FRI",
+                                 "0 9 1 JAN,JUL *", "45 22 28-31 2 *", "0 0 13 2 5"])
+
+
+def without_table(expr: str) -> CronExpression:
+    """The expression compiled anew with a day set of its own that never builds a cycle table:
+    every search walks the months, as before the tables."""
+    compiled = parse_cron.__wrapped__(expr)
+    days = DaySet(compiled.days_of_month, compiled.months, compiled.days_of_week, compiled.days_or)
+    days.walked = lambda: None  # type: ignore[method-assign]
+    object.__setattr__(compiled, "days", days)
+    return compiled
+
+
+def with_table(expr: str) -> CronExpression:
+    compiled = parse_cron(expr)
+    compiled.days.chain_table()
+    return compiled
+
+
+@settings(max_examples=200, deadline=None)
+@given(SPARSE, st.lists(MINUTES, min_size=1, max_size=5), st.integers(1, HORIZON_YEARS))
+def test_a_next_fire_from_the_cycle_table_is_the_month_walks(expr: str, afters: list[int], years_ahead: int) -> None:
+    fast, plain = with_table(expr), without_table(expr)
+    assert plain.days.table is None
+    for after in afters + [a - 1 for a in afters]:
+        assert fast.next_local(after, years_ahead) == plain.next_local(after, years_ahead), (after, years_ahead)
+
+
+@settings(max_examples=200, deadline=None)
+@given(SPARSE, MINUTES, st.integers(CHAIN_TABLE_FROM, 600), OFFSETS)
+def test_a_chain_cut_from_the_cycle_table_is_the_chain_of_month_walks(expr: str, after: int, count: int,
+                                                                       offset: int) -> None:
+    plain = without_table(expr)
+    expected: list[int] = []
+    local: int | None = after + offset
+    while len(expected) < count:
+        local = plain.next_local(local, HORIZON_YEARS)  # type: ignore[arg-type]
+        if local is None:
+            break
+        expected.append(local - offset)
+    assert next_runs(with_table(expr), after, count, FixedOffset(offset)) == expected
+
+
+@pytest.mark.parametrize(("expr", "days"), [("0 0 1 1 *", 400), ("0 0 29 2 *", 97), ("0 0 1 * *", 4800),
+                                             ("*/30 1 1 * *", 4800), ("0 18 30,31 3,6,9,12 *", 2400)])
+def test_a_table_holds_each_matching_day_of_the_cycle_once(expr: str, days: int) -> None:
+    table = cycle.build(parse_cron(expr).days)
+    assert table is not None and table.size == days
+    assert list(table.minutes) == sorted(set(table.minutes))
+
+
+@pytest.mark.parametrize("expr", ["0 2 * * *", "0 10 * * 7", "0 0 28-31 * *", "0 0 30 2 *"])
+def test_dense_day_sets_and_those_that_never_fire_get_no_table(expr: str) -> None:
+    assert cycle.build(parse_cron(expr).days) is None
+
+
+def test_searches_that_keep_walking_months_switch_to_the_table() -> None:
+    days = DaySet(frozenset({1}), frozenset(range(1, 13)), frozenset(range(7)), False)
+    for _ in range(cycle.WALKS_BEFORE_TABLE - 1):
+        days.walked()
+    assert days.table is None
+    days.walked()
+    assert days.table is not None and days.table.size == 4800
 
 
 # -- where chains end ----------------------------------------------------------------

@@ -272,6 +272,9 @@ class PlainController(Controller):
     def _known(self, name: str) -> None:
         return None
 
+    def _all_replayed(self, now: int) -> None:
+        return None
+
 
 TICK_EXPRS = ["* * * * *", "*/7 * * * *", "0 * * * *", "@every 25m", "0 0 29 2 *", "0 0 1 * *",
               "0 12 29 2 */7", "45 22 28-31 2 *", "0 0 */31 12 FRI", "0 6 15 * *"]
@@ -312,4 +315,40 @@ def test_the_shortcuts_of_the_controller_change_no_decision(operations: list[tup
                 except CronctlError as error:
                     results.append(error.code)
             assert results[0] == results[1]
+    assert fast.state.to_json() == plain.state.to_json()
+
+
+@pytest.mark.parametrize("with_deadline", [True, False])
+def test_ticks_that_only_replay_waiting_jobs_give_what_deciding_them_gives(with_deadline: bool) -> None:
+    """The replays made once (Controller._all_replayed) are made again whenever a waiting job
+    changes: a run that finishes, a promise that runs out (a deadline), a job that joins."""
+    fast, plain = Controller(), PlainController()
+    day = 1440
+    start = to_minute(2024, 1, 1)
+    jobs = [("stuck", "0 0 * * *", "forbid", None), ("monthly", "0 0 1 * *", "forbid", None),
+            ("flood", "* * * * *", "forbid", None)]
+    if with_deadline:
+        jobs.append(("late", "0 0 1 * *", "forbid", {"starting_deadline": 3 * day}))
+    for controller in (fast, plain):
+        for job in jobs:
+            controller.create_job(start, *job)
+    now = start
+    # Jan 2 00:00 stuck-1 and flood overflows; Feb 1 00:02 monthly-1 and late-1; Mar 1 both skip, late's
+    # promise ending with its deadline (3 days); the runs finish one by one; a job joins.
+    # Each change comes after a tick that made the replays, and is followed by two ticks a minute apart.
+    for step in [day, 1, 1, day, 29 * day, 1, day, 28 * day, 1, day, day, 2 * day, 1, "stuck-1", 1, 1, day, 1,
+                 "monthly-1", 1, 1, day, day, 1, "late-1", 1, 1, day, 1, "create", 1, 1, day, 1, 31 * day, 1, day]:
+        if isinstance(step, str) and step != "create":
+            if step.startswith("late") and not with_deadline:
+                continue
+            for controller in (fast, plain):
+                assert controller.finish(now, step, "succeeded").state == "succeeded"
+            continue
+        if step == "create":
+            for controller in (fast, plain):
+                controller.create_job(now, "joins", "*/5 * * * *", "replace")
+            continue
+        assert isinstance(step, int)
+        now += step
+        assert fast.step(now) == plain.step(now), format_time(now)
     assert fast.state.to_json() == plain.state.to_json()

@@ -462,12 +462,14 @@ class CronExpression:
     def _next_by_table(self, table: CycleTable, after: int, years_ahead: int) -> int | None:
         """next_local by a bisect into the day set's cycle table."""
         day, minute_of_day = divmod(after + 1, MINUTES_PER_DAY)
-        found = table.day_at_or_after(day)
-        if found == day:
-            time = self._time_from(minute_of_day)
-            if time is not None:
-                return day * MINUTES_PER_DAY + time
+        if minute_of_day > self._last_time:  # today's firings are past (a search from a fire, mostly)
             found = table.day_at_or_after(day + 1)
+        else:
+            found = table.day_at_or_after(day)
+            if found == day:
+                time = self._time_from(minute_of_day)
+                assert time is not None  # at or before the last firing of the day
+                return day * MINUTES_PER_DAY + time
         if found - after // MINUTES_PER_DAY > cycle.HORIZON_SAFE_DAYS_PER_YEAR * years_ahead \
                 and civil_from_days(found)[0] > year_of(after) + years_ahead:
             return None

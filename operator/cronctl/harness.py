@@ -3,10 +3,18 @@
 A thin adapter (contract: shared/spec/run-harness.md): it checks the shape of
 each operation, parses its time, calls the controller and turns decisions
 and refusals into the contract's strings and objects. It never raises.
+
+The cyclic garbage collector is paused for the length of one ``run()``: the
+objects a batch makes (jobs, runs, decisions) mostly live until it ends or
+are freed by their reference counts, so the collector's passes over them
+were wasted work, measured at 18% of the seed's Part 5 fleet workload (b)
+and 23% of (b'). Collection resumes (and catches up) when the batch is done,
+as the operator does around its busy second (``operator.loop``).
 """
 
 from __future__ import annotations
 
+import gc
 from typing import Any, Callable
 
 from .core.controller import Controller
@@ -37,7 +45,13 @@ def run(operations: object) -> list[Any]:
     if not isinstance(operations, list):
         return []
     controller = Controller()
-    return [_result(controller, operation) for operation in operations]
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return [_result(controller, operation) for operation in operations]
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _result(controller: Controller, operation: object) -> Any:

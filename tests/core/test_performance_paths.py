@@ -232,8 +232,8 @@ def test_counts_carried_from_tick_to_tick_equal_fresh_counts(expr: str, anchor: 
         start = min(moved(start, start_move, known), now)  # type: ignore[arg-type]
         carried = count_missed(timeline, start, now, known)
         fresh = count_missed(timeline, start, now)
-        assert (carried.count, carried.latest) == (fresh.count, fresh.latest), (expr, start, now)
-        if carried.count <= MAX_MISSED:
+        assert (carried.total, carried.latest) == (fresh.total, fresh.latest), (expr, start, now)
+        if carried.total <= MAX_MISSED:
             assert (carried.upcoming, carried.earliest) == (fresh.upcoming, fresh.earliest)
         known = carried
 

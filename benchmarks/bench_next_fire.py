@@ -18,10 +18,14 @@ unless a library is missing or cronctl disagrees with the seed's rules.
    the same start (construction included, once per N fires), best of R
    repetitions (the libraries take turns within each repetition, so load
    from other processes affects them alike), time.perf_counter. croniter: croniter(expr, dt).get_next(datetime);
-   cronsim: next(CronSim(expr, dt)); croniter-rs (a Rust evaluator, PyPI's
-   croniter-rs, built with pyo3): croniter(expr, dt).get_next_n(N, float),
-   its batch call and its cheapest return type, so the Rust side pays one
-   call from Python per N fires, as cronctl does; cronctl:
+   cronsim: next(CronSim(expr, dt)); two Rust evaluators, each paying one
+   call from Python per N fires, as cronctl does: croniter-rs (PyPI's,
+   built with pyo3): croniter(expr, dt).get_next_n(N, float), its batch call
+   and its cheapest return type; croner-rs: the croner crate through our own
+   pyo3 binding (benchmarks/rust_croner/, built here with cargo into
+   ~/.cache/cronctl/bench-rust once per change of its source; skipped with a
+   line saying why when cargo is missing or the build fails), whose
+   next_runs(expr, minute, N) parses and returns minutes as integers; cronctl:
    next_runs(parse_expression(expr), start, N) (parse is cached, as it is in
    the controller) and, for reference, a Timeline(expr, start).next_after(t)
    loop.
@@ -36,9 +40,16 @@ time / fires) and ahead of every other library in the same run.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib.util
+import os
+import shutil
+import subprocess
 import sys
 import time
 from datetime import date, datetime, timedelta
+from pathlib import Path
+from types import ModuleType
 
 from source_tree import source_label  # noqa: E402  (puts the measured cronctl on sys.path)
 
@@ -59,8 +70,11 @@ try:
 except ImportError:  # pragma: no cover
     croniter_rs = None
 
+croner_rs: ModuleType | None = None  # built and loaded by main() (load_croner_rs)
+
 GOAL_US_PER_FIRE = 2.0
-PEERS = ("cronsim", "croniter", "croniter-rs")
+PEERS = ("cronsim", "croniter", "croniter-rs", "croner-rs")
+RUST_BINDING = Path(__file__).resolve().parent / "rust_croner"
 EPOCH = datetime(1970, 1, 1)
 
 # (expression, what it is). Standard 5-field syntax that all three libraries accept.
@@ -180,6 +194,33 @@ class Referee:
 
 # -- the libraries -------------------------------------------------------------------
 
+def load_croner_rs() -> tuple[ModuleType | None, str]:
+    """Our pyo3 binding of the croner crate, built with cargo on first use of its source:
+    (the module, "") or (None, why it is not there)."""
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        return None, "cargo not found: croner-rs (the croner crate, benchmarks/rust_croner) is skipped"
+    cache = Path(os.environ.get("CRONCTL_CACHE", Path.home() / ".cache" / "cronctl")) / "bench-rust"
+    sources = [RUST_BINDING / "Cargo.toml", RUST_BINDING / "Cargo.lock", RUST_BINDING / "src" / "lib.rs"]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + sys.version.encode()).hexdigest()[:16]
+    built = cache / digest / "cronctl_bench_croner.so"
+    if not built.exists():
+        print("building croner-rs (benchmarks/rust_croner) with cargo, once ...", flush=True)
+        env = {**os.environ, "CARGO_TARGET_DIR": str(cache / "target"), "PYO3_PYTHON": sys.executable}
+        done = subprocess.run([cargo, "build", "--release", "--quiet", "--manifest-path",
+                               str(RUST_BINDING / "Cargo.toml")], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            why = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            return None, f"cargo build of benchmarks/rust_croner failed ({why}): croner-rs is skipped"
+        built.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(cache / "target" / "release" / "libcronctl_bench_croner.so", built)
+    spec = importlib.util.spec_from_file_location("cronctl_bench_croner", built)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, ""
+
+
 def chain_cronctl(expr: str, start: datetime, count: int) -> list[datetime]:
     return [to_dt(t) for t in next_runs(parse_expression(expr), from_dt(start), count)]
 
@@ -198,6 +239,10 @@ def chain_croniter_rs(expr: str, start: datetime, count: int) -> list[datetime]:
     return list(croniter_rs(expr, start).get_next_n(count, datetime))
 
 
+def chain_croner_rs(expr: str, start: datetime, count: int) -> list[datetime]:
+    return [to_dt(t) for t in croner_rs.next_runs(expr, from_dt(start), count)]  # type: ignore[union-attr]
+
+
 def libraries() -> dict[str, object]:
     libs: dict[str, object] = {"cronctl": chain_cronctl}
     if CronSim is not None:
@@ -206,6 +251,8 @@ def libraries() -> dict[str, object]:
         libs["croniter"] = chain_croniter
     if croniter_rs is not None:
         libs["croniter-rs"] = chain_croniter_rs
+    if croner_rs is not None:
+        libs["croner-rs"] = chain_croner_rs
     return libs
 
 
@@ -332,9 +379,12 @@ def throughput_makers(fires: int, start_minute: int) -> dict[str, object]:
     def croniter_rs_fn(expr: str):
         return lambda: croniter_rs(expr, start_dt).get_next_n(fires, float)
 
+    def croner_rs_fn(expr: str):
+        return lambda: croner_rs.next_runs(expr, start_minute, fires)  # type: ignore[union-attr]
+
     makers: dict[str, object] = {"cronctl": cronctl_next_runs, "timeline": cronctl_timeline}
     for name, module, maker in (("cronsim", CronSim, cronsim_fn), ("croniter", croniter, croniter_fn),
-                                ("croniter-rs", croniter_rs, croniter_rs_fn)):
+                                ("croniter-rs", croniter_rs, croniter_rs_fn), ("croner-rs", croner_rs, croner_rs_fn)):
         if module is not None:
             makers[name] = maker
     return makers
@@ -441,6 +491,8 @@ def bench_compile(repeat: int, min_time: float) -> None:
         fns["croniter"] = lambda e: croniter(e, start_dt)
     if croniter_rs is not None:
         fns["croniter-rs"] = lambda e: croniter_rs(e, start_dt)
+    if croner_rs is not None:
+        fns["croner-rs (+1 fire)"] = lambda e: croner_rs.next_runs(e, 0, 1)  # type: ignore[union-attr]
     print("== Compile / construct cost, mean over the expressions ==")
     for name, fn in fns.items():
         total = sum(_best(lambda e=expr: fn(e), repeat, min_time / 5) for expr, _ in EXPRESSIONS)
@@ -458,6 +510,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.repeat, args.min_time = 3, 0.005
+    global croner_rs
+    croner_rs, why = load_croner_rs()
+    if why:
+        print(f"note: {why}\n")
     missing = [n for n, m in (("croniter", croniter), ("cronsim", CronSim), ("croniter-rs", croniter_rs))
                if m is None]
     if missing:

@@ -272,7 +272,7 @@ class PlainController(Controller):
     def _known(self, name: str) -> None:
         return None
 
-    def _all_replayed(self, now: int) -> None:
+    def _replayed(self, now: int) -> None:
         return None
 
 
@@ -320,7 +320,7 @@ def test_the_shortcuts_of_the_controller_change_no_decision(operations: list[tup
 
 @pytest.mark.parametrize("with_deadline", [True, False])
 def test_ticks_that_only_replay_waiting_jobs_give_what_deciding_them_gives(with_deadline: bool) -> None:
-    """The replays made once (Controller._all_replayed) are made again whenever a waiting job
+    """The replays made once (Controller._replayed) are made again whenever a waiting job
     changes: a run that finishes, a promise that runs out (a deadline), a job that joins."""
     fast, plain = Controller(), PlainController()
     day = 1440

@@ -40,6 +40,7 @@ class _Replays(NamedTuple):
     """The waiting jobs' decisions, replayed: a tick's whole answer when no job is due."""
 
     applied: tuple[Applied, ...]  # every waiting job's replays, in creation order
+    decisions: tuple[Decision, ...]  # the same, as tick() gives them
     until: int | None  # the first tick at which some promise may run out (None: none ever does)
     usable: bool  # False while a waiting job has a backfill: a tick may launch its next run
 
@@ -167,15 +168,23 @@ class Controller:
     # -- ticking --------------------------------------------------------------
 
     def tick(self, now: int) -> list[Decision]:
-        return [applied.decision for applied in self.step(now)]
+        self.advance(now)
+        replays = self._replayed(now)
+        if replays is not None:
+            return list(replays.decisions)
+        return [applied.decision for applied in self._look(now, ())]
 
     def step(self, now: int, holding: Collection[str] = ()) -> list[Applied]:
         """A tick: every job's decisions, applied, each saying whether it is news. The jobs
         named in ``holding`` fire nothing now (a driver's suspension): their backfills wait."""
         self.advance(now)
-        replayed = self._all_replayed(now)
-        if replayed is not None:
-            return replayed
+        replays = self._replayed(now)
+        if replays is not None:
+            return list(replays.applied)
+        return self._look(now, holding)
+
+    def _look(self, now: int, holding: Collection[str]) -> list[Applied]:
+        """The due and waiting jobs' decisions at ``now``, applied (the clock has moved)."""
         applied: list[Applied] = []
         for _, job, held in self._jobs_to_look_at(now):
             if held is not None:  # a waiting job: decide() would repeat itself (JobTick.holds)
@@ -236,7 +245,7 @@ class Controller:
         due.sort(key=_BY_INDEX)
         return due
 
-    def _all_replayed(self, now: int) -> list[Applied] | None:
+    def _replayed(self, now: int) -> _Replays | None:
         """The tick's decisions when no job is due and every waiting job's promise holds:
         the waiting jobs' replays, in creation order. None: the tick looks at the jobs."""
         if self._due and self._due[0][0] <= now:
@@ -246,14 +255,14 @@ class Controller:
             replays = self._replays = self._make_replays()
         if not replays.usable or (replays.until is not None and now >= replays.until):
             return None
-        return list(replays.applied)
+        return replays
 
     def _make_replays(self) -> _Replays:
         entries = sorted(self._waiting.values(), key=_BY_INDEX)
         applied = tuple(a for _, job, _ in entries for a in self._repeats[job.spec.name])
         ends = [tick.holds_until for _, _, tick in entries if tick.holds_until is not None]
         usable = all(job.state.backfill is None for _, job, _ in entries)
-        return _Replays(applied, min(ends, default=None), usable)
+        return _Replays(applied, tuple(a.decision for a in applied), min(ends, default=None), usable)
 
     def _known(self, name: str) -> Missed | None:
         previous = self._previous.get(name)

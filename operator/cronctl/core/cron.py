@@ -59,6 +59,10 @@ class Field(enum.Enum):
                               "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"))
     DAY_OF_WEEK = ("day-of-week", 0, 7, ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"))
 
+    # Members are singletons compared by identity, so identity hashing is exact; Enum's own
+    # __hash__ is Python code, run at every parse_field cache look-up (5 a compile).
+    __hash__ = object.__hash__
+
     def __init__(self, label: str, low: int, high: int, names: tuple[str, ...]) -> None:
         self.label = label
         self.low = low
@@ -479,10 +483,8 @@ class CronExpression:
         """Up to ``count`` next fires from local minute ``after`` on, each + ``shift``, as
         slices of the cycle table; None when the day set has none or a chain can run out
         (more than HORIZON_YEARS years between two firing years somewhere in the cycle)."""
-        if self.days.largest_gap() > HORIZON_YEARS:
-            return None
         table = self.days.chain_table()
-        if table is None:
+        if table is None or self.days.largest_gap() > HORIZON_YEARS:
             return None
         first = self._next_by_table(table, after, HORIZON_YEARS)
         assert first is not None  # no gap reaches the horizon

@@ -22,7 +22,7 @@ from cronctl.core.spec import JobSpec, Options, Policy
 from cronctl.core.state import JobState
 from cronctl.core.tick import MAX_MISSED, count_missed, decide
 from cronctl.core.times import (MONTH_LENGTHS, MONTH_STARTS, days_from_civil, days_in_month, format_time,
-                                is_leap, to_minute, weekday, year_start, year_type)
+                                is_leap, parse_time, to_minute, weekday, year_start, year_type)
 from cronctl.core.zones import FixedOffset
 
 from .test_properties import EXPRESSIONS, FREQUENT, RARE, Reference
@@ -352,3 +352,36 @@ def test_ticks_that_only_replay_waiting_jobs_give_what_deciding_them_gives(with_
         now += step
         assert fast.step(now) == plain.step(now), format_time(now)
     assert fast.state.to_json() == plain.state.to_json()
+
+
+# -- reading times ---------------------------------------------------------------------
+
+
+def plain_parse_time(text: str) -> int | None:
+    """The wire format read character by character, the calendar checked by datetime."""
+    digits = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15]
+    if len(text) != 16 or any(not ("0" <= text[i] <= "9") for i in digits) \
+            or (text[4], text[7], text[10], text[13]) != ("-", "-", "T", ":"):
+        return None
+    try:
+        moment = dt.datetime(int(text[0:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]), int(text[14:16]))
+    except ValueError:
+        return None
+    if not 2000 <= moment.year <= 2199:
+        return None
+    return int((moment - dt.datetime(1970, 1, 1)).total_seconds()) // 60
+
+
+TIME_LIKE = st.one_of(
+    st.text(alphabet="0123456789-T:t ٣２\n", min_size=14, max_size=18),
+    st.builds(lambda y, mo, d, h, mi, sep: f"{y:04d}-{mo:02d}-{d:02d}{sep}{h:02d}:{mi:02d}",
+              st.integers(1990, 2210), st.integers(0, 13), st.integers(0, 32), st.integers(0, 25),
+              st.integers(0, 61), st.sampled_from(["T", "T", "t", " "])),
+    MINUTES.map(format_time),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(TIME_LIKE)
+def test_a_time_is_read_as_the_plain_reading_of_its_characters_reads_it(text: str) -> None:
+    assert parse_time(text) == plain_parse_time(text)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from itertools import chain
 from operator import itemgetter
 from typing import Collection, NamedTuple
 
@@ -33,6 +34,7 @@ from .zones import UTC
 MAX_BULK = 5000
 _POPPED = -1  # a wake time no heap entry can carry
 _BY_INDEX = itemgetter(0)  # sorts (index, ...) entries into creation order
+_DECISION = itemgetter(0)  # an Applied's decision
 _KEEPS_RUNS = (Launch, Retry, Replace)  # the decisions that change the controller's records of runs
 
 
@@ -259,10 +261,10 @@ class Controller:
 
     def _make_replays(self) -> _Replays:
         entries = sorted(self._waiting.values(), key=_BY_INDEX)
-        applied = tuple(a for _, job, _ in entries for a in self._repeats[job.spec.name])
+        applied = tuple(chain.from_iterable(self._repeats[job.spec.name] for _, job, _ in entries))
         ends = [tick.holds_until for _, _, tick in entries if tick.holds_until is not None]
         usable = all(job.state.backfill is None for _, job, _ in entries)
-        return _Replays(applied, tuple(a.decision for a in applied), min(ends, default=None), usable)
+        return _Replays(applied, tuple(map(_DECISION, applied)), min(ends, default=None), usable)
 
     def _known(self, name: str) -> Missed | None:
         previous = self._previous.get(name)

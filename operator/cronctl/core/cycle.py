@@ -33,10 +33,10 @@ from array import array
 from bisect import bisect_left
 from typing import Protocol
 
-from .times import CYCLE_DAYS, CYCLE_YEARS, MINUTES_PER_DAY, MONTH_STARTS, YEAR_TYPES, type_is_leap, year_start, \
-    year_type
+from .times import (CYCLE_BASE, CYCLE_DAYS, CYCLE_YEAR_STARTS, CYCLE_YEAR_TYPES, MINUTES_PER_DAY, MONTH_STARTS,
+                    YEAR_TYPES, type_is_leap, year_start)
 
-FIRST_DAY = year_start(2000)  # a multiple of 400 years: cycles are counted from 1 January 2000
+FIRST_DAY = year_start(CYCLE_BASE)  # a multiple of 400 years: cycles are counted from its 1 January
 MAX_DAYS = 5000  # matching days in a cycle: 4,800 for a monthly schedule
 WALKS_BEFORE_TABLE = 32  # month walks of a day set's searches before its table is built
 HORIZON_SAFE_DAYS_PER_YEAR = 365  # a fire at most 365 * k days on is at most k calendar years on
@@ -96,7 +96,7 @@ class CycleTable:
 
 def build(days: DayTables) -> CycleTable | None:
     """The table of a day set, or None when it matches no day or more than MAX_DAYS a cycle."""
-    per_cycle = sum(days.counts[year_type(2000 + i)] for i in range(CYCLE_YEARS))
+    per_cycle = sum(map(days.counts.__getitem__, CYCLE_YEAR_TYPES))
     if not 0 < per_cycle <= MAX_DAYS:
         return None
     by_kind: list[list[int]] = []  # for each year type: minute of the year at which each matching day starts
@@ -111,9 +111,8 @@ def build(days: DayTables) -> CycleTable | None:
                 mask ^= low
         by_kind.append(in_year)
     minutes: array[int] = array("i")
-    for i in range(CYCLE_YEARS):
-        origin = (year_start(2000 + i) - FIRST_DAY) * MINUTES_PER_DAY
-        minutes.extend(map(origin.__add__, by_kind[year_type(2000 + i)]))
+    for start, kind in zip(CYCLE_YEAR_STARTS, CYCLE_YEAR_TYPES):  # the cycle's years from its first
+        minutes.extend(map(((start - FIRST_DAY) * MINUTES_PER_DAY).__add__, by_kind[kind]))
     return CycleTable(minutes)
 
 

@@ -69,22 +69,22 @@ def weekday(days: int) -> int:
 CYCLE_YEARS = 400
 CYCLE_DAYS = 146_097
 YEAR_TYPES = 14
-_CYCLE_BASE = 2000  # a multiple of 400: year % 400 indexes the tables
+CYCLE_BASE = 2000  # a multiple of 400: year % 400 indexes the tables
 
-_CYCLE_YEAR_STARTS = tuple(days_from_civil(_CYCLE_BASE + i, 1, 1) for i in range(CYCLE_YEARS))
-_CYCLE_YEAR_TYPES = tuple(is_leap(_CYCLE_BASE + i) * 7 + weekday(start)
-                          for i, start in enumerate(_CYCLE_YEAR_STARTS))
+CYCLE_YEAR_STARTS = tuple(days_from_civil(CYCLE_BASE + i, 1, 1) for i in range(CYCLE_YEARS))
+CYCLE_YEAR_TYPES = tuple(is_leap(CYCLE_BASE + i) * 7 + weekday(start)
+                         for i, start in enumerate(CYCLE_YEAR_STARTS))
 
 
 def year_start(year: int) -> int:
     """Days since 1970-01-01 of 1 January of ``year`` (a table lookup)."""
-    cycles, index = divmod(year - _CYCLE_BASE, CYCLE_YEARS)
-    return _CYCLE_YEAR_STARTS[index] + cycles * CYCLE_DAYS
+    cycles, index = divmod(year - CYCLE_BASE, CYCLE_YEARS)
+    return CYCLE_YEAR_STARTS[index] + cycles * CYCLE_DAYS
 
 
 def year_type(year: int) -> int:
     """The year's type: leap * 7 + weekday of 1 January (Sunday = 0)."""
-    return _CYCLE_YEAR_TYPES[year % CYCLE_YEARS]
+    return CYCLE_YEAR_TYPES[year % CYCLE_YEARS]
 
 
 def type_is_leap(kind: int) -> bool:

@@ -192,7 +192,8 @@ class DaySet:
         self._largest_gap: int | None = None
         self._chain_ends: dict[tuple[int, int], int] = {}
         # The cycle table of a sparse day set (cycle.py), once the searches have walked months
-        # often enough (``_walks`` counts up to cycle.WALKS_BEFORE_TABLE, then stops).
+        # often enough (``_walks`` counts up to cycle.WALKS_BEFORE_TABLE, then stops). Threads
+        # racing here at worst build it twice or not at all; a reader sees None or a whole table.
         self.table: CycleTable | None = None
         self._walks = 0
 

@@ -1,8 +1,9 @@
 """The fast paths of the core against the slow, obvious way of getting the same answer.
 
 Each shortcut (year-type tables, the shared DaySet, the month memo, batched
-next_runs, chain ends from the 400-year cycle, reused missed counts, repeated
-decisions of waiting jobs) must give exactly what the plain computation gives.
+next_runs, chain ends from the 400-year cycle, the cycle tables of sparse day
+sets, reused missed counts, repeated decisions of waiting jobs) must give
+exactly what the plain computation gives.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cronctl.core.controller import Controller
-from cronctl.core.cron import parse_cron
+from cronctl.core import cycle
+from cronctl.core.cron import CHAIN_TABLE_FROM, CronExpression, DaySet, parse_cron
 from cronctl.core.schedule import HORIZON_YEARS, Timeline, next_runs, parse_expression
 from cronctl.core.spec import JobSpec, Options, Policy
 from cronctl.core.state import JobState
 from cronctl.core.tick import MAX_MISSED, count_missed, decide
 from cronctl.core.times import (MONTH_LENGTHS, MONTH_STARTS, days_from_civil, days_in_month, format_time,
-                                is_leap, to_minute, weekday, year_start, year_type)
+                                is_leap, parse_time, to_minute, weekday, year_start, year_type)
 from cronctl.core.zones import FixedOffset
 
 from .test_properties import EXPRESSIONS, FREQUENT, RARE, Reference
@@ -108,6 +110,75 @@ def test_expressions_without_a_matching_day_in_any_year_type_never_fire(expr: st
     assert Timeline(compiled, START).first is None
 
 
+# -- cycle tables of sparse day sets ----------------------------------------------------
+
+SPARSE = RARE | st.sampled_from(["0 0 1 * *", "15 14 1 */3 *", "0 0 1 1 *", "30 23 31 12 *", "0 0 29 2 *",
+                                 "0 18 30,31 3,6,9,12 *", "*/30 1 1 * *", "0 12 29 2 */7", "0 0 */31 12 FRI",
+                                 "0 9 1 JAN,JUL *", "45 22 28-31 2 *", "0 0 13 2 5"])
+
+
+def without_table(expr: str) -> CronExpression:
+    """The expression compiled anew with a day set of its own that never builds a cycle table:
+    every search walks the months, as before the tables."""
+    compiled = parse_cron.__wrapped__(expr)
+    days = DaySet(compiled.days_of_month, compiled.months, compiled.days_of_week, compiled.days_or)
+    days.walked = lambda: None  # type: ignore[method-assign]
+    object.__setattr__(compiled, "days", days)
+    return compiled
+
+
+def with_table(expr: str) -> CronExpression:
+    compiled = parse_cron(expr)
+    compiled.days.chain_table()
+    return compiled
+
+
+@settings(max_examples=200, deadline=None)
+@given(SPARSE, st.lists(MINUTES, min_size=1, max_size=5), st.integers(1, HORIZON_YEARS))
+def test_a_next_fire_from_the_cycle_table_is_the_month_walks(expr: str, afters: list[int], years_ahead: int) -> None:
+    fast, plain = with_table(expr), without_table(expr)
+    assert plain.days.table is None
+    for after in afters + [a - 1 for a in afters]:
+        assert fast.next_local(after, years_ahead) == plain.next_local(after, years_ahead), (after, years_ahead)
+
+
+@settings(max_examples=200, deadline=None)
+@given(SPARSE, MINUTES, st.integers(CHAIN_TABLE_FROM, 600), OFFSETS)
+def test_a_chain_cut_from_the_cycle_table_is_the_chain_of_month_walks(expr: str, after: int, count: int,
+                                                                       offset: int) -> None:
+    plain = without_table(expr)
+    expected: list[int] = []
+    local: int | None = after + offset
+    while len(expected) < count:
+        local = plain.next_local(local, HORIZON_YEARS)  # type: ignore[arg-type]
+        if local is None:
+            break
+        expected.append(local - offset)
+    assert next_runs(with_table(expr), after, count, FixedOffset(offset)) == expected
+
+
+@pytest.mark.parametrize(("expr", "days"), [("0 0 1 1 *", 400), ("0 0 29 2 *", 97), ("0 0 1 * *", 4800),
+                                             ("*/30 1 1 * *", 4800), ("0 18 30,31 3,6,9,12 *", 2400)])
+def test_a_table_holds_each_matching_day_of_the_cycle_once(expr: str, days: int) -> None:
+    table = cycle.build(parse_cron(expr).days)
+    assert table is not None and table.size == days
+    assert list(table.minutes) == sorted(set(table.minutes))
+
+
+@pytest.mark.parametrize("expr", ["0 2 * * *", "0 10 * * 7", "0 0 28-31 * *", "0 0 30 2 *"])
+def test_dense_day_sets_and_those_that_never_fire_get_no_table(expr: str) -> None:
+    assert cycle.build(parse_cron(expr).days) is None
+
+
+def test_searches_that_keep_walking_months_switch_to_the_table() -> None:
+    days = DaySet(frozenset({1}), frozenset(range(1, 13)), frozenset(range(7)), False)
+    for _ in range(cycle.WALKS_BEFORE_TABLE - 1):
+        days.walked()
+    assert days.table is None
+    days.walked()
+    assert days.table is not None and days.table.size == 4800
+
+
 # -- where chains end ----------------------------------------------------------------
 
 
@@ -161,8 +232,8 @@ def test_counts_carried_from_tick_to_tick_equal_fresh_counts(expr: str, anchor: 
         start = min(moved(start, start_move, known), now)  # type: ignore[arg-type]
         carried = count_missed(timeline, start, now, known)
         fresh = count_missed(timeline, start, now)
-        assert (carried.count, carried.latest) == (fresh.count, fresh.latest), (expr, start, now)
-        if carried.count <= MAX_MISSED:
+        assert (carried.total, carried.latest) == (fresh.total, fresh.latest), (expr, start, now)
+        if carried.total <= MAX_MISSED:
             assert (carried.upcoming, carried.earliest) == (fresh.upcoming, fresh.earliest)
         known = carried
 
@@ -199,6 +270,9 @@ class PlainController(Controller):
         return [(index, job, None) for index, job, _ in super()._jobs_to_look_at(now)]
 
     def _known(self, name: str) -> None:
+        return None
+
+    def _replayed(self, now: int) -> None:
         return None
 
 
@@ -242,3 +316,72 @@ def test_the_shortcuts_of_the_controller_change_no_decision(operations: list[tup
                     results.append(error.code)
             assert results[0] == results[1]
     assert fast.state.to_json() == plain.state.to_json()
+
+
+@pytest.mark.parametrize("with_deadline", [True, False])
+def test_ticks_that_only_replay_waiting_jobs_give_what_deciding_them_gives(with_deadline: bool) -> None:
+    """The replays made once (Controller._replayed) are made again whenever a waiting job
+    changes: a run that finishes, a promise that runs out (a deadline), a job that joins."""
+    fast, plain = Controller(), PlainController()
+    day = 1440
+    start = to_minute(2024, 1, 1)
+    jobs = [("stuck", "0 0 * * *", "forbid", None), ("monthly", "0 0 1 * *", "forbid", None),
+            ("flood", "* * * * *", "forbid", None)]
+    if with_deadline:
+        jobs.append(("late", "0 0 1 * *", "forbid", {"starting_deadline": 3 * day}))
+    for controller in (fast, plain):
+        for job in jobs:
+            controller.create_job(start, *job)
+    now = start
+    # Jan 2 00:00 stuck-1 and flood overflows; Feb 1 00:02 monthly-1 and late-1; Mar 1 both skip, late's
+    # promise ending with its deadline (3 days); the runs finish one by one; a job joins.
+    # Each change comes after a tick that made the replays, and is followed by two ticks a minute apart.
+    for step in [day, 1, 1, day, 29 * day, 1, day, 28 * day, 1, day, day, 2 * day, 1, "stuck-1", 1, 1, day, 1,
+                 "monthly-1", 1, 1, day, day, 1, "late-1", 1, 1, day, 1, "create", 1, 1, day, 1, 31 * day, 1, day]:
+        if isinstance(step, str) and step != "create":
+            if step.startswith("late") and not with_deadline:
+                continue
+            for controller in (fast, plain):
+                assert controller.finish(now, step, "succeeded").state == "succeeded"
+            continue
+        if step == "create":
+            for controller in (fast, plain):
+                controller.create_job(now, "joins", "*/5 * * * *", "replace")
+            continue
+        assert isinstance(step, int)
+        now += step
+        assert fast.step(now) == plain.step(now), format_time(now)
+    assert fast.state.to_json() == plain.state.to_json()
+
+
+# -- reading times ---------------------------------------------------------------------
+
+
+def plain_parse_time(text: str) -> int | None:
+    """The wire format read character by character, the calendar checked by datetime."""
+    digits = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15]
+    if len(text) != 16 or any(not ("0" <= text[i] <= "9") for i in digits) \
+            or (text[4], text[7], text[10], text[13]) != ("-", "-", "T", ":"):
+        return None
+    try:
+        moment = dt.datetime(int(text[0:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]), int(text[14:16]))
+    except ValueError:
+        return None
+    if not 2000 <= moment.year <= 2199:
+        return None
+    return int((moment - dt.datetime(1970, 1, 1)).total_seconds()) // 60
+
+
+TIME_LIKE = st.one_of(
+    st.text(alphabet="0123456789-T:t ٣２\n", min_size=14, max_size=18),
+    st.builds(lambda y, mo, d, h, mi, sep: f"{y:04d}-{mo:02d}-{d:02d}{sep}{h:02d}:{mi:02d}",
+              st.integers(1990, 2210), st.integers(0, 13), st.integers(0, 32), st.integers(0, 25),
+              st.integers(0, 61), st.sampled_from(["T", "T", "t", " "])),
+    MINUTES.map(format_time),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(TIME_LIKE)
+def test_a_time_is_read_as_the_plain_reading_of_its_characters_reads_it(text: str) -> None:
+    assert parse_time(text) == plain_parse_time(text)

@@ -19,7 +19,12 @@ expression would match again later; ``chain_end`` finds that end from the
 The day fields are compiled into a ``DaySet`` shared by every expression
 with the same three day fields: its tables (month masks per year type, which
 years fire, where a chain of next fires runs out) describe the calendar
-only, so no zone or anchor can make them stale.
+only, so no zone or anchor can make them stale. A sparse day set (monthly,
+yearly, the leap day) also gets, once its searches keep leaving the month
+they start in, a table of its matching days over the 400-year cycle
+(``cycle.py``): its next fires are a bisect and its chains slices, where the
+month walk had cost 1.3 us a fire (issue 32, ``bench_next_fire.py``). A
+chain of a one-fire-a-day expression reads each month's days off its mask.
 
 Semantics are Vixie cron's as the seed fixes them: a day field is restricted
 exactly when its text does not begin with ``*``; two restricted day fields
@@ -35,10 +40,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
 
+from . import cycle
+from .cycle import CycleTable
 from .dst import DaylightSaving, ZonedSearch
 from .errors import ExpressionError
 from .times import (CYCLE_YEARS, MINUTES_PER_DAY, MONTH_LENGTHS, MONTH_STARTS, YEAR_TYPES,
                     civil_from_days, is_leap, type_is_leap, year_of, year_start, year_type)
+
+CHAIN_TABLE_FROM = 16  # a chain of at least this many next fires builds its day set's cycle table at once
 from .zones import AnyZone, FixedOffset, IanaZone
 
 HORIZON_YEARS = 8
@@ -54,6 +63,10 @@ class Field(enum.Enum):
     MONTH = ("month", 1, 12, ("JAN", "FEB", "MAR", "APR", "MAY", "JUN",
                               "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"))
     DAY_OF_WEEK = ("day-of-week", 0, 7, ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"))
+
+    # Members are singletons compared by identity, so identity hashing is exact; Enum's own
+    # __hash__ is Python code, run at every parse_field cache look-up (5 a compile).
+    __hash__ = object.__hash__
 
     def __init__(self, label: str, low: int, high: int, names: tuple[str, ...]) -> None:
         self.label = label
@@ -178,6 +191,26 @@ class DaySet:
         self._month_memo = self._other_month = (0, 0, 0, 0, 0)
         self._largest_gap: int | None = None
         self._chain_ends: dict[tuple[int, int], int] = {}
+        # The cycle table of a sparse day set (cycle.py), once the searches have walked months
+        # often enough (``_walks`` counts up to cycle.WALKS_BEFORE_TABLE, then stops). Threads
+        # racing here at worst build it twice or not at all; a reader sees None or a whole table.
+        self.table: CycleTable | None = None
+        self._walks = 0
+
+    def walked(self) -> None:
+        """A search walked past the month it started in: build the cycle table when that
+        has happened often enough (if the day set is sparse enough to have one)."""
+        self._walks += 1
+        if self._walks == cycle.WALKS_BEFORE_TABLE:
+            self.table = cycle.build(self)
+
+    def chain_table(self) -> CycleTable | None:
+        """The cycle table, built now if it can be: a long chain of next fires walks
+        months often enough to pay for it at once."""
+        if self._walks < cycle.WALKS_BEFORE_TABLE:
+            self._walks = cycle.WALKS_BEFORE_TABLE
+            self.table = cycle.build(self)
+        return self.table
 
     @staticmethod
     def _masks_by_month(dom_mask: int, month_list: tuple[int, ...], days_of_week: frozenset[int],
@@ -414,6 +447,9 @@ class CronExpression:
         calendar conversion, and the horizon cannot cut them off, since that
         month's year is at most after's year + 1. Only the rest walks months.
         """
+        table = self.days.table
+        if table is not None:
+            return self._next_by_table(table, after, years_ahead)
         day, minute_of_day = divmod(after + 1, MINUTES_PER_DAY)
         first, _, mask, year, month = self.days.month_at(day)
         later = mask >> (day - first)  # bit 0: today
@@ -426,11 +462,53 @@ class CronExpression:
             return (day + (later & -later).bit_length()) * MINUTES_PER_DAY + self._first_time
         if not self.days.fires:
             return None
+        self.days.walked()
         # after + 1 is in ``year`` too, unless it is the first minute of the year.
         after_year = year - 1 if after + 1 == first * MINUTES_PER_DAY and month == 1 else year
         if month == 12:
             return self._next_from_month(year + 1, 1, after_year + years_ahead)
         return self._next_from_month(year, month + 1, after_year + years_ahead)
+
+    def _next_by_table(self, table: CycleTable, after: int, years_ahead: int) -> int | None:
+        """next_local by a bisect into the day set's cycle table."""
+        day, minute_of_day = divmod(after + 1, MINUTES_PER_DAY)
+        if minute_of_day > self._last_time:  # today's firings are past (a search from a fire, mostly)
+            found = table.day_at_or_after(day + 1)
+        else:
+            found = table.day_at_or_after(day)
+            if found == day:
+                time = self._time_from(minute_of_day)
+                assert time is not None  # at or before the last firing of the day
+                return day * MINUTES_PER_DAY + time
+        if found - after // MINUTES_PER_DAY > cycle.HORIZON_SAFE_DAYS_PER_YEAR * years_ahead \
+                and civil_from_days(found)[0] > year_of(after) + years_ahead:
+            return None
+        return found * MINUTES_PER_DAY + self._first_time
+
+    def runs_by_table(self, after: int, count: int, shift: int) -> list[int] | None:
+        """Up to ``count`` next fires from local minute ``after`` on, each + ``shift``, as
+        slices of the cycle table; None when the day set has none or a chain can run out
+        (more than HORIZON_YEARS years between two firing years somewhere in the cycle)."""
+        table = self.days.chain_table()
+        if table is None or self.days.largest_gap() > HORIZON_YEARS:
+            return None
+        first = self._next_by_table(table, after, HORIZON_YEARS)
+        assert first is not None  # no gap reaches the horizon
+        return table.chain(first, self.times_of_day(), count, shift)
+
+    def month_run(self, first: int, limit: int, shift: int, out: list[int]) -> None:
+        """Append to ``out`` the fires (each + ``shift``) of a one-fire-a-day expression from
+        a firing ``first`` to the end of its month, at most ``limit``: the chain of next
+        fires within a month is its matching days, read off the month's mask."""
+        day = first // MINUTES_PER_DAY
+        month_first, _, mask, _, _ = self.days.month_at(day)
+        bits = mask >> (day - month_first)  # bit 0: first's day
+        base = first + shift
+        end = len(out) + limit
+        while bits and len(out) < end:
+            low = bits & -bits
+            out.append(base + (low.bit_length() - 1) * MINUTES_PER_DAY)
+            bits ^= low
 
     def _next_from_month(self, year: int, month: int, last_year: int) -> int | None:
         """The first firing on or after the 1st of a month, in a year <= last_year.
@@ -606,15 +684,19 @@ class FixedCronTimes:
         fires of the same local day are the expression's remaining times of day, so a
         search is needed only once per firing day."""
         expression, offset = self.expression, self.offset
-        times: list[int] = []
         local = after + offset
+        if count >= CHAIN_TABLE_FROM:
+            by_table = expression.runs_by_table(local, count, -offset)
+            if by_table is not None:
+                return by_table
+        times: list[int] = []
         while len(times) < count:
             found = expression.next_local(local, HORIZON_YEARS)
             if found is None:
                 break
-            if expression.per_day == 1:  # one firing a day: nothing more on that day
-                times.append(found - offset)
-                local = found
+            if expression.per_day == 1:  # one firing a day: the month's next ones are its matching days
+                expression.month_run(found, count - len(times), -offset, times)
+                local = times[-1] + offset
                 continue
             base = found - found % MINUTES_PER_DAY - offset  # the UTC minute of that local midnight
             times += [base + time for time in expression.day_run(found, count - len(times))]

@@ -262,8 +262,13 @@ def test_a_manifest_near_the_api_servers_limit_is_read_without_holding_up_the_ot
     body = yaml.safe_load(manifest())
     body["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"] = [
         {"name": f"V{i}", "value": "x" * 1000} for i in range(1400)]
-    (tmp_path / "big.yaml").write_text(json.dumps(body))
+    text = json.dumps(body)
+    (tmp_path / "big.yaml").write_text(text)
     began = time.perf_counter()
     loaded = load_definitions(tmp_path)
-    assert time.perf_counter() - began < 0.15
+    took = time.perf_counter() - began
+    began = time.perf_counter()
+    yaml.load(text, Loader=yaml.SafeLoader)  # PyYAML's own loader, on the same text, on the same machine now
+    pure = time.perf_counter() - began
+    assert took < pure / 2, (took, pure)  # a ratio: wall-clock limits fail on a busy machine
     assert [d.name for d in loaded.definitions] == ["nightly"] and len(loaded.definitions[0].env) == 1400

@@ -69,7 +69,8 @@ def test_the_runner_with_echo_says_each_line_of_a_run_prefixed_with_the_run(fold
     r = Runner(folder, clock, 1, say=said.append, echo=True)
     r.step()
     clock.set("2024-03-01T00:05")
-    until(r, lambda: "quick-1: hello" in said and "quick-1 (stderr): oops" in said)
+    until(r, lambda: "quick-1: hello" in said and "quick-1 (stderr): oops" in said
+          and any("quick-1 succeeded" in line for line in said))  # the end is waited for too
     assert said.index("quick-1: hello") < next(i for i, line in enumerate(said) if "quick-1 succeeded" in line)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from cronctl.core.times import parse_time
 from cronctl.manifest import SpecError, crd, read_manifest, schema_problems
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +49,10 @@ def test_a_good_manifest_reads_into_the_cores_spec() -> None:
     ({"schedules": ["0 9 * * *"]}, "spec.schedule"),  # both schedule and schedules
     ({"daylightSaving": "Wall"}, "spec.daylightSaving"),
     ({"exclude": ["2026-12-25", "2026-02-30"]}, "spec.exclude[1]"),  # the core's check: no such date
+    ({"startTime": "2027-01-04 09:00"}, "spec.startTime"),  # no offset: which zone would it be in?
+    ({"endTime": "yesterday"}, "spec.endTime"),
+    ({"startTime": "2027-01-04T09:00:00Z", "endTime": "2027-01-04T09:00:00Z"}, "spec.endTime"),
+    ({"maxRuns": 0}, "spec.maxRuns"),
     ({"exclude": ["2026-12-25"] * 1001}, "spec.exclude"),
 ])
 def test_a_bad_manifest_is_refused_naming_the_field(fields: dict[str, Any], field: str) -> None:
@@ -117,3 +122,18 @@ def test_a_backfill_preview_reads_the_object_from_the_anchor_the_operator_record
     spec, times = backfill_preview(body, 28_487_400, 28_487_580, now=28_489_000, admitted=False)
     assert spec.created_at == 28_487_520  # 2024-03-01T00:00: the grid is carried back from it
     assert times == [28_487_430, 28_487_520]  # 2024-02-29T22:30 and 2024-03-01T00:00
+
+
+def test_start_end_and_max_runs_read_into_the_cores_window_and_limit() -> None:
+    options = read_manifest(with_spec(startTime="2027-01-04T09:00:30+01:00", endTime="2027-01-05T00:00:00Z",
+                                      maxRuns=7), anchor=0).job.options
+    assert (options.window.first, options.window.last) == (parse_time("2027-01-04T08:01"),
+                                                           parse_time("2027-01-05T00:00"))
+    assert options.max_runs == 7
+
+
+def test_a_bad_window_says_what_an_instant_must_look_like() -> None:
+    with pytest.raises(SpecError) as refused:
+        read_manifest(with_spec(startTime="2027-01-04T09:00:00"), anchor=0)
+    assert str(refused.value) == ('spec.startTime: "2027-01-04T09:00:00" must be an RFC 3339 time with its '
+                                  'offset, such as 2027-01-04T09:00:00Z')

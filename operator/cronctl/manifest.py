@@ -14,6 +14,7 @@ reads what the API server admitted with ``read_spec`` alone.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,6 +34,7 @@ from .core.schedule import Expression, IntervalExpression, parse_expression
 from .core.spec import (CATCH_UP_ALL, CATCH_UP_LATEST, DEFAULT_KEEP_FAILED, DEFAULT_KEEP_SUCCEEDED, MAX_MISSED,
                         PAST_LIMIT_LAUNCH, JobSpec, Options, Policy)
 from .core.times import parse_time
+from .core.window import Window
 from .core.zones import UTC, AnyZone, parse_zone
 
 GROUP = "cronctl.dev"
@@ -121,6 +123,7 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     if suspend_reason is not None and not isinstance(suspend_reason, str):
         raise SpecError("spec.suspendReason", f"{suspend_reason!r} is not text", "InvalidSuspendReason")
     deadline_seconds = spec.get("startingDeadlineSeconds")
+    window = _window(spec)
     options = Options(
         # Schedule times are whole minutes: t >= now - s seconds is t >= now - floor(s / 60) minutes.
         starting_deadline=None if deadline_seconds is None else int(deadline_seconds) // 60,
@@ -137,12 +140,43 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
         more_schedules=tuple(each.text for each in expressions[1:]),
         exclude=tuple(exclude),
         daylight_saving=daylight_saving,
+        window=window,
+        max_runs=spec.get("maxRuns"),
     )
     job = JobSpec(name=metadata["name"], expression=expression.text, policy=policy, options=options,
                   created_at=anchor, index=0)
     return ScheduleSpec(job=job, suspend=bool(spec.get("suspend", False)),
                         job_template=spec.get("jobTemplate", {}), upcoming=upcoming,
                         suspend_reason=suspend_reason or None)
+
+
+WINDOW_FIELDS = ("startTime", "endTime")
+WINDOW_FORMAT = "must be an RFC 3339 time with its offset, such as 2027-01-04T09:00:00Z"
+END_AFTER_START = "must be after startTime"  # the CRD's rule
+
+
+def _window(spec: Mapping[str, Any]) -> Window:
+    """spec.startTime and spec.endTime as the core's window; raises SpecError naming the field."""
+    start, end = (_instant(spec, name) for name in WINDOW_FIELDS)
+    if start is not None and end is not None and end <= start:
+        raise SpecError("spec.endTime", END_AFTER_START, "InvalidWindow")
+    return Window.of_seconds(start, end)
+
+
+def _instant(spec: Mapping[str, Any], name: str) -> int | None:
+    """An RFC 3339 instant with its offset, in UTC seconds (fractions dropped)."""
+    text = spec.get(name)
+    if text is None:
+        return None
+    when = None
+    if isinstance(text, str):
+        try:
+            when = dt.datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+        except ValueError:
+            pass
+    if when is None or when.tzinfo is None:
+        raise SpecError(f"spec.{name}", f"{_shown(text)} {WINDOW_FORMAT}", "InvalidWindow")
+    return int(when.timestamp() // 1)
 
 
 def backfill_preview(body: Mapping[str, Any], start: int, end: int, now: int,
@@ -221,10 +255,30 @@ def schema_problems(body: Mapping[str, Any]) -> list[SchemaProblem]:
     spec = instance.get("spec")
     if isinstance(spec, dict) and ("schedule" in spec) == ("schedules" in spec):
         problems.append(SchemaProblem("spec.schedule", ONE_OF_SCHEDULES))
+    if isinstance(spec, dict):
+        problems.extend(_window_problems(spec))
     if isinstance(name, str) and len(name) > MAX_NAME_LENGTH:
         problems.append(SchemaProblem("metadata.name", f"at most {MAX_NAME_LENGTH} characters, so that Job "
                                                        "names derived from it stay valid"))
     return sorted(set(problems), key=lambda problem: problem.field)
+
+
+def _window_problems(spec: Mapping[str, Any]) -> list[SchemaProblem]:
+    """What the API server's date-time format and the CRD's rule on the window refuse."""
+    problems, instants = [], []
+    for name in WINDOW_FIELDS:
+        if isinstance(spec.get(name), str):
+            try:
+                instants.append(_instant(spec, name))
+            except SpecError as error:
+                problems.append(SchemaProblem(error.field, error.message.partition(": ")[2]))
+                instants.append(None)
+        else:
+            instants.append(None)
+    start, end = instants
+    if start is not None and end is not None and end <= start:
+        problems.append(SchemaProblem("spec.endTime", END_AFTER_START))
+    return problems
 
 
 def crd() -> dict[str, Any]:
@@ -277,6 +331,8 @@ def _problems(error: jsonschema.ValidationError) -> Iterable[SchemaProblem]:
     elif kind in ("minimum", "maximum"):
         word = "at least" if kind == "minimum" else "at most"
         yield SchemaProblem(where, f"{_shown(instance)} must be {word} {value}")
+    elif kind == "pattern" and where in (f"spec.{name}" for name in WINDOW_FIELDS):
+        yield SchemaProblem(where, f"{_shown(instance)} {WINDOW_FORMAT}")
     elif kind in ("minLength", "maxLength"):
         word = "at least" if kind == "minLength" else "at most"
         yield SchemaProblem(where, f"must be {word} {value} characters long")

@@ -38,6 +38,12 @@ def edited(path: str, value: Any = None, delete: bool = False) -> dict[str, Any]
     return body
 
 
+def windowed(start: str, end: str) -> dict[str, Any]:
+    body = edited("spec.startTime", start)
+    body["spec"]["endTime"] = end
+    return body
+
+
 # (what, manifest, the field named, or None when both accept)
 ROWS: list[tuple[str, dict[str, Any], str | None]] = [
     ("the example as it is", GOOD, None),
@@ -72,6 +78,18 @@ ROWS: list[tuple[str, dict[str, Any], str | None]] = [
     ("a spec that is a list", edited("spec", []), "spec"),
     ("an unknown top-level field", edited("extra", 1), "extra"),
     ("a name of 53 characters", edited("metadata.name", "n" * 53), "metadata.name"),
+    ("startTime a word", edited("spec.startTime", "soon"), "spec.startTime"),
+    ("startTime without its offset", edited("spec.startTime", "2027-01-04T09:00:00"), "spec.startTime"),
+    ("startTime on a day no month has", edited("spec.startTime", "2027-02-30T09:00:00Z"), "spec.startTime"),
+    ("startTime a number", edited("spec.startTime", 2027), "spec.startTime"),
+    ("endTime with an offset", edited("spec.endTime", "2027-01-04T09:00:00+05:30"), None),
+    ("a window", windowed("2027-01-04T09:00:00Z", "2027-01-04T09:00:01Z"), None),
+    ("endTime before startTime", windowed("2027-01-04T09:00:00Z", "2027-01-04T08:59:59Z"), "spec.endTime"),
+    ("endTime at startTime, told in another offset", windowed("2027-01-04T09:00:00Z", "2027-01-04T10:00:00+01:00"),
+     "spec.endTime"),
+    ("maxRuns zero", edited("spec.maxRuns", 0), "spec.maxRuns"),
+    ("maxRuns a word", edited("spec.maxRuns", "ten"), "spec.maxRuns"),
+    ("maxRuns one", edited("spec.maxRuns", 1), None),
 ]
 
 

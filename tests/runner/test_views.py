@@ -231,10 +231,35 @@ def test_status_json_has_stable_keys_and_rfc3339_utc_times(folder: Path) -> None
         "schedules": [{"name": "hello", "expression": "* * * * *", "schedules": ["* * * * *"], "exclude": [],
                        "daylight_saving": "Vixie", "time_zone": "+00:00", "policy": "allow",
                        "last": None, "next": "2024-03-01T00:04:00Z", "overdue_since": "2024-03-01T00:04:00Z",
-                       "skipped": 0, "running": [], "queued": [], "retrying": [], "overflow": None,
+                       "skipped": 0, "ended": None, "remaining_runs": None,
+                       "running": [], "queued": [], "retrying": [], "overflow": None,
                        "invalid": False, "retired": None, "suspended": None, "backfill": None}],
         "invalid_manifests": [],
         "retired": [{"schedule": "gone", "at": "2024-03-01T00:02:00Z"}]}
+
+
+def test_status_counts_down_max_runs_and_says_when_the_last_was_launched(folder: Path) -> None:
+    write(folder, "twice", maxRuns=2)
+    a_book(folder)
+    book = json.loads((folder / "cronctl.json").read_text())
+    book["controller"]["jobs"][0]["state"]["scheduled_runs"] = 1
+    (folder / "cronctl.json").write_text(json.dumps(book))
+    assert "  1 of its 2 scheduled runs left (maxRuns)" in status_lines(folder, A_MINUTE_LATE)
+    book["controller"]["jobs"][0]["state"]["scheduled_runs"] = 2
+    (folder / "cronctl.json").write_text(json.dumps(book))
+    assert status_lines(folder, A_MINUTE_LATE)[1:] == [
+        "twice: * * * * * (+00:00, allow)",
+        "  last:  -",
+        "  ended (MaxRunsReached): its 2 scheduled runs (maxRuns) were launched, nothing fires"]
+    shown = status(folder, A_MINUTE_LATE)["schedules"][0]
+    assert (shown["ended"], shown["remaining_runs"], shown["next"]) == ("MaxRunsReached", 0, None)
+
+
+def test_status_says_a_schedule_past_its_end_time_has_ended(folder: Path) -> None:
+    write(folder, "window", endTime="2024-03-01T00:02:00Z")
+    a_book(folder)
+    assert "  ended (EndTimeReached): no schedule time is left before its endTime, nothing fires" in \
+        status_lines(folder, A_MINUTE_LATE)
 
 
 def test_status_before_the_runner_ever_ran_lists_the_manifests(folder: Path) -> None:

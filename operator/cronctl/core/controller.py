@@ -26,6 +26,7 @@ from .errors import Code, CronctlError
 from .retention import history_order
 from .schedule import Timeline, never_fires, parse_seed_expression
 from .spec import JobSpec, Options, check_name, check_zone_allowed, parse_options, parse_policy
+from .window import ended_reason
 from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
 from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, decide, expiry, manual_launch
 from .transitions import Applied, apply, apply_tick, hold
@@ -115,7 +116,7 @@ class Controller:
         if spec.name in self.state.jobs:
             raise CronctlError(f"name: a job named {spec.name!r} exists", Code.JOB_EXISTS)
         timeline = self._timeline_for(spec)
-        if not timeline.fires:
+        if not timeline.fires and not spec.fires_from(spec.created_at):
             raise never_fires()
         self._add(spec, timeline)
         self.state.jobs[spec.name].state.launched = launched
@@ -326,7 +327,7 @@ class Controller:
         job = self.find_job(spec.name)
         if spec == job.spec:
             return False
-        if not self._timeline_for(spec).fires:
+        if not self._timeline_for(spec).fires and not spec.fires_from(spec.created_at):
             raise never_fires()
         job.spec = spec
         self._look_again(job)
@@ -446,8 +447,12 @@ class Controller:
         job = self.find_job(name)
         clock = self.state.clock
         assert clock is not None
-        return JobStatus(job.state.last_schedule, self._timelines[job.spec.name].next_after(clock),
-                         list(job.state.active), job.state.launched)
+        next_fire = self._timelines[job.spec.name].next_after(clock)
+        options = job.spec.options
+        if options.max_runs is not None and ended_reason(options.window, options.max_runs,
+                                                         job.state.scheduled_runs, next_fire):
+            next_fire = None
+        return JobStatus(job.state.last_schedule, next_fire, list(job.state.active), job.state.launched)
 
     def history(self, name: object) -> list[Run]:
         job = self.find_job(name)

@@ -1,10 +1,11 @@
-"""A job's times when it has more than one expression, exclusions or a daylight-saving rule.
+"""A job's times when it has more than one expression, exclusions, a daylight-saving rule or a window.
 
 ``MergedExpression`` stands where one expression does (``.times(anchor, zone)``,
 ``.text``), so that ``Timeline`` and every driver use it unchanged. Its times
 are the union of its expressions' times (a minute named by two fires once),
-minus the excluded ones (``exclusions.py``), each expression searched under
-the job's ``DaylightSaving`` rule. A search that meets an excluded time skips
+minus the excluded ones (``exclusions.py``) and those outside the job's
+window (``window.py``), each expression searched under the job's
+``DaylightSaving`` rule. A search that meets an excluded time skips
 the whole excluded stretch and looks again; it gives up ``HORIZON_YEARS``
 after where it started, as one expression's search does, or after
 ``MAX_SKIPPED`` excluded times in a row.
@@ -20,6 +21,7 @@ from .dst import DaylightSaving
 from .exclusions import NO_EXCLUSIONS, Exclusions, parse_exclusions
 from .schedule import Expression, ScheduleTimes, parse_expression
 from .times import chain
+from .window import Window
 from .zones import AnyZone
 
 MAX_SCHEDULES = 20  # expressions in one job's list (the CRD's maxItems)
@@ -36,6 +38,7 @@ class MergedExpression:
     parts: tuple[Expression, ...]
     exclusions: Exclusions = NO_EXCLUSIONS
     rule: DaylightSaving = DaylightSaving.VIXIE
+    window: Window = Window()  # spec.startTime and spec.endTime (window.py)
 
     @property
     def text(self) -> str:
@@ -50,8 +53,8 @@ class MergedExpression:
         rule = self.rule if rule is None else rule
         parts = tuple(part.times(anchor, zone, rule) for part in self.parts)
         if len(parts) == 1 and not self.exclusions:
-            return parts[0]
-        return MergedTimes(parts, self.exclusions, zone, anchor)
+            return self.window.bound(parts[0])
+        return self.window.bound(MergedTimes(parts, self.exclusions, zone, anchor))
 
 
 class MergedTimes:
@@ -123,9 +126,10 @@ class MergedTimes:
 
 @lru_cache(maxsize=4096)
 def merged_expression(texts: tuple[str, ...], exclude: tuple[str, ...] = (),
-                      rule: DaylightSaving = DaylightSaving.VIXIE) -> MergedExpression:
-    """Compile several expressions with exclusions; raises ExpressionError naming the entry."""
-    return MergedExpression(tuple(parse_expression(text) for text in texts), parse_exclusions(exclude), rule)
+                      rule: DaylightSaving = DaylightSaving.VIXIE, window: Window = Window()) -> MergedExpression:
+    """Compile several expressions with exclusions, in a window; raises ExpressionError naming the entry."""
+    return MergedExpression(tuple(parse_expression(text) for text in texts), parse_exclusions(exclude), rule,
+                            window)
 
 
 __all__ = ["MAX_SCHEDULES", "MergedExpression", "MergedTimes", "merged_expression"]

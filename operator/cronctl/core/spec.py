@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from .errors import Code, CronctlError, OptionError
 from .dst import DaylightSaving
 from .merged import MergedExpression, merged_expression
-from .schedule import Expression, IntervalExpression, parse_expression
+from .schedule import Expression, IntervalExpression, Timeline, parse_expression
+from .window import Window
 from .zones import UTC, AnyZone, parse_offset
 
 MAX_NAME_LENGTH = 40
@@ -80,6 +81,10 @@ class Options:
     more_schedules: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     daylight_saving: DaylightSaving = DaylightSaving.VIXIE
+    # Temporal's start_time, end_time and limited_actions (never set by the run() harness):
+    # no schedule time outside the window (window.py), at most max_runs scheduled runs.
+    window: Window = Window()
+    max_runs: int | None = None
 
     def to_json(self) -> dict[str, object]:
         shown: dict[str, object] = {
@@ -91,6 +96,10 @@ class Options:
         if self.more_schedules or self.exclude or self.daylight_saving is not DaylightSaving.VIXIE:
             shown.update(more_schedules=list(self.more_schedules), exclude=list(self.exclude),
                          daylight_saving=self.daylight_saving.value)
+        if self.window:
+            shown["window"] = [self.window.first, self.window.last]
+        if self.max_runs is not None:
+            shown["max_runs"] = self.max_runs
         return shown
 
 
@@ -159,9 +168,23 @@ class JobSpec:
 
     @property
     def compiled(self) -> Expression | MergedExpression:
+        """The job's schedule times: its expressions, less exclusions and what is outside its window."""
+        return self._compiled(self.options.window)
+
+    @property
+    def unbounded(self) -> Expression | MergedExpression:
+        """The same without the window: whether the expressions fire at all, a window aside."""
+        return self._compiled(Window())
+
+    def fires_from(self, anchor: int) -> bool:
+        """Whether its expressions have a time after ``anchor``, its window aside: a job whose
+        window has closed (or not opened within the horizon) has ended; it is not invalid."""
+        return Timeline(self.unbounded, anchor, self.options.tz).fires
+
+    def _compiled(self, window: Window) -> Expression | MergedExpression:
         options = self.options
         if not options.more_schedules and not options.exclude \
-                and options.daylight_saving is DaylightSaving.VIXIE:
+                and options.daylight_saving is DaylightSaving.VIXIE and not window:
             return parse_expression(self.expression)
         return merged_expression((self.expression, *options.more_schedules), options.exclude,
-                                 options.daylight_saving)
+                                 options.daylight_saving, window)

@@ -16,6 +16,7 @@ from .dst import DaylightSaving
 from .retention import SUCCEEDED_CLASS, Finished, keep_newest, retention_class
 from .spec import JobSpec, Options, Policy
 from .times import format_time, parse_stored_time
+from .window import Window
 from .zones import parse_zone
 
 STATE_VERSION = 1
@@ -116,6 +117,7 @@ class JobState:
     pending_retries: list[PendingRetry] = field(default_factory=list)  # by due time
     queue: list[Queued] = field(default_factory=list)  # oldest first
     backfill: Backfill | None = None  # the last backfill asked for, under way or done
+    scheduled_runs: int = 0  # runs launched for schedule times (not by hand, not backfills): maxRuns counts them
 
     def fail_attempt(self, run_id: str, number: int, attempt: int, at: int, retries: int,
                      delay: int) -> PendingRetry | None:
@@ -150,7 +152,8 @@ class JobState:
                 "kept_failed": [_finished_json(run) for run in self.kept_failed],
                 "skipped": self.skipped, "last_skipped": _time_or_none(self.last_skipped),
                 "overflowed": self.overflowed, "overflowing": self.overflowing,
-                **({} if self.backfill is None else {"backfill": self.backfill.to_json()})}
+                **({} if self.backfill is None else {"backfill": self.backfill.to_json()}),
+                **({"scheduled_runs": self.scheduled_runs} if self.scheduled_runs else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobState:
@@ -165,7 +168,8 @@ class JobState:
                    pending_retries=[PendingRetry(parse_stored_time(due), number, run_id, attempt)
                                     for due, number, run_id, attempt in data.get("pending_retries", [])],
                    queue=[Queued(parse_stored_time(nominal), reason) for nominal, reason in data.get("queue", [])],
-                   backfill=Backfill.from_json(data["backfill"]) if data.get("backfill") else None)
+                   backfill=Backfill.from_json(data["backfill"]) if data.get("backfill") else None,
+                   scheduled_runs=data.get("scheduled_runs", 0))
 
 
 @dataclass
@@ -188,6 +192,8 @@ class Job:
                 options[key] = tuple(options[key])
         if "daylight_saving" in options:
             options["daylight_saving"] = DaylightSaving(options["daylight_saving"])
+        if "window" in options:
+            options["window"] = Window(*options["window"])
         spec = JobSpec(name=data["name"], expression=data["expression"], policy=Policy(data["policy"]),
                        options=Options(**options), created_at=parse_stored_time(data["created_at"]),
                        index=data["index"])

@@ -209,13 +209,29 @@ def decide(spec: JobSpec, state: JobState, timeline: Timeline, now: int,
     ``known`` is the ``missed`` of this job's previous JobTick, if any: it only
     saves work, the decisions are the same without it.
     """
+    if spec.options.max_runs is not None and state.scheduled_runs >= spec.options.max_runs:
+        ended = JobTick((), None)  # MaxRunsReached: no schedule time is a firing any more
+        return _with_retries(spec, state, now, ended) if state.pending_retries else ended
     start = window_start(spec, state.last_schedule, now, state.not_before)
     if spec.policy is Policy.WAIT_FOR_LAST or spec.options.catch_up == CATCH_UP_ALL:
         result = _in_order(spec, state, timeline, now, start)
     else:
         missed = count_missed(timeline, start, now, known, spec.options.missed_limit)
         result = _decision(spec, state, timeline, now, start, missed)
+    if spec.options.max_runs is not None:
+        result = _within_run_limit(spec.options.max_runs - state.scheduled_runs, result)
     return _with_retries(spec, state, now, result) if state.pending_retries else result
+
+
+def _within_run_limit(left: int, result: JobTick) -> JobTick:
+    """At most ``left`` scheduled launches (catch-up "all" may decide more at once); the last
+    one allowed ends the job, which then wakes for nothing but its retries."""
+    launches = [d for d in result.decisions if type(d) is Launch]
+    if len(launches) < left:
+        return result
+    dropped = {id(d) for d in launches[left:]}
+    kept = tuple(d for d in result.decisions if id(d) not in dropped)
+    return JobTick(kept, None, None)
 
 
 def firing_reason(nominal: int, now: int) -> str:

@@ -81,10 +81,13 @@ def apply(state: JobState, decision: Decision, run_key: str | None = None) -> Ap
 def adopt(state: JobState, number: int, nominal: int, reason: str) -> None:
     """A run the state learns of from its driver's record rather than from a decision (a Job
     made by a reconcile whose status write was lost): counted, and its time dealt with unless
-    it was asked for by hand, as its launch would have done."""
-    state.launched = max(state.launched, number)
+    it was asked for by hand, as its launch would have done. A run the state counted already
+    (its number at most ``launched``) changes nothing; adopt a driver's runs oldest first."""
     if reason not in (MANUAL, BACKFILL):
+        if number > state.launched:
+            state.scheduled_runs += 1
         _dealt_with(state, nominal)
+    state.launched = max(state.launched, number)
 
 
 def hold(state: JobState, now: int) -> bool:
@@ -117,6 +120,7 @@ def _launch(state: JobState, launch: Launch, run_key: str) -> None:
     state.launched = launch.number
     if launch.reason in (MANUAL, BACKFILL):  # a firing asked for by hand deals with no schedule time
         return
+    state.scheduled_runs += 1
     if state.queue and state.queue[0].nominal == launch.scheduled_for:
         state.queue.pop(0)
     _dealt_with(state, launch.scheduled_for)

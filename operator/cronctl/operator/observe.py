@@ -195,7 +195,7 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
                      last_skipped=parse_rfc3339(status.get("lastSkippedTime")),
                      overflowed=int(status.get("overflowed", 0)), overflowing=status.get("overflowing") is True,
                      not_before=parse_rfc3339(status.get("suspendedThrough")),
-                     queue=_queue(status.get("queue")))
+                     queue=_queue(status.get("queue")), scheduled_runs=int(status.get("scheduledRuns") or 0))
     observed = Observed(state, runs, [])
     for entry in status.get("history") or []:
         run = _finished_run(entry)
@@ -249,7 +249,7 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
     observed.replaced = sorted(replacing.values(), key=lambda r: r.number)
     active = sorted((run for run in runs.values() if run.state == RUNNING), key=lambda r: r.number)
     state.active = [run.name for run in active]
-    for run in [*runs.values(), *observed.replaced]:
+    for run in sorted([*runs.values(), *observed.replaced], key=lambda run: run.number):
         adopt(state, run.number, run.scheduled, run.reason)
     return observed
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, NamedTuple
 
+from ..core.window import END_TIME_REACHED, MAX_RUNS_REACHED, ended_reason, remaining_runs
 from ..manifest import SpecError
 from .context import Context
 from .manifests import condition
@@ -20,6 +21,7 @@ from .reading import next_schedule_times
 from .shard import shard_of
 
 MISSED_SCHEDULES = "MissedSchedules"  # the condition an overflow sets
+ENDED = "Ended"  # the condition of a schedule past its endTime or its maxRuns
 
 
 class Missed(NamedTuple):
@@ -38,7 +40,11 @@ def status_of(context: Context, missed: Missed) -> dict[str, Any]:
         ready = condition("Ready", True, "Suspended", message, generation, now, previous)
     else:
         ready = condition("Ready", True, "Scheduled", "the schedule is valid", generation, now, previous)
-    next_fire = None if spec.suspend else context.timeline.next_after(now)
+    options = spec.job.options
+    ended = ended_reason(options.window, options.max_runs, state.scheduled_runs,
+                         context.timeline.next_after(now))
+    next_fire = None if spec.suspend or ended else context.timeline.next_after(now)
+    left = remaining_runs(options.max_runs, state.scheduled_runs)
     history = sorted((observed.runs[item.run_id] for item in state.kept_succeeded + state.kept_failed),
                      key=lambda run: (run.finished, run.number))
     return {
@@ -48,8 +54,10 @@ def status_of(context: Context, missed: Missed) -> dict[str, Any]:
         "lastScheduleTime": None if state.last_schedule is None else rfc3339(state.last_schedule),
         "nextFireTime": None if next_fire is None else rfc3339(next_fire),
         # Changes only when nextFireTime does (the first of them passes): no write of its own.
-        "nextScheduleTimes": next_schedule_times(spec, context.timeline, context.read, next_fire),
+        "nextScheduleTimes": next_schedule_times(spec, context.timeline, context.read, next_fire)[:left],
         "launched": state.launched,
+        "scheduledRuns": state.scheduled_runs or None,
+        "remainingRuns": left,
         "skipped": state.skipped,
         "overflowed": state.overflowed,
         "overflowing": True if state.overflowing else None,
@@ -60,9 +68,25 @@ def status_of(context: Context, missed: Missed) -> dict[str, Any]:
         "queue": [{"scheduledTime": rfc3339(q.nominal), "reason": q.reason} for q in state.queue],
         "active": [observed.runs[name].active_entry() for name in state.active],
         "history": [run.history_entry() for run in history],
-        "conditions": [ready, _missed_schedules(context, missed, previous)],
+        "conditions": [ready, _missed_schedules(context, missed, previous),
+                       *_ended(context, ended, previous)],
         "shard": shard_of(context.schedule),
     }
+
+
+def _ended(context: Context, ended: str | None, previous: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Ended, for a schedule with a window or a run limit: True once it fires no more, and why."""
+    options = context.spec.job.options
+    if not options.window and options.max_runs is None:
+        return []
+    generation, now = context.generation, context.now
+    if ended == END_TIME_REACHED:
+        return [condition(ENDED, True, ended, "no schedule time is left before spec.endTime", generation, now,
+                          previous)]
+    if ended == MAX_RUNS_REACHED:
+        return [condition(ENDED, True, ended, f"its {options.max_runs} scheduled runs (spec.maxRuns) were "
+                          "launched", generation, now, previous)]
+    return [condition(ENDED, False, "Scheduling", "schedule times are left", generation, now, previous)]
 
 
 def _missed_schedules(context: Context, missed: Missed, previous: list[Mapping[str, Any]]) -> dict[str, Any]:

@@ -306,13 +306,17 @@ _OPTIONS = _object({"starting_deadline": _MAYBE_INT, "timeout": _MAYBE_INT, "kee
                     "keep_failed": _COUNT, "tz": STRING},
                    {"retries": _COUNT, "retry_delay": _COUNT, "catch_up": STRING, "jitter": _COUNT,
                     "missed_limit": _COUNT, "past_limit": STRING, "more_schedules": _STRINGS, "exclude": _STRINGS,
-                    "daylight_saving": {"enum": [rule.value for rule in DaylightSaving]}})
+                    "daylight_saving": {"enum": [rule.value for rule in DaylightSaving]},
+                    "window": {"type": "array", "prefixItems": [_MAYBE_INT, _MAYBE_INT], "minItems": 2,
+                               "maxItems": 2},
+                    "max_runs": _MAYBE_INT})
 _FINISHED = {"type": "array", "prefixItems": [_TIME, _INT, STRING], "minItems": 3, "maxItems": 3}
 _JOB_STATE = _object(
     {"last_schedule": _MAYBE_TIME, "launched": _COUNT, "active": _STRINGS,
      "kept_succeeded": {"type": "array", "items": _FINISHED}, "kept_failed": {"type": "array", "items": _FINISHED},
      "skipped": _COUNT, "overflowed": _COUNT},
     {"not_before": _MAYBE_TIME, "last_skipped": _MAYBE_TIME, "overflowing": {"type": "boolean"},
+     "scheduled_runs": _COUNT,
      "pending_retries": {"type": "array", "items": {"type": "array", "prefixItems": [_TIME, _INT, STRING, _INT],
                                                     "minItems": 4, "maxItems": 4}},
      "queue": {"type": "array", "items": {"type": "array", "prefixItems": [_TIME, STRING],

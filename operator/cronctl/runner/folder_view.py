@@ -23,6 +23,7 @@ from ..core.schedule import Timeline
 from ..core.spec import JobSpec
 from ..core.state import Backfill, ControllerState
 from ..core.times import format_time
+from ..core.window import ended_reason, remaining_runs
 from ..core.zones import AnyZone
 from ..manifest import API_VERSION, KIND, read_manifest
 from .book import Book, Loaded, Status
@@ -217,6 +218,17 @@ class ScheduleView:
     suspension: Suspension | None = None
     backfill: Backfill | None = None  # the last backfill asked for, under way or done
     active: tuple[str, ...] = ()  # the schedule's runs not over (a backfill's among them)
+    scheduled_runs: int = 0  # runs launched for schedule times: what spec.maxRuns counts
+
+    @property
+    def ended(self) -> str | None:
+        """Why it fires no more (EndTimeReached, MaxRunsReached), for its window or run limit."""
+        options = self.spec.options
+        return ended_reason(options.window, options.max_runs, self.scheduled_runs, self.next)
+
+    @property
+    def remaining_runs(self) -> int | None:
+        return remaining_runs(self.spec.options.max_runs, self.scheduled_runs)
 
     @property
     def attempts(self) -> int:
@@ -264,7 +276,10 @@ def folder_view(folder: Path, now: int | None = None) -> FolderView:
                             overflow=book.overflows.get(spec.name),
                             invalid=spec.name in invalid_names, retired_at=book.retired.get(spec.name),
                             suspension=book_suspension(book, pauses, spec.name),
-                            backfill=job.state.backfill, active=tuple(job.state.active))
+                            backfill=job.state.backfill, active=tuple(job.state.active),
+                            scheduled_runs=job.state.scheduled_runs)
+        if view.ended is not None:
+            view.next = None
         if (now is not None and holder is None and not switched_off and not view.invalid
                 and view.suspension is None
                 and view.retired_at is None and view.next is not None and now - view.next > OVERDUE_AFTER):

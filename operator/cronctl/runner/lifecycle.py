@@ -18,7 +18,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.schedule import Timeline
 from .definitions import KIND, LoadedDefinitions, Verdict, image_notice
 from .effects import Out, RemovePause
 from .journal import entry, remember, unrun
@@ -81,7 +80,7 @@ def _load_valid(state: RunnerState, verdict: Verdict, now: int) -> bool:
         job = jobs.get(name)
         anchor, index = (now, next_index) if job is None else (job.spec.created_at, job.spec.index)
         spec = dataclasses.replace(read.job, created_at=anchor, index=index)
-        if not Timeline(spec.compiled, spec.created_at, spec.options.tz).fires:
+        if not spec.fires_from(spec.created_at):
             verdict.invalid[name] = (definition.file, f"{definition.file}: {KIND} {name!r}: spec.schedule: "
                                                       "never fires")
             continue

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.schedule import Timeline
 from ..manifest import SpecError, read_manifest
 from .definitions import KIND, DefinitionError, combine, load_file, load_text
 
@@ -70,7 +69,7 @@ def _judged(file: Path, name: str, body: dict[str, Any], now: int) -> Problem | 
     except SpecError as error:
         message = str(error)
         return Problem(str(file), document, error.field, message.removeprefix(f"{error.field}: "))
-    if not Timeline(spec.compiled, spec.created_at, spec.options.tz).fires:
+    if not spec.fires_from(spec.created_at):
         return Problem(str(file), document, "spec.schedule", "never fires")
     return None
 

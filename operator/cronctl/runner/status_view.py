@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..core.window import MAX_RUNS_REACHED
 from ..core.zones import UTC, AnyZone
 from . import backfills
 from .firing import SWITCH_OFF_FILE, Firing, both_times
@@ -45,6 +46,7 @@ def _schedule_json(view: ScheduleView, switched_off: bool) -> dict[str, Any]:
         "time_zone": spec.options.tz.name,
         "policy": spec.policy.value, "last": rfc3339(view.last), "next": rfc3339(view.next),
         "overdue_since": rfc3339(view.overdue_since), "skipped": view.skipped,
+        "ended": view.ended, "remaining_runs": view.remaining_runs,
         "running": [{"run": f.run_id, "slot": f.slot, "attempt": f.attempt} for f in view.running],
         "queued": [{"run": f.run_id, "attempt": f.attempt} for f in view.queued],
         "retrying": [{"run": f.run_id, "failed_attempt": f.attempt, "next_attempt": f.attempt + 1,
@@ -101,12 +103,16 @@ def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
         lines.append(f"  retired at {both_times(view.retired_at, zone)}: its manifest is gone, nothing fires")
     elif view.invalid:
         lines.append("  its manifest is invalid (below): nothing fires until it is fixed")
+    elif view.ended is not None:
+        lines.append(f"  ended ({view.ended}): {_ended_why(view)}, nothing fires")
     elif suspended:
         lines.append(f"  next:  {both_times(view.next, zone)} if resumed by then")
     elif view.overdue_since is not None:
         lines.append(f"  next:  {both_times(view.next, zone)}, overdue since {both_times(view.overdue_since, zone)}")
     else:
         lines.append(f"  next:  {both_times(view.next, zone)}")
+    if view.remaining_runs and view.ended is None:
+        lines.append(f"  {view.remaining_runs} of its {view.spec.options.max_runs} scheduled runs left (maxRuns)")
     if view.overflow is not None:
         lines.append(f"  {view.overflow.describe(zone)}")
     if view.backfill is not None:
@@ -121,6 +127,12 @@ def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
                      + f" queued: {folder.busy}/{folder.workers} {noun} busy")
     lines.extend(f"  {_retry_line(f, view.attempts, zone)}" for f in view.retrying)
     return lines
+
+
+def _ended_why(view: ScheduleView) -> str:
+    if view.ended == MAX_RUNS_REACHED:
+        return f"its {view.spec.options.max_runs} scheduled runs (maxRuns) were launched"
+    return "no schedule time is left before its endTime"
 
 
 def _attempt_of(firing: Firing, attempts: int) -> str:

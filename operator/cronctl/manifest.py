@@ -77,24 +77,14 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     metadata, spec = body.get("metadata", {}), body.get("spec", {})
     texts, expressions = _schedules(spec)
     expression = expressions[0]
-    zone: AnyZone = UTC
-    if spec.get("timeZone") is not None:
-        if any(isinstance(each, IntervalExpression) for each in expressions):
-            raise SpecError("spec.timeZone", "an @every interval counts real time and takes no time zone",
-                            "InvalidTimeZone")
-        try:
-            zone = parse_zone(spec["timeZone"], "spec.timeZone")
-        except CronctlError as error:
-            raise SpecError("spec.timeZone", error.message.partition(": ")[2], "UnknownTimeZone") from None
+    zone = _zone(spec, expressions)
     policy = POLICIES.get(spec.get("concurrencyPolicy", "Allow"))
     if policy is None:
         raise SpecError("spec.concurrencyPolicy", "must be Allow, Forbid, Replace or WaitForLast", "InvalidPolicy")
     catch_up = CATCH_UP.get(spec.get("catchUp", "Latest"))
     if catch_up is None:
         raise SpecError("spec.catchUp", "must be Latest or All", "InvalidCatchUp")
-    jitter = spec.get("jitterSeconds", 0)
-    if not isinstance(jitter, int) or isinstance(jitter, bool) or not 0 <= jitter <= MAX_JITTER_SECONDS:
-        raise SpecError("spec.jitterSeconds", f"{jitter!r} is out of range 0-{MAX_JITTER_SECONDS}", "InvalidJitter")
+    jitter = _in_range(spec, "jitterSeconds", 0, 0, MAX_JITTER_SECONDS, "InvalidJitter")
     for field, each in zip(texts, expressions):
         try:
             check_jitter_allowed(each, jitter)
@@ -111,14 +101,9 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     daylight_saving = DAYLIGHT_SAVING.get(spec.get("daylightSaving", "Vixie"))
     if daylight_saving is None:
         raise SpecError("spec.daylightSaving", "must be Vixie, Literal or Skip", "InvalidDaylightSaving")
-    missed_limit = spec.get("missedSchedulesLimit", MAX_MISSED)
-    if not isinstance(missed_limit, int) or isinstance(missed_limit, bool) \
-            or not 1 <= missed_limit <= MAX_MISSED_LIMIT:
-        raise SpecError("spec.missedSchedulesLimit", f"{missed_limit!r} is out of range 1-{MAX_MISSED_LIMIT}",
-                        "InvalidMissedSchedulesLimit")
-    upcoming = spec.get("upcomingTimes", DEFAULT_UPCOMING)
-    if not isinstance(upcoming, int) or isinstance(upcoming, bool) or not 1 <= upcoming <= MAX_UPCOMING:
-        raise SpecError("spec.upcomingTimes", f"{upcoming!r} is out of range 1-{MAX_UPCOMING}", "InvalidUpcomingTimes")
+    missed_limit = _in_range(spec, "missedSchedulesLimit", MAX_MISSED, 1, MAX_MISSED_LIMIT,
+                             "InvalidMissedSchedulesLimit")
+    upcoming = _in_range(spec, "upcomingTimes", DEFAULT_UPCOMING, 1, MAX_UPCOMING, "InvalidUpcomingTimes")
     suspend_reason = spec.get("suspendReason")
     if suspend_reason is not None and not isinstance(suspend_reason, str):
         raise SpecError("spec.suspendReason", f"{suspend_reason!r} is not text", "InvalidSuspendReason")
@@ -142,12 +127,33 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
         daylight_saving=daylight_saving,
         window=window,
         max_runs=spec.get("maxRuns"),
+        pause_on_failures=spec.get("pauseOnFailures"),
     )
     job = JobSpec(name=metadata["name"], expression=expression.text, policy=policy, options=options,
                   created_at=anchor, index=0)
     return ScheduleSpec(job=job, suspend=bool(spec.get("suspend", False)),
                         job_template=spec.get("jobTemplate", {}), upcoming=upcoming,
                         suspend_reason=suspend_reason or None)
+
+
+def _zone(spec: Mapping[str, Any], expressions: list[Expression]) -> AnyZone:
+    if spec.get("timeZone") is None:
+        return UTC
+    if any(isinstance(each, IntervalExpression) for each in expressions):
+        raise SpecError("spec.timeZone", "an @every interval counts real time and takes no time zone",
+                        "InvalidTimeZone")
+    try:
+        return parse_zone(spec["timeZone"], "spec.timeZone")
+    except CronctlError as error:
+        raise SpecError("spec.timeZone", error.message.partition(": ")[2], "UnknownTimeZone") from None
+
+
+def _in_range(spec: Mapping[str, Any], key: str, default: int, low: int, high: int, reason: str) -> int:
+    """A whole number field of the spec within its bounds; raises SpecError naming it."""
+    value = spec.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise SpecError(f"spec.{key}", f"{value!r} is out of range {low}-{high}", reason)
+    return value
 
 
 WINDOW_FIELDS = ("startTime", "endTime")

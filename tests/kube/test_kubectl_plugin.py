@@ -123,6 +123,7 @@ def test_suspend_with_a_reason_shows_in_kubectl_get_and_resume_removes_it(operat
     assert out.startswith(f"cronschedule {cluster.namespace}/nightly resumed")
     spec = cluster.schedule("nightly")["spec"]
     assert spec["suspend"] is False and "suspendReason" not in spec
+    assert "cronctl.dev/resume" in cluster.schedule("nightly")["metadata"]["annotations"]  # ends a pause too
     wait_for("no reason in kubectl get", lambda: columns().split() == ["false", "<none>"])
 
 
@@ -134,7 +135,8 @@ def test_describe_shows_spec_next_times_runs_conditions_and_events(operator: Ope
     assert lines[:2] == ["Name:               every10", f"Namespace:          {cluster.namespace}"]
     for expected in ("Schedule:           */10 * * * *", "Time Zone:          UTC",
                      "Concurrency Policy: Allow", "Suspend:            false",
-                     "Last Schedule:      2024-03-01T00:10:00Z"):
+                     "Last Schedule:      2024-03-01T00:10:00Z",
+                     "Last Success:       2024-03-01T00:12:00Z   Last Failure: -   Failures In A Row: 0"):
         assert expected in lines
     section = {title: lines.index(title) for title in ("Next Fire Times:", "Active Runs:", "Last Runs:",
                                                        "Conditions:", "Events:")}

@@ -90,6 +90,8 @@ ROWS: list[tuple[str, dict[str, Any], str | None]] = [
     ("maxRuns zero", edited("spec.maxRuns", 0), "spec.maxRuns"),
     ("maxRuns a word", edited("spec.maxRuns", "ten"), "spec.maxRuns"),
     ("maxRuns one", edited("spec.maxRuns", 1), None),
+    ("pauseOnFailures zero", edited("spec.pauseOnFailures", 0), "spec.pauseOnFailures"),
+    ("pauseOnFailures a word", edited("spec.pauseOnFailures", "three"), "spec.pauseOnFailures"),
 ]
 
 

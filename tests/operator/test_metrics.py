@@ -134,7 +134,7 @@ def test_a_story_of_plans_adds_up() -> None:
         metrics.record(NAMESPACE, NAME, result, now_seconds=t("2024-03-01T02:00") * 60, status=before.get("status"))
     totals = {name: samples(metrics, f"cronctl_{name}_total").get(OURS, 0) for name in COUNTERS}
     assert totals == {"launches": 4, "skips": 1, "replaces": 1, "overflows": 1, "timeouts": 1, "retries": 1,
-                      "successes": 1, "failures": 1, "queued": 0, "coalesced": 0, "missed": 0}
+                      "successes": 1, "failures": 1, "queued": 0, "coalesced": 0, "missed": 0, "pauses": 0}
     assert samples(metrics, "cronctl_launch_delay_seconds_count") == {(("namespace", NAMESPACE),): 4.0}
 
 

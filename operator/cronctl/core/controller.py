@@ -26,7 +26,7 @@ from .errors import Code, CronctlError
 from .retention import history_order
 from .schedule import Timeline, never_fires, parse_seed_expression
 from .spec import JobSpec, Options, check_name, check_zone_allowed, parse_options, parse_policy
-from .window import ended_reason
+from .window import within_run_limit
 from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
 from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, decide, expiry, manual_launch
 from .transitions import Applied, apply, apply_tick, hold
@@ -447,11 +447,8 @@ class Controller:
         job = self.find_job(name)
         clock = self.state.clock
         assert clock is not None
-        next_fire = self._timelines[job.spec.name].next_after(clock)
-        options = job.spec.options
-        if options.max_runs is not None and ended_reason(options.window, options.max_runs,
-                                                         job.state.scheduled_runs, next_fire):
-            next_fire = None
+        next_fire = within_run_limit(job.spec.options.max_runs, job.state.scheduled_runs,
+                                     self._timelines[job.spec.name].next_after(clock))
         return JobStatus(job.state.last_schedule, next_fire, list(job.state.active), job.state.launched)
 
     def history(self, name: object) -> list[Run]:

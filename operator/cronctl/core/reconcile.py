@@ -38,11 +38,12 @@ decides nothing itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple, Sequence
 
 from . import backfill as backfills
 from .endings import RunEnd, RunSeen, end_runs
+from .failures import pauses
 from .passed_over import PassedOver, passed_over
 from .schedule import Timeline
 from .spec import JobSpec
@@ -106,6 +107,7 @@ class Reconciled:
     backfill: Backfill | None = None  # the backfill, as far as it got
     backfill_running: str | None = None  # the key of its run in progress
     backfill_finished: bool = False  # every run of it launched and ended
+    paused: bool = False  # a run's failure made pauseOnFailures pause the job (failures.py)
 
     def launched(self, decision: Launch) -> Launched:
         """How the tick's ``decision`` is carried out."""
@@ -122,7 +124,12 @@ def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, no
               key: RunKey) -> Reconciled:
     """The whole of one reconcile of the job at ``now`` (``second`` within it), ``key`` naming
     the run a launch makes. ``state`` is changed to the state it leaves."""
+    streak = state.consecutive_failures
     result = Reconciled(state, ends=end_runs(state, list(seen.runs), spec.options, now))
+    result.paused = not seen.suspended and pauses(spec.options.pause_on_failures, streak,
+                                                  state.consecutive_failures)
+    if result.paused:
+        seen = replace(seen, suspended=True)  # from the failure that pauses it on, nothing scheduled fires
     known = set(seen.known)
     decisions: tuple[Decision, ...] = ()
     wake_at = None

@@ -85,6 +85,7 @@ class Options:
     # no schedule time outside the window (window.py), at most max_runs scheduled runs.
     window: Window = Window()
     max_runs: int | None = None
+    pause_on_failures: int | None = None  # pause at this many failed runs in a row (failures.py)
 
     def to_json(self) -> dict[str, object]:
         shown: dict[str, object] = {
@@ -100,6 +101,8 @@ class Options:
             shown["window"] = [self.window.first, self.window.last]
         if self.max_runs is not None:
             shown["max_runs"] = self.max_runs
+        if self.pause_on_failures is not None:
+            shown["pause_on_failures"] = self.pause_on_failures
         return shown
 
 

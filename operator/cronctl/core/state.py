@@ -118,6 +118,9 @@ class JobState:
     queue: list[Queued] = field(default_factory=list)  # oldest first
     backfill: Backfill | None = None  # the last backfill asked for, under way or done
     scheduled_runs: int = 0  # runs launched for schedule times (not by hand, not backfills): maxRuns counts them
+    last_success: int | None = None  # when the newest succeeded run ended
+    last_failure: int | None = None  # when the newest failed or timed-out run ended
+    consecutive_failures: int = 0  # runs that failed or timed out in a row, newest last (failures.py)
 
     def fail_attempt(self, run_id: str, number: int, attempt: int, at: int, retries: int,
                      delay: int) -> PendingRetry | None:
@@ -137,6 +140,12 @@ class JobState:
         self.active.remove(run_id)
         if self.pending_retries:
             self.forget_retry(run_id)
+        if outcome == SUCCEEDED:
+            self.consecutive_failures = 0
+            self.last_success = at if self.last_success is None else max(at, self.last_success)
+        elif outcome in (FAILED, TIMED_OUT):
+            self.consecutive_failures += 1
+            self.last_failure = at if self.last_failure is None else max(at, self.last_failure)
         if retention_class(outcome) == SUCCEEDED_CLASS:
             return keep_newest(self.kept_succeeded, Finished(at, number, run_id), keep_succeeded)
         return keep_newest(self.kept_failed, Finished(at, number, run_id), keep_failed)
@@ -153,7 +162,10 @@ class JobState:
                 "skipped": self.skipped, "last_skipped": _time_or_none(self.last_skipped),
                 "overflowed": self.overflowed, "overflowing": self.overflowing,
                 **({} if self.backfill is None else {"backfill": self.backfill.to_json()}),
-                **({"scheduled_runs": self.scheduled_runs} if self.scheduled_runs else {})}
+                **({"scheduled_runs": self.scheduled_runs} if self.scheduled_runs else {}),
+                **({"failures": [_time_or_none(self.last_success), _time_or_none(self.last_failure),
+                                 self.consecutive_failures]}
+                   if self.last_success is not None or self.last_failure is not None else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobState:
@@ -169,7 +181,8 @@ class JobState:
                                     for due, number, run_id, attempt in data.get("pending_retries", [])],
                    queue=[Queued(parse_stored_time(nominal), reason) for nominal, reason in data.get("queue", [])],
                    backfill=Backfill.from_json(data["backfill"]) if data.get("backfill") else None,
-                   scheduled_runs=data.get("scheduled_runs", 0))
+                   scheduled_runs=data.get("scheduled_runs", 0),
+                   **_failures(data.get("failures")))
 
 
 @dataclass
@@ -228,6 +241,13 @@ def _time_or_none(minute: int | None) -> str | None:
 
 def _parse_or_none(text: str | None) -> int | None:
     return None if text is None else parse_stored_time(text)
+
+
+def _failures(saved: list[Any] | None) -> dict[str, Any]:
+    if not saved:
+        return {}
+    return {"last_success": _parse_or_none(saved[0]), "last_failure": _parse_or_none(saved[1]),
+            "consecutive_failures": saved[2]}
 
 
 def _finished_json(run: Finished) -> list[Any]:

@@ -95,9 +95,15 @@ def ended_reason(window: Window, max_runs: int | None, scheduled_runs: int, next
     return None
 
 
+def within_run_limit(max_runs: int | None, scheduled_runs: int, next_fire: int | None) -> int | None:
+    """The next fire time, unless the run limit was reached: then none."""
+    return None if max_runs is not None and scheduled_runs >= max_runs else next_fire
+
+
 def remaining_runs(max_runs: int | None, scheduled_runs: int) -> int | None:
     """The scheduled runs a job has left under its ``maxRuns`` (None: no limit)."""
     return None if max_runs is None else max(0, max_runs - scheduled_runs)
 
 
-__all__ = ["END_TIME_REACHED", "MAX_RUNS_REACHED", "Window", "WindowedTimes", "ended_reason", "remaining_runs"]
+__all__ = ["END_TIME_REACHED", "MAX_RUNS_REACHED", "Window", "WindowedTimes", "ended_reason", "remaining_runs",
+           "within_run_limit"]

@@ -50,6 +50,7 @@ from .logs import event_fields
 from .metrics import METRICS, Metrics
 from .effects import Plan
 from .backfill import pending_backfill
+from .pause import pending_resume
 from .plan import pending_trigger, plan
 
 log = logging.getLogger("cronctl.operator")
@@ -287,9 +288,9 @@ def needs_a_look(body: Mapping[str, Any], known: bool) -> bool:
     Most events of a schedule are the operator's own status patches, which the cache has already
     (the patch's answer): they change nothing to look at. A schedule is looked at when it is new
     to the loop, when its spec changed (its generation is past the status's
-    ``observedGeneration``), or when it asks for a manual run or a backfill (annotations)."""
+    ``observedGeneration``), or when it asks for a manual run, a backfill or a resume (annotations)."""
     return (not known or _spec_changed(body) or pending_trigger(body) is not None
-            or pending_backfill(body) is not None)
+            or pending_backfill(body) is not None or pending_resume(body))
 
 
 def _spec_changed(body: Mapping[str, Any]) -> bool:

@@ -119,6 +119,10 @@ def suspended(reason: str | None) -> EventSpec:
                                               ": nothing fires until spec.suspend is false"))
 
 
+def paused_on_failures(message: str) -> EventSpec:
+    return warning("PausedOnFailures", message)
+
+
 def resumed() -> EventSpec:
     return normal("Resumed", "resumed: the next fire times count from now (missed ones are not caught up)")
 

@@ -46,6 +46,7 @@ COUNTERS: dict[str, tuple[tuple[str, ...], str]] = {
     "failures": (("Failed", "JobGone"), "Runs that failed, their Job deleted under them included."),
     "queued": (("Queued",), "Schedule times that waited for the active run (WaitForLast)."),
     "coalesced": (("Coalesced",), "Waiting schedule times that gave their place to a newer one (WaitForLast)."),
+    "pauses": (("PausedOnFailures",), "Times a schedule paused itself after pauseOnFailures failed runs in a row."),
 }
 # Not counted: AttemptFailed (a failed attempt does not end its run; Retried counts what follows).
 _COUNTER_OF_REASON = {reason: name for name, (reasons, _) in COUNTERS.items() for reason in reasons}

@@ -188,14 +188,22 @@ def staged_of_job(job: Mapping[str, Any], owner_uid: str) -> StagedView | None:
                       staged_digest(job), (job.get("spec") or {}).get("suspend") is True)
 
 
+def _state_of(status: Mapping[str, Any]) -> JobState:
+    """The job's counters and times as the status recorded them (its runs come after)."""
+    return JobState(last_schedule=parse_rfc3339(status.get("lastScheduleTime")),
+                    launched=int(status.get("launched", 0)), skipped=int(status.get("skipped", 0)),
+                    last_skipped=parse_rfc3339(status.get("lastSkippedTime")),
+                    overflowed=int(status.get("overflowed", 0)), overflowing=status.get("overflowing") is True,
+                    not_before=parse_rfc3339(status.get("suspendedThrough")),
+                    queue=_queue(status.get("queue")), scheduled_runs=int(status.get("scheduledRuns") or 0),
+                    last_success=parse_rfc3339(status.get("lastSuccessfulTime")),
+                    last_failure=parse_rfc3339(status.get("lastFailureTime")),
+                    consecutive_failures=int(status.get("consecutiveFailures") or 0))
+
+
 def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_uid: str) -> Observed:
     runs: dict[str, RunView] = {}
-    state = JobState(last_schedule=parse_rfc3339(status.get("lastScheduleTime")),
-                     launched=int(status.get("launched", 0)), skipped=int(status.get("skipped", 0)),
-                     last_skipped=parse_rfc3339(status.get("lastSkippedTime")),
-                     overflowed=int(status.get("overflowed", 0)), overflowing=status.get("overflowing") is True,
-                     not_before=parse_rfc3339(status.get("suspendedThrough")),
-                     queue=_queue(status.get("queue")), scheduled_runs=int(status.get("scheduledRuns") or 0))
+    state = _state_of(status)
     observed = Observed(state, runs, [])
     for entry in status.get("history") or []:
         run = _finished_run(entry)

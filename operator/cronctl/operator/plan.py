@@ -31,6 +31,7 @@ from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Ski
 from ..manifest import SpecError
 from . import backfill as backfills
 from . import messages
+from . import pause as pauses
 from .context import Context
 from .effects import (LEFT_OVER, REPLACED, DROPPED, UNSTAGED, CreateJob, DeleteJob, Effects, LabelJob, Plan,
                       PostEvent, ReleaseJob, ResumeJob, StageJob, ordered)
@@ -59,6 +60,8 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     except SpecError as error:
         return _refused(schedule, anchor, error, now, jobs)
     observed = observe(status, jobs, schedule["metadata"]["uid"])
+    pause = pauses.standing(schedule, spec)
+    spec = pauses.paused(spec, pause.pause)
     context = Context(schedule, spec, timeline, read, observed, anchor, now, second,
                       Effects(labels=_relabels(schedule, jobs)))
     trigger = pending_trigger(schedule)
@@ -73,13 +76,20 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
                 backfill=asked.under_way)
     result = reconcile(spec.job, observed.state, timeline, seen, now, second,
                        key=lambda launch: job_name(spec.job.name, launch.scheduled_for, reason=launch.reason))
+    if result.paused:
+        pause = pause._replace(pause=pauses.began(now, observed.state.consecutive_failures))
+        context.spec = spec = pauses.paused(spec, pause.pause)
     missed = _carry_out(context, result, trigger, asked)
     new_status = status_of(context, missed)
     new_status["lastTrigger"] = trigger if trigger is not None else status.get("lastTrigger")
     new_status["backfill"] = (asked.entry if result.backfill is None else
                               backfills.entry(result.backfill, result.backfill_running, result.backfill_finished,
                                               spec.suspend))
-    _say_suspension(context)
+    new_status["pausedOnFailures"], new_status["lastResume"] = pause.pause, pause.resume
+    if result.paused:
+        context.post(messages.paused_on_failures(spec.suspend_reason or ""))
+    else:
+        _say_suspension(context)
     return Plan(effects=ordered(context.out, changed(status, new_status)), wake_at=result.wake_at,
                 release_at=result.release_at, lost=list(observed.lost))
 

@@ -17,6 +17,7 @@ ATTEMPT_LABEL = "cronctl.dev/attempt"
 SCHEDULED_ANNOTATION = "cronctl.dev/scheduled-time"
 STARTED_ANNOTATION = "cronctl.dev/started-time"
 TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # on a CronSchedule: any new value asks for one manual run
+RESUME_ANNOTATION = "cronctl.dev/resume"  # on a CronSchedule: any new value ends a pause on failures
 # On a CronSchedule: "<from>/<to>" (UTC times) asks once for a backfill of that range (core.backfill).
 BACKFILL_ANNOTATION = "cronctl.dev/backfill"
 REASON_ANNOTATION = "cronctl.dev/reason"  # on a Job: scheduled, catch-up, manual or backfill

@@ -56,6 +56,9 @@ def status_of(context: Context, missed: Missed) -> dict[str, Any]:
         # Changes only when nextFireTime does (the first of them passes): no write of its own.
         "nextScheduleTimes": next_schedule_times(spec, context.timeline, context.read, next_fire)[:left],
         "launched": state.launched,
+        "lastSuccessfulTime": None if state.last_success is None else rfc3339(state.last_success),
+        "lastFailureTime": None if state.last_failure is None else rfc3339(state.last_failure),
+        "consecutiveFailures": state.consecutive_failures or None,
         "scheduledRuns": state.scheduled_runs or None,
         "remainingRuns": left,
         "skipped": state.skipped,

@@ -27,6 +27,7 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # the operator answers each new value with one manual run
 BACKFILL_ANNOTATION = "cronctl.dev/backfill"  # "<from>/<to>": the operator runs the range's schedule times
+RESUME_ANNOTATION = "cronctl.dev/resume"  # the operator ends a pause on failures at each new value
 
 USAGE = "kubectl cronctl COMMAND NAME [flags]"
 DESCRIPTION = "Work with the cronctl operator's CronSchedules (cronctl.dev/v1) on a cluster."
@@ -101,7 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     suspend = command("suspend", _suspend, "Pause the schedule (spec.suspend), saying why.")
     suspend.add_argument("--reason", help="free text, up to 256 characters, shown by kubectl get "
                                           "(without it, an earlier reason is removed)")
-    command("resume", _resume, "Fire again (spec.suspend false, spec.suspendReason removed).")
+    command("resume", _resume, "Fire again (spec.suspend false, spec.suspendReason removed, a pause on "
+                               "failures ended).")
     backfill = command("backfill", _backfill, f"Run every schedule time of a past range ({BACKFILL_ANNOTATION}).")
     backfill.add_argument("--from", dest="start", required=True, metavar="T",
                           help="UTC, RFC 3339 (2024-02-20T00:00:00Z) or YYYY-MM-DDTHH:MM; included")
@@ -168,7 +170,11 @@ def _suspend(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    body = _cluster(args).patch(args.name, {"spec": {"suspend": False, "suspendReason": None}})
+    """Ends a suspension (the spec's) and a pause on failures (the status's, through the annotation
+    the operator answers): one patch does both."""
+    value = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    body = _cluster(args).patch(args.name, {"metadata": {"annotations": {RESUME_ANNOTATION: value}},
+                                            "spec": {"suspend": False, "suspendReason": None}})
     print(f"cronschedule {where(body)} resumed: the next fire times count from now "
           "(missed ones are not caught up)")
     return 0

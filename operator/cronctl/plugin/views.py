@@ -32,6 +32,12 @@ def next_lines(body: Mapping[str, Any]) -> list[str]:
 
 def why_no_next_times(body: Mapping[str, Any]) -> str:
     spec, status = body.get("spec") or {}, body.get("status") or {}
+    ended = condition(status, "Ended")
+    if ended is not None and ended.get("status") == "True":
+        return f"ended ({ended.get('reason')}): {ended.get('message')}; nothing fires"
+    if status.get("pausedOnFailures") and not spec.get("suspend"):
+        return (f"paused: {status.get('suspendReason') or 'on failures'}; "
+                f"kubectl cronctl resume {(body.get('metadata') or {}).get('name')}")
     if spec.get("suspend"):
         reason = spec.get("suspendReason")
         return "suspended" + (f" ({reason})" if reason else "") + ": nothing fires until it is resumed"
@@ -54,6 +60,26 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
                    str(run.get("scheduledTime") or "-"), str(run.get("startedTime") or "-"),
                    str(run.get("finishedTime") or "-"), str(run.get("attempts") or 1), str(run.get("failure") or ""))
                   for run in runs])
+
+
+def _window_and_failures(spec: Mapping[str, Any], status: Mapping[str, Any]) -> list[str]:
+    """describe's lines of the window, the run limit, the failures and a pause on them."""
+    lines = []
+    if spec.get("startTime") or spec.get("endTime"):
+        lines.append(f"Window:             {spec.get('startTime') or '-'} to {spec.get('endTime') or '-'}")
+    if spec.get("maxRuns"):
+        lines.append(f"Max Runs:           {spec['maxRuns']} ({status.get('remainingRuns', spec['maxRuns'])} left)")
+    ended = condition(status, "Ended")
+    if ended is not None and ended.get("status") == "True":
+        lines.append(f"Ended:              {ended.get('reason')}: {ended.get('message')}")
+    lines.append(f"Last Success:       {status.get('lastSuccessfulTime') or '-'}   "
+                 f"Last Failure: {status.get('lastFailureTime') or '-'}   "
+                 f"Failures In A Row: {status.get('consecutiveFailures') or 0}")
+    if spec.get("pauseOnFailures"):
+        pause = status.get("pausedOnFailures")
+        lines.append(f"Pause On Failures:  {spec['pauseOnFailures']}"
+                     + (f" (paused since {pause.get('since')}: kubectl cronctl resume)" if pause else ""))
+    return lines
 
 
 def describe_lines(body: Mapping[str, Any], events: Sequence[Mapping[str, Any]],
@@ -82,6 +108,7 @@ def describe_lines(body: Mapping[str, Any], events: Sequence[Mapping[str, Any]],
     reason = spec.get("suspendReason")
     lines.append(f"Suspend:            {'true' if spec.get('suspend') else 'false'}"
                  + (f" ({reason})" if spec.get("suspend") and reason else ""))
+    lines += _window_and_failures(spec, status)
     lines.append(f"Last Schedule:      {status.get('lastScheduleTime') or '-'}")
     lines.append(f"Launched:           {status.get('launched') or 0}   Skipped: {status.get('skipped') or 0}"
                  f"   Overflowed: {status.get('overflowed') or 0}")

@@ -68,7 +68,16 @@ class RemovePause:
     path: Path
 
 
-Effect = Union[Say, Start, Stop, SetAside, RemovePause]
+@dataclass(frozen=True)
+class WritePause:
+    """Write a pause record for a schedule its failures paused (``failure_pauses.py``)."""
+
+    schedule: str
+    reason: str
+    since: str  # RFC 3339 UTC
+
+
+Effect = Union[Say, Start, Stop, SetAside, RemovePause, WritePause]
 
 
 class Out:

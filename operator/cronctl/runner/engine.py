@@ -44,7 +44,7 @@ from .adoption import adopt
 from .book import Book, Status
 from .definitions import API_VERSION, KIND, Definition
 from .echo import Echo
-from .effects import Effect, Out, RemovePause, Say, SetAside, Start, Stop
+from .effects import Effect, Out, RemovePause, Say, SetAside, Start, Stop, WritePause
 from .ends import Report
 from .files import read_json, remove_tree, utc_iso
 from .firing import BookContents, Unreadable, read_book
@@ -52,7 +52,7 @@ from .homes import Homes
 from .intake import Intake, trigger_id
 from .lock import DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_identity, wait_for_lock
 from .memory import RunnerState, start_refused, stop_refused
-from .pauses import remove_pause
+from .pauses import pause_path, remove_pause, write_pause
 from .requests import backfills_now
 from .slots import SlotPool
 from .starts import waiting_reason
@@ -226,6 +226,8 @@ class Runner:
                 self._set_aside(effect)
             elif isinstance(effect, RemovePause):
                 self._remove_pause(effect)
+            elif isinstance(effect, WritePause):
+                self._write_pause(effect)
 
     def _start(self, start: Start) -> None:
         executor = self.homes.of(start.home)
@@ -275,6 +277,17 @@ class Runner:
                                 "ignored", "warning", {"file": str(path)}))
             return
         self._say(Say(kind, f"{path}: {effect.why}; moved aside as {aside.name}", "warning", {"file": str(path)}))
+
+    def _write_pause(self, effect: WritePause) -> None:
+        """A pause record that cannot be written pauses nothing past this step (the next one reads
+        the records again): the fault says so."""
+        try:
+            write_pause(self.folder, effect.schedule, effect.reason, effect.since)
+            self._clear_fault(f"pause {effect.schedule}")
+        except OSError as error:
+            self._fault(f"pause {effect.schedule}", f"{effect.schedule}: cannot write the pause record "
+                                                    f"{pause_path(self.folder, effect.schedule)} ({effect.reason}): "
+                                                    f"{error.strerror or error}; it is not paused")
 
     def _remove_pause(self, effect: RemovePause) -> None:
         try:

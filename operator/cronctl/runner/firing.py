@@ -309,7 +309,7 @@ _OPTIONS = _object({"starting_deadline": _MAYBE_INT, "timeout": _MAYBE_INT, "kee
                     "daylight_saving": {"enum": [rule.value for rule in DaylightSaving]},
                     "window": {"type": "array", "prefixItems": [_MAYBE_INT, _MAYBE_INT], "minItems": 2,
                                "maxItems": 2},
-                    "max_runs": _MAYBE_INT})
+                    "max_runs": _MAYBE_INT, "pause_on_failures": _MAYBE_INT})
 _FINISHED = {"type": "array", "prefixItems": [_TIME, _INT, STRING], "minItems": 3, "maxItems": 3}
 _JOB_STATE = _object(
     {"last_schedule": _MAYBE_TIME, "launched": _COUNT, "active": _STRINGS,
@@ -317,6 +317,8 @@ _JOB_STATE = _object(
      "skipped": _COUNT, "overflowed": _COUNT},
     {"not_before": _MAYBE_TIME, "last_skipped": _MAYBE_TIME, "overflowing": {"type": "boolean"},
      "scheduled_runs": _COUNT,
+     "failures": {"type": "array", "prefixItems": [_MAYBE_TIME, _MAYBE_TIME, _COUNT], "minItems": 3,
+                  "maxItems": 3},
      "pending_retries": {"type": "array", "items": {"type": "array", "prefixItems": [_TIME, _INT, STRING, _INT],
                                                     "minItems": 4, "maxItems": 4}},
      "queue": {"type": "array", "items": {"type": "array", "prefixItems": [_TIME, STRING],

@@ -219,6 +219,9 @@ class ScheduleView:
     backfill: Backfill | None = None  # the last backfill asked for, under way or done
     active: tuple[str, ...] = ()  # the schedule's runs not over (a backfill's among them)
     scheduled_runs: int = 0  # runs launched for schedule times: what spec.maxRuns counts
+    last_success: int | None = None  # when the newest succeeded run ended
+    last_failure: int | None = None  # when the newest failed or timed-out run ended
+    consecutive_failures: int = 0
 
     @property
     def ended(self) -> str | None:
@@ -277,7 +280,9 @@ def folder_view(folder: Path, now: int | None = None) -> FolderView:
                             invalid=spec.name in invalid_names, retired_at=book.retired.get(spec.name),
                             suspension=book_suspension(book, pauses, spec.name),
                             backfill=job.state.backfill, active=tuple(job.state.active),
-                            scheduled_runs=job.state.scheduled_runs)
+                            scheduled_runs=job.state.scheduled_runs, last_success=job.state.last_success,
+                            last_failure=job.state.last_failure,
+                            consecutive_failures=job.state.consecutive_failures)
         if view.ended is not None:
             view.next = None
         if (now is not None and holder is None and not switched_off and not view.invalid

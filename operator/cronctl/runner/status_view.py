@@ -47,6 +47,8 @@ def _schedule_json(view: ScheduleView, switched_off: bool) -> dict[str, Any]:
         "policy": spec.policy.value, "last": rfc3339(view.last), "next": rfc3339(view.next),
         "overdue_since": rfc3339(view.overdue_since), "skipped": view.skipped,
         "ended": view.ended, "remaining_runs": view.remaining_runs,
+        "last_success": rfc3339(view.last_success), "last_failure": rfc3339(view.last_failure),
+        "consecutive_failures": view.consecutive_failures,
         "running": [{"run": f.run_id, "slot": f.slot, "attempt": f.attempt} for f in view.running],
         "queued": [{"run": f.run_id, "attempt": f.attempt} for f in view.queued],
         "retrying": [{"run": f.run_id, "failed_attempt": f.attempt, "next_attempt": f.attempt + 1,
@@ -111,6 +113,8 @@ def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
         lines.append(f"  next:  {both_times(view.next, zone)}, overdue since {both_times(view.overdue_since, zone)}")
     else:
         lines.append(f"  next:  {both_times(view.next, zone)}")
+    if view.last_success is not None or view.last_failure is not None:
+        lines.append(f"  {_outcomes_line(view, zone)}")
     if view.remaining_runs and view.ended is None:
         lines.append(f"  {view.remaining_runs} of its {view.spec.options.max_runs} scheduled runs left (maxRuns)")
     if view.overflow is not None:
@@ -127,6 +131,17 @@ def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
                      + f" queued: {folder.busy}/{folder.workers} {noun} busy")
     lines.extend(f"  {_retry_line(f, view.attempts, zone)}" for f in view.retrying)
     return lines
+
+
+def _outcomes_line(view: ScheduleView, zone: AnyZone) -> str:
+    """``last success: ...; last failure: ... (2 in a row)``: what failure monitoring reads."""
+    parts = []
+    if view.last_success is not None:
+        parts.append(f"last success: {both_times(view.last_success, zone)}")
+    if view.last_failure is not None:
+        streak = f" ({view.consecutive_failures} in a row)" if view.consecutive_failures else ""
+        parts.append(f"last failure: {both_times(view.last_failure, zone)}{streak}")
+    return "; ".join(parts)
 
 
 def _ended_why(view: ScheduleView) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from .effects import Effect, Out
 from .ends import Report, record_ends
+from .failure_pauses import pause_on_failures
 from .holds import hold, sync_suspensions, take_pauses
 from .launches import carry_out_tick
 from .lifecycle import Scan, sync_manifests
@@ -67,6 +68,9 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     controller.advance(now)
     state.timed_out = {run_id for run_id in (*state.timed_out, *controller.expired) if run_id in state.firings}
     changed |= record_ends(state, inputs.ends, now, out)
+    if pause_on_failures(state, now, out):  # held from this very tick on
+        changed |= sync_suspensions(state, now, out)
+        changed |= hold(state, inputs.switched_off, now, out)
     applied = controller.step(now, holding=state.holding)  # their backfills wait
     carry_out_tick(state, applied, now, out)
     changed |= any(item.news for item in applied)

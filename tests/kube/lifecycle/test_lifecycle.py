@@ -22,12 +22,13 @@ LONG = 90  # the job controller's deadline is wall-clock: a 1-minute timeout tak
 
 
 def schedule(name: str, expression: str, run_for: str = "1s", exit_code: int = 0, stuck: bool = False,
-             **spec: Any) -> str:
+             backoff_limit: int | None = None, **spec: Any) -> str:
     pod_annotations = {"cronctl.test/run-for": run_for, "cronctl.test/exit-code": str(exit_code)}
     if stuck:
         pod_annotations["cronctl.test/stuck"] = "true"  # never starts, as with an image that cannot be pulled
     body = {"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule", "metadata": {"name": name},
-            "spec": {"schedule": expression, **spec, "jobTemplate": {"spec": {"template": {
+            "spec": {"schedule": expression, **spec, "jobTemplate": {"spec": {
+                **({} if backoff_limit is None else {"backoffLimit": backoff_limit}), "template": {
                 "metadata": {"annotations": pod_annotations},
                 "spec": {"restartPolicy": "Never",
                          "containers": [{"name": "main", "image": "busybox", "command": ["true"]}]}}}}}}
@@ -232,3 +233,49 @@ def test_an_operator_killed_while_pods_run_neither_doubles_nor_loses_the_run(
     operator.start()
     wait_for("the run succeeded, seen after the restart", lambda: history(cluster, "steady") == [("succeeded", 1)])
     assert cluster.job_names("steady") == [job] and len(pods(cluster, job)) == 1
+
+
+def test_success_and_failure_times_follow_real_pod_outcomes(operator: Operator, cluster: Cluster,
+                                                            clock: Clock) -> None:
+    cluster.apply(schedule("fine", at_minute(clock, 1), run_for="1s"))
+    cluster.apply(schedule("broken", at_minute(clock, 1), run_for="1s", exit_code=3, backoff_limit=0))
+    seen(cluster, "fine")
+    seen(cluster, "broken")
+    clock.set(1)
+    [ok] = wait_for("the Job of fine", lambda: cluster.job_names("fine"))
+    [bad] = wait_for("the Job of broken", lambda: cluster.job_names("broken"))
+    wait_for("both ended", lambda: job_condition(cluster, ok) and job_condition(cluster, bad), timeout=LONG)
+    clock.set(2)
+    wait_for("fine's success recorded", lambda: cluster.status("fine").get("lastSuccessfulTime"))
+    wait_for("broken's failure recorded", lambda: cluster.status("broken").get("lastFailureTime"))
+    fine, broken = cluster.status("fine"), cluster.status("broken")
+    assert "lastFailureTime" not in fine and not fine.get("consecutiveFailures")
+    assert "lastSuccessfulTime" not in broken and broken["consecutiveFailures"] == 1
+    minute = f"{fine['history'][0]['finishedTime'][:16]}"
+    assert fine["lastSuccessfulTime"].startswith(minute)
+    assert broken["lastFailureTime"] == broken["history"][0]["finishedTime"]
+    printed = kubectl(cluster.cp, "get", "cronschedule", "fine", "-n", cluster.namespace).stdout
+    assert "LAST SUCCESS" in printed.splitlines()[0]
+
+
+def test_three_failures_in_a_row_pause_the_schedule_until_it_is_resumed(
+        operator: Operator, cluster: Cluster, clock: Clock) -> None:
+    cluster.apply(schedule("failing", "* * * * *", run_for="1s", exit_code=3, backoff_limit=0, pauseOnFailures=3))
+    seen(cluster, "failing")
+    for minute in (1, 2, 3):  # each run's Pod fails; retention keeps one failed Job: count by the status
+        clock.set(minute)
+        wait_for(f"run {minute} failed", lambda m=minute: cluster.status("failing").get("consecutiveFailures") == m,
+                 timeout=LONG)
+    pause = wait_for("the pause", lambda: cluster.status("failing").get("pausedOnFailures"))
+    assert pause["failures"] == 3
+    assert ("PausedOnFailures", "paused after 3 failed runs in a row (pauseOnFailures: 3); resume it to fire "
+                                "again") in cluster.events("failing")
+    assert cluster.status("failing")["suspendReason"].startswith("paused after 3 failed runs")
+    clock.set(5)
+    time.sleep(2)  # the operator wakes at a minute; give it one to (not) act on
+    assert cluster.status("failing")["launched"] == 3
+    kubectl(cluster.cp, "annotate", "cronschedule", "failing", "-n", cluster.namespace,
+            "cronctl.dev/resume=by-hand")
+    wait_for("the pause ended", lambda: not cluster.status("failing").get("pausedOnFailures"))
+    clock.set(6)
+    wait_for("a run after the resume", lambda: cluster.status("failing")["launched"] == 4)

@@ -1,4 +1,4 @@
-"""The core and what the drivers share (the manifest reader, the clock) type-check under mypy --strict."""
+"""The core and what the drivers share (the manifest reader, the clock, convert) type-check under mypy --strict."""
 
 from __future__ import annotations
 

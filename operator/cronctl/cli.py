@@ -179,6 +179,13 @@ def _add_runner(commands: Any) -> None:
     lint.add_argument("-o", "--output", choices=("text", "json"), default="text",
                       help="a line per problem, or one JSON object {valid, problems} (default: text)")
     lint.set_defaults(command=_lint)
+    convert = commands.add_parser("convert", help="CronJob manifests in, CronSchedule manifests out (every field "
+                                                   "mapped; --to CronJob goes back)")
+    convert.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE",
+                         help="a YAML file (several documents, or a List); - for standard input; may repeat")
+    convert.add_argument("--to", choices=("CronSchedule", "CronJob"), default="CronSchedule",
+                         help="what to turn the manifests into (default: CronSchedule)")
+    convert.set_defaults(command=_convert)
     backfill = commands.add_parser("backfill", help="run every schedule time of a past range, oldest first, one "
                                                      "at a time (the runner of --dir takes it at its next poll)")
     backfill.add_argument("name", help="the schedule's name")
@@ -715,6 +722,32 @@ def _lint(args: argparse.Namespace) -> int:
         print(f"{len(linted.problems)} problem{'' if len(linted.problems) == 1 else 's'}; {count} "
               f"CronSchedule{'' if count == 1 else 's'} valid", file=sys.stderr)
     return 1 if linted.problems else 0
+
+
+def _convert(args: argparse.Namespace) -> int:
+    """All or nothing: with any problem nothing is printed, so that a redirect never keeps half."""
+    from .convert import convert_text, dump
+
+    documents, problems, count = [], [], 0
+    for file in args.files:
+        try:
+            text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            problems.append(f"{file}: cannot read it: {getattr(error, 'strerror', None) or error}")
+            continue
+        converted = convert_text(text, "(standard input)" if file == "-" else file, args.to)
+        documents += converted.documents
+        problems += converted.problems
+        count += converted.count
+    if problems:
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print(f"nothing converted: {len(problems)} problem{'' if len(problems) == 1 else 's'}", file=sys.stderr)
+        return 1
+    sys.stdout.write(dump(documents))
+    source = "CronJob" if args.to == "CronSchedule" else "CronSchedule"
+    print(f"{count} {source}{'' if count == 1 else 's'} converted to {args.to}", file=sys.stderr)
+    return 0
 
 
 def _fleet(args: argparse.Namespace) -> int:

@@ -130,6 +130,12 @@ def _add_operator(commands: Any) -> None:
                                "not where something else owns Jobs' spec.suspend (Kueue)")
     operator.add_argument("--lease-seconds", type=int, default=15,
                           help="how long a silent holder keeps the Lease (default: 15)")
+    operator.add_argument("--clock", choices=("node", "api-server"), default="node",
+                          help="fire by this node's clock, or by the API server's (the node's set right by the "
+                               "offset the Date of the API's answers shows; default: node)")
+    operator.add_argument("--clock-skew-threshold", type=float, default=2.0, metavar="SECONDS",
+                          help="say (log, Warning Event on the Lease) when the node's clock is surely more than "
+                               "this off the API server's (default: 2)")
     operator.set_defaults(command=_operator)
 
     shards = commands.add_parser("shards", help="show which operator shard holds which CronSchedules, and the "
@@ -327,7 +333,9 @@ def operator_options(args: argparse.Namespace) -> Any:
     election = election_from(args.leader_election, args.leader_election_namespace, args.namespace,
                              args.leader_election_id or shard.lease_name(DEFAULT_LEASE_NAME), args.identity,
                              args.lease_seconds)
-    return Options(tuple(args.namespace), args.staging, shard, election)
+    if not args.clock_skew_threshold > 0:
+        raise ValueError(f"--clock-skew-threshold: {args.clock_skew_threshold} must be a positive number of seconds")
+    return Options(tuple(args.namespace), args.staging, shard, election, args.clock, args.clock_skew_threshold)
 
 
 def _shards(args: argparse.Namespace) -> int:

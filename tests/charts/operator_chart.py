@@ -45,10 +45,12 @@ CRD_SCANNING_GRANTS = frozenset({
 
 def lease_grants(lease: str = "cronctl-operator") -> frozenset[tuple[str, str, str, str | None]]:
     """Leader election in the release namespace: create any Lease (a create cannot name
-    its object in RBAC), get and update only the operator's one."""
+    its object in RBAC), get and update only the operator's one; and create Events there (the
+    ClockSkew Warning on the Lease)."""
     return frozenset({("coordination.k8s.io", "leases", "create", None),
                       ("coordination.k8s.io", "leases", "get", lease),
-                      ("coordination.k8s.io", "leases", "update", lease)})
+                      ("coordination.k8s.io", "leases", "update", lease),
+                      ("", "events", "create", None)})
 
 
 def helm_binary() -> Path:

@@ -114,7 +114,8 @@ def test_args_carry_the_health_metrics_log_and_lease_settings(helm: Path) -> Non
     assert args_of(docs) == ["--liveness=http://0.0.0.0:8080/healthz", "--log-format=json",
                              "--metrics-address=0.0.0.0:9090", "--leader-election",
                              f"--leader-election-namespace={RELEASE_NAMESPACE}",
-                             "--leader-election-id=cronctl-operator", "--lease-seconds=15"]
+                             "--leader-election-id=cronctl-operator", "--lease-seconds=15", "--clock=node",
+                             "--clock-skew-threshold=2"]
     assert deployment(docs)["spec"]["replicas"] == 2
     annotations = deployment(docs)["spec"]["template"]["metadata"]["annotations"]
     assert annotations == {"prometheus.io/scrape": "true", "prometheus.io/port": "9090",
@@ -125,7 +126,8 @@ def test_args_carry_the_health_metrics_log_and_lease_settings(helm: Path) -> Non
                          "leaderElection": {"enabled": False, "leaseName": "x", "leaseSeconds": 15},
                          "watchNamespaces": ["a", "b"]})
     assert args_of(docs) == ["--liveness=http://0.0.0.0:8081/healthz", "--log-format=text",
-                             "--no-leader-election", "--namespace=a", "--namespace=b", "--verbose"]
+                             "--no-leader-election", "--namespace=a", "--namespace=b", "--clock=node",
+                             "--clock-skew-threshold=2", "--verbose"]
     assert [p["name"] for p in container(docs)["ports"]] == ["health"]
     assert "annotations" not in deployment(docs)["spec"]["template"]["metadata"]
     assert [r["metadata"]["name"] for r in of_kind(docs, "Role")] == ["cronctl", "cronctl"]  # no lease Role

@@ -75,9 +75,9 @@ class Operator:
         tmp.replace(self.clock_file)
 
     def start(self) -> None:
-        env = self.cp.env(CRONCTL_CLOCK_FILE=str(self.clock_file),
-                          PYTHONPATH=str(ROOT / "operator") + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                          **self.extra_env)
+        env = self.cp.env(**{"CRONCTL_CLOCK_FILE": str(self.clock_file),  # extra_env may set it "": the wall clock
+                             "PYTHONPATH": str(ROOT / "operator") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                             **self.extra_env})
         if self.kubeconfig is not None:
             env["KUBECONFIG"] = str(self.kubeconfig)
         flags = [arg for watched in self.namespaces for arg in ("--namespace", watched)]

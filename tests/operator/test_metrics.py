@@ -121,7 +121,8 @@ def test_every_family_is_prefixed_and_has_help_text() -> None:
         names.add(family.name)
     assert names == {f"cronctl_{name}" for name in COUNTERS} | {
         "cronctl_launch_delay_seconds", "cronctl_schedules", "cronctl_active_runs", "cronctl_reconcile_errors",
-        "cronctl_reconcile_errors_created", "cronctl_reconciles_failing", "cronctl_plans_ahead"}
+        "cronctl_reconcile_errors_created", "cronctl_reconciles_failing", "cronctl_plans_ahead",
+        "cronctl_clock_skew_seconds", "cronctl_clock_skew_error_seconds"}
     assert {"launches", "skips", "replaces", "overflows", "timeouts", "retries"} <= set(COUNTERS)
     assert DELAY_BUCKETS[0] == 0.1 and DELAY_BUCKETS[-1] == 3600.0
 

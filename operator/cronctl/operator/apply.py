@@ -29,6 +29,7 @@ from .kube.cache import Cache
 from .kube.event_series import Written
 from .kube.events import EventRecorder, about_of, event_name
 from .manifests import EventSpec
+from ..clock import SkewEstimate
 from .effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
                       StageJob)
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
@@ -80,13 +81,14 @@ class Cluster:
     default): another shard's schedule is as good as gone."""
 
     def __init__(self, api_client: client.ApiClient, cache: Cache | None = None,
-                 record_events_later: bool = False, shard: Shard = Shard()) -> None:
+                 record_events_later: bool = False, shard: Shard = Shard(),
+                 skew: SkewEstimate | None = None) -> None:
         """``record_events_later``: queue Events for background posting (the operator's
         choice) instead of posting them before ``apply`` returns."""
         self.cache = cache
         self.shard = shard
         self.events = EventRecorder(self.post_events) if record_events_later else None
-        self.rest = Rest(api_client)
+        self.rest = Rest(api_client, skew=skew)
         self.instance = socket.gethostname()
 
     # -- reads ----------------------------------------------------------------
@@ -276,6 +278,20 @@ class Cluster:
         else:
             now = dt.datetime.now(dt.timezone.utc).timestamp()
             self.post_events([Written(about_of(schedule), event, now, now, 1, new=True)])
+
+    def post_event_on(self, involved: Mapping[str, str], event: EventSpec) -> None:
+        """One Event about an object that is no CronSchedule (the operator's Lease), posted now; a
+        refusal is logged, never raised (an Event is a courtesy)."""
+        now = _event_time(dt.datetime.now(dt.timezone.utc).timestamp())
+        body = {"apiVersion": "v1", "kind": "Event",
+                "metadata": {"generateName": f"{involved['name']}.", "namespace": involved["namespace"]},
+                "involvedObject": dict(involved), "reason": event.reason, "message": event.message,
+                "type": event.type, "source": {"component": "cronctl"}, "firstTimestamp": now, "lastTimestamp": now,
+                "count": 1, "reportingComponent": "cronctl.dev/operator", "reportingInstance": self.instance}
+        [answer] = self.rest.send([Calls.create_namespaced_event(involved["namespace"], body)])
+        if isinstance(answer, ApiException):
+            log.warning("could not post event %s on %s %s: %s", event.reason, involved.get("kind"), involved["name"],
+                        answer.reason)
 
     def _remember_job(self, body: dict[str, Any]) -> None:
         if self.cache is not None:

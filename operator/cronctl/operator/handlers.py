@@ -18,21 +18,25 @@ import gc
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import kopf
 
 from .apply import Cluster, load_client
 from .kube.cache import Cache
 from .kube.jobwatch import watches
-from ..clock import clock_from_environment
+from ..clock import ApiServerClock, SkewEstimate, clock_from_environment, node_clock_from_environment
 from .kube.leader import Election, Leadership
 from .kube.events import POSTERS, EventRecorder
 from .loop import CONCURRENCY, Scheduler
 from .kube.schedulewatch import schedule_watches
 from .shard import Shard
+from .manifests import EventSpec
+from .metrics import METRICS
+from .skew import DEFAULT_THRESHOLD_SECONDS, EVERY_SECONDS, SkewWatch
 from .kube.watch import Watch
 
+LEASE_REFERENCE = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}
 CONNECTIONS = CONCURRENCY + POSTERS + 1  # the reconciles, the Event posters, a spare; and one per watch
 STAGING_VARIABLE = "CRONCTL_STAGING"  # on, or off (the default), where ``cronctl operator --[no-]staging`` is not given
 FLUSH_SECONDS = 3.0  # at stop, how long the Event series' last counts may take (the grace period is 30 s)
@@ -46,6 +50,8 @@ class Options:
     staging: bool | None = None  # ``--[no-]staging``; None: STAGING_VARIABLE decides
     shard: Shard = Shard()  # ``--shard``: the CronSchedules this operator owns
     election: Election = Election(enabled=False)
+    clock: str = "node"  # ``--clock``: node, or api-server
+    skew_threshold: float = DEFAULT_THRESHOLD_SECONDS  # ``--clock-skew-threshold``
 
 
 @dataclass
@@ -55,6 +61,7 @@ class Running:
     task: asyncio.Task[None]
     watches: list[Watch]
     events: EventRecorder | None = None
+    skew_task: asyncio.Task[None] | None = None
 
 
 def staging_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
@@ -81,10 +88,15 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
         raise kopf.PermanentError(str(error)) from None  # the operator stops: a setting, not a hiccup
     watched = len(namespaces or [None])
     cache = Cache()  # what the watches showed; reconciles read it instead of the API
-    cluster = Cluster(load_client(CONNECTIONS + 2 * watched), cache, record_events_later=True, shard=shard)
+    node = node_clock_from_environment()
+    skew = SkewEstimate(node.seconds)  # told the Date of the API's answers by the operator's connections
+    METRICS.watch_skew(skew)
+    cluster = Cluster(load_client(CONNECTIONS + 2 * watched), cache, record_events_later=True, shard=shard,
+                      skew=skew)
     leadership = Leadership(options.election, cluster.rest)
     leadership.start()
-    scheduler = Scheduler(cluster, clock_from_environment(), leading=leadership.leading, staging=staged)
+    clock = ApiServerClock(node, skew) if options.clock == "api-server" else clock_from_environment()
+    scheduler = Scheduler(cluster, clock, leading=leadership.leading, staging=staged)
     # Every Job a schedule owns is in the cache before the first reconcile (the schedules' watch
     # lists its schedules on its thread, and the loop reconciles them as they come).
     job_watches = watches(cluster.rest, cache, namespaces, shard.job_selector, scheduler.touch)
@@ -99,8 +111,25 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     # walked it every few launches (measured: 4 full passes of 40 ms in 2 minutes of 500
     # schedules launching every minute; 1 of 15 ms after this).
     gc.freeze()
-    memo.running = Running(asyncio.create_task(scheduler.run(), name="cronctl-scheduler"), started, cluster.events)
-    logger.info("cronctl scheduler started; staged launches %s", "on" if staged else "off")
+    watch = SkewWatch(skew, options.skew_threshold, _lease_poster(cluster, options.election))
+    memo.running = Running(asyncio.create_task(scheduler.run(), name="cronctl-scheduler"), started, cluster.events,
+                           asyncio.create_task(_watch_skew(watch), name="cronctl-clock-skew"))
+    logger.info("cronctl scheduler started; staged launches %s; firing by the %s clock", "on" if staged else "off",
+                "API server's" if options.clock == "api-server" else "node's")
+
+
+async def _watch_skew(watch: SkewWatch) -> None:
+    while True:
+        await asyncio.sleep(EVERY_SECONDS)
+        await asyncio.to_thread(watch.look)
+
+
+def _lease_poster(cluster: Cluster, election: Election) -> Callable[[EventSpec], None] | None:
+    """Where a clock skew is said: an Event on the operator's Lease, when it elects one."""
+    if not election.enabled:
+        return None
+    return lambda event: cluster.post_event_on(LEASE_REFERENCE | {"namespace": election.namespace,
+                                                                   "name": election.name}, event)
 
 
 @kopf.on.cleanup()
@@ -109,6 +138,8 @@ async def stop(memo: kopf.Memo, **_: Any) -> None:
     if running is None:
         return
     running.task.cancel()
+    if running.skew_task is not None:
+        running.skew_task.cancel()
     for watch in running.watches:
         watch.stop()
     if running.events is not None:  # the Event series' counts not written yet, if the API answers soon

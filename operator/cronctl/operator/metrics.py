@@ -25,6 +25,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import ThreadingWSGIServer
 
+from ..clock import SkewEstimate
 from .effects import Plan, ReleaseJob
 from .resource import ATTEMPT_LABEL, REASON_ANNOTATION, SCHEDULED_ANNOTATION, parse_rfc3339
 
@@ -125,9 +126,24 @@ class Metrics:
             "cronctl_plans_ahead", "Plans made seconds before the second their schedules were due at, by whether "
             "the schedule took it at that second (taken) or had changed since and was planned again (stale).",
             ["outcome"], registry=self.registry)
+        self.clock_skew = Gauge(
+            "cronctl_clock_skew_seconds", "The API server's clock minus this node's, estimated from the Date of "
+            "the API's answers (NaN until measured): positive, the node's clock is behind.", registry=self.registry)
+        self.clock_skew_error = Gauge(
+            "cronctl_clock_skew_error_seconds", "How far cronctl_clock_skew_seconds may be off (NaN until measured).",
+            registry=self.registry)
+        self.clock_skew.set(float("nan"))
+        self.clock_skew_error.set(float("nan"))
         self._known: set[Key] = set()
         self._per_namespace: Tally[str] = Tally()
         self._lock = threading.Lock()
+
+    def watch_skew(self, estimate: SkewEstimate) -> None:
+        """The clock skew gauges read the estimate at each scrape."""
+        def part(index: int) -> Callable[[], float]:
+            return lambda: float("nan") if (skew := estimate.read()) is None else float(skew[index])
+        self.clock_skew.set_function(part(0))
+        self.clock_skew_error.set_function(part(1))
 
     def now_seconds(self) -> float:
         """The operator's clock in seconds since 1970 (CRONCTL_CLOCK_FILE in tests)."""

@@ -38,6 +38,7 @@ also how the chart's tests match each call to its RBAC grant.
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import socket
 import ssl
@@ -54,6 +55,7 @@ from urllib3.util.wait import wait_for_read
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from ...clock import SkewEstimate
 from .proxy import Proxy
 from .stream import Stream
 
@@ -108,10 +110,12 @@ class Answer(NamedTuple):
 class Connection:
     """One HTTP/1.1 connection: requests written in one send, their answers parsed by httptools."""
 
-    def __init__(self, sock: socket.socket, host_header: str, seconds: float = SECONDS) -> None:
+    def __init__(self, sock: socket.socket, host_header: str, seconds: float = SECONDS,
+                 skew: SkewEstimate | None = None) -> None:
         self.sock: socket.socket | None = sock
         self.host_header = host_header
         self.seconds = seconds  # how long a read waits
+        self.skew = skew  # told the Date of an answer now and then (clock.SkewEstimate)
 
     def wait_at_most(self, seconds: float) -> None:
         """Each read of the next exchanges waits at most ``seconds`` (a socket call only when it changes)."""
@@ -129,6 +133,7 @@ class Connection:
         answers = _Answers()
         parser = httptools.HttpResponseParser(answers)
         answers.parser = parser
+        sent = None if self.skew is None else self.skew.node()
         try:
             self.sock.sendall(b"".join(_request(method, path, self.host_header, headers, body)
                                        for method, path, body, headers in requests))
@@ -148,7 +153,20 @@ class Connection:
             parser.feed_data(data)
         if len(answers.done) < len(requests) or answers.closing:
             self.close()
+        if sent is not None and answers.date is not None:
+            self._sample(sent, answers.date)
         return answers.done
+
+    def _sample(self, sent: float, date: bytes) -> None:
+        """The exchange's first Date against the node's clock, at most once a second."""
+        assert self.skew is not None
+        received = self.skew.node()
+        if self.skew.wants(received):
+            try:
+                stamp = email.utils.parsedate_to_datetime(date.decode("latin-1")).timestamp()
+            except (TypeError, ValueError, IndexError):
+                return  # not an HTTP date: no sample
+            self.skew.observe(sent, received, stamp)
 
     def idle_closed(self) -> bool:
         """Whether the server closed this idle connection (as far as can be told without sending:
@@ -170,6 +188,7 @@ class _Answers:
         self.started = self.closing = False  # started: an answer begun, not yet whole
         self.reason = ""
         self.refused = False  # the answer being read is a refusal: its Retry-After is kept
+        self.date: bytes | None = None  # the first answer's Date header
         self.retry_after: str | None = None
         self.body: list[bytes] = []
 
@@ -183,6 +202,8 @@ class _Answers:
     def on_header(self, name: bytes, value: bytes) -> None:
         if self.refused and name.lower() == b"retry-after":
             self.retry_after = value.decode("latin-1")
+        elif self.date is None and len(name) == 4 and name.lower() == b"date":
+            self.date = value
 
     def on_body(self, data: bytes) -> None:
         self.body.append(data)
@@ -254,8 +275,9 @@ class Connections:
     """One kept HTTP/1.1 connection to the API server per thread that asks."""
 
     def __init__(self, scheme: str, host: str, port: int | None, context: ssl.SSLContext | None,
-                 server_name: str | None = None, proxy: Proxy | None = None) -> None:
-        self.scheme, self.context, self.proxy = scheme, context, proxy
+                 server_name: str | None = None, proxy: Proxy | None = None,
+                 skew: SkewEstimate | None = None) -> None:
+        self.scheme, self.context, self.proxy, self.skew = scheme, context, proxy, skew
         self.host = host.strip("[]")  # an IPv6 address is bracketed in URLs and Host, not for connecting
         self.port = port if port is not None else (443 if scheme == "https" else 80)
         self.host_header = host if port is None else f"{host}:{port}"
@@ -263,7 +285,7 @@ class Connections:
         self._local = threading.local()
 
     @classmethod
-    def for_configuration(cls, configuration: Any) -> Connections:
+    def for_configuration(cls, configuration: Any, skew: SkewEstimate | None = None) -> Connections:
         """The connections the client's configuration describes: the API server's URL, its TLS
         settings (a ``tls-server-name``, else a pinned hostname, is the name checked), its proxy.
         Raises ValueError for what the operator cannot use (an address that is no http(s) URL,
@@ -274,7 +296,7 @@ class Connections:
         pinned = configuration.assert_hostname if isinstance(configuration.assert_hostname, str) else None
         context = tls_context(configuration) if url.scheme == "https" else None
         return cls(url.scheme, url.host, url.port, context, configuration.tls_server_name or pinned,
-                   Proxy.of(configuration))
+                   Proxy.of(configuration), skew)
 
     def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]],
              seconds: float = SECONDS) -> list[Answer]:
@@ -312,7 +334,7 @@ class Connections:
             sock = self.open(seconds)
         except (OSError, ssl.SSLError) as error:  # refused, reset in the handshake, timed out
             raise Unreachable(f"cannot connect to {self.host_header}: {_reason(error)}") from error
-        connection = self._local.connection = Connection(sock, self.host_header, seconds)
+        connection = self._local.connection = Connection(sock, self.host_header, seconds, self.skew)
         return connection, False
 
     def open(self, seconds: float = SECONDS) -> socket.socket:
@@ -360,11 +382,13 @@ def tls_context(configuration: Any) -> ssl.SSLContext:
 
 
 class Rest:
-    def __init__(self, api_client: client.ApiClient, monotonic: Callable[[], float] = time.monotonic) -> None:
-        """``monotonic`` tells when the credentials' headers are built again (injected by tests)."""
+    def __init__(self, api_client: client.ApiClient, monotonic: Callable[[], float] = time.monotonic,
+                 skew: SkewEstimate | None = None) -> None:
+        """``monotonic`` tells when the credentials' headers are built again (injected by tests);
+        ``skew`` is told the API server's Date now and then (clock.SkewEstimate)."""
         self.configuration = api_client.configuration
         self._monotonic = monotonic
-        self.direct = Connections.for_configuration(self.configuration)
+        self.direct = Connections.for_configuration(self.configuration, skew)
         self.base_path = urllib3.util.parse_url(self.configuration.host).path or ""
         self.user_agent = api_client.user_agent
         self._credentials: tuple[float, dict[str, str]] = (0.0, {})  # (monotonic time until, headers)

@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="cronctl", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=version_line("cronctl"))
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
-    for add in (_add_runner, _add_next, _add_operator, _add_fleet, _add_harness):
+    for add in (_add_runner, _add_manifest_tools, _add_next, _add_operator, _add_fleet, _add_harness):
         add(commands)
     completion = commands.add_parser("completion", help="print the shell completion script (bash: "
                                                          "source <(cronctl completion bash))")
@@ -178,20 +178,6 @@ def _add_runner(commands: Any) -> None:
         sub.set_defaults(command=_runner_view, view=name)
 
     _add_logs(commands)
-    lint = commands.add_parser("lint", help="check CronSchedule manifests as the runner and the API server read "
-                                             "them (exit 1 on any problem; for CI and pre-commit)")
-    lint.add_argument("files", nargs="+", metavar="FILE", help="YAML files (several documents each); - for "
-                                                              "standard input; other kinds of objects are skipped")
-    lint.add_argument("-o", "--output", choices=("text", "json"), default="text",
-                      help="a line per problem, or one JSON object {valid, problems} (default: text)")
-    lint.set_defaults(command=_lint)
-    convert = commands.add_parser("convert", help="CronJob manifests in, CronSchedule manifests out (every field "
-                                                   "mapped; --to CronJob goes back)")
-    convert.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE",
-                         help="a YAML file (several documents, or a List); - for standard input; may repeat")
-    convert.add_argument("--to", choices=("CronSchedule", "CronJob"), default="CronSchedule",
-                         help="what to turn the manifests into (default: CronSchedule)")
-    convert.set_defaults(command=_convert)
     backfill = commands.add_parser("backfill", help="run every schedule time of a past range, oldest first, one "
                                                      "at a time (the runner of --dir takes it at its next poll)")
     backfill.add_argument("name", help="the schedule's name")
@@ -217,6 +203,24 @@ def _add_runner(commands: Any) -> None:
     for name, sub in (("suspend", suspend), ("resume", resume)):
         sub.add_argument("--dir", type=Path, default=Path("."), help="the runner's folder (default: here)")
         sub.set_defaults(command=_runner_view, view=name)
+
+
+def _add_manifest_tools(commands: Any) -> None:
+    """What works on manifest files alone, no runner and no cluster: lint and convert."""
+    lint = commands.add_parser("lint", help="check CronSchedule manifests as the runner and the API server read "
+                                             "them (exit 1 on any problem; for CI and pre-commit)")
+    lint.add_argument("files", nargs="+", metavar="FILE", help="YAML files (several documents each); - for "
+                                                              "standard input; other kinds of objects are skipped")
+    lint.add_argument("-o", "--output", choices=("text", "json"), default="text",
+                      help="a line per problem, or one JSON object {valid, problems} (default: text)")
+    lint.set_defaults(command=_lint)
+    convert = commands.add_parser("convert", help="CronJob manifests in, CronSchedule manifests out (every field "
+                                                   "mapped; --to CronJob goes back)")
+    convert.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE",
+                         help="a YAML file (several documents, or a List); - for standard input; may repeat")
+    convert.add_argument("--to", choices=("CronSchedule", "CronJob"), default="CronSchedule",
+                         help="what to turn the manifests into (default: CronSchedule)")
+    convert.set_defaults(command=_convert)
 
 
 def _add_next(commands: Any) -> None:

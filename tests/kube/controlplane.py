@@ -13,7 +13,8 @@ aggregating them is another controller's job: grant explicit Roles in RBAC
 tests. Tests should still use unique namespaces / names.
 
 ``ControlPlane(lifecycle=True)`` is a whole cluster's Job lifecycle instead:
-kube-controller-manager also runs the ``job`` controller, kube-scheduler
+kube-controller-manager also runs the ``job`` controller (and the ``cronjob``
+controller, for the tests that move CronJobs to cronctl), kube-scheduler
 binds Pods, and kwok simulates ``NODES`` Nodes and the Pods bound to them
 with the Stages of ``kwok-stages.yaml`` (Running at once, then Succeeded or
 Failed after the time and with the exit code the Pod's annotations give).
@@ -63,7 +64,7 @@ BUILD_SCRIPT = REPO_ROOT / "scripts" / "build-control-plane.sh"
 BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok")
 # The only controllers kube-controller-manager runs (see the module docstring).
 CONTROLLERS = ("garbagecollector", "namespace")
-LIFECYCLE_CONTROLLERS = (*CONTROLLERS, "job")
+LIFECYCLE_CONTROLLERS = (*CONTROLLERS, "job", "cronjob")
 KWOK_STAGES = Path(__file__).resolve().parent / "kwok-stages.yaml"
 NODES = ("kwok-node-0", "kwok-node-1")
 FAKE_NODE = {"kwok.x-k8s.io/node": "fake"}  # the annotation kwok manages Nodes by

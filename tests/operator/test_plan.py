@@ -428,3 +428,23 @@ def test_without_jitter_a_scheduled_job_starts_at_once() -> None:
     nominal = t("2024-03-01T01:00")
     job = plan(body, [], nominal, second=nominal * 60 + 3).create[0]
     assert "suspend" not in job["spec"]
+
+
+def test_a_new_schedule_starts_after_its_anchor_annotation_as_an_import_from_a_cronjob_sets_it() -> None:
+    """The CronJob last fired at 00:10; imported at 00:12, the 00:11 and 00:12 times are the
+    schedule's own to catch up (the latest, as CronJob would), and nothing at or before 00:10."""
+    from .world import World
+    from cronctl.operator.effects import CreateJob
+    from cronctl.operator.plan import first_anchor
+
+    template = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "x"}]}}}}
+    world = World({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+                   "metadata": {"name": "imported", "namespace": "team-a", "uid": "uid-9", "generation": 1,
+                                "annotations": {"cronctl.dev/anchor": "2024-03-01T00:10:00Z"}},
+                   "spec": {"schedule": "* * * * *", "jobTemplate": template}})
+    made = [e.manifest["metadata"]["annotations"]["cronctl.dev/scheduled-time"]
+            for e in world.reconcile(parse_time("2024-03-01T00:12")).effects if isinstance(e, CreateJob)]
+    assert made == ["2024-03-01T00:12:00Z"]
+    assert world.schedule["status"]["anchorTime"] == "2024-03-01T00:10:00Z"
+    future = {"metadata": {"annotations": {"cronctl.dev/anchor": "2030-01-01T00:00:00Z"}}}
+    assert first_anchor(future, parse_time("2024-03-01T00:12")) == parse_time("2024-03-01T00:12")

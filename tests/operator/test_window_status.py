@@ -13,7 +13,7 @@ from cronctl.core.times import parse_time
 from cronctl.operator.effects import CreateJob
 from cronctl.operator.resource import rfc3339
 
-from .world import World
+from .world import World, every_ten_minutes
 
 
 def t(text: str) -> int:
@@ -23,16 +23,10 @@ def t(text: str) -> int:
 
 
 CREATED = t("2024-03-01T00:00")
-TEMPLATE = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main",
-                                                                                      "image": "busybox"}]}}}}
 
 
 def world(**spec: Any) -> World:
-    made = World({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
-                  "metadata": {"name": "sync", "namespace": "team-a", "uid": "uid-1", "generation": 1},
-                  "spec": {"schedule": "*/10 * * * *", **spec, "jobTemplate": TEMPLATE}})
-    made.reconcile(CREATED)
-    return made
+    return every_ten_minutes(CREATED, **spec)
 
 
 def condition(world: World, kind: str) -> dict[str, Any] | None:

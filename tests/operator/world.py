@@ -110,3 +110,16 @@ class World:
 
     def copy(self) -> World:
         return copy.deepcopy(self)
+
+
+TEMPLATE = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main",
+                                                                                      "image": "busybox"}]}}}}
+
+
+def every_ten_minutes(created: int, **spec: Any) -> World:
+    """A World of CronSchedule team-a/sync, ``*/10 * * * *`` with ``spec`` besides, first seen at ``created``."""
+    made = World({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+                  "metadata": {"name": "sync", "namespace": "team-a", "uid": "uid-1", "generation": 1},
+                  "spec": {"schedule": "*/10 * * * *", **spec, "jobTemplate": TEMPLATE}})
+    made.reconcile(created)
+    return made

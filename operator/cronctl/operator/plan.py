@@ -38,7 +38,7 @@ from .effects import (LEFT_OVER, REPLACED, DROPPED, UNSTAGED, CreateJob, DeleteJ
 from .manifests import OverflowNote, job_manifest, job_name, release_patch
 from .observe import Observed, RunView, observe, staged_of_job
 from .reading import read_schedule
-from .resource import TRIGGER_ANNOTATION, parse_rfc3339
+from .resource import ANCHOR_ANNOTATION, TRIGGER_ANNOTATION, parse_rfc3339
 from .shard import shard_of
 from .staged import is_current, stage
 from .status import Missed, changed, refused_status, status_of
@@ -54,7 +54,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     jobs = list(jobs)
     status = schedule.get("status") or {}
     anchor = parse_rfc3339(status.get("anchorTime"))
-    anchor = now if anchor is None else anchor
+    anchor = first_anchor(schedule, now) if anchor is None else anchor
     try:
         spec, timeline, read = read_schedule(schedule, anchor)
     except SpecError as error:
@@ -263,6 +263,13 @@ def _say_suspension(context: Context) -> None:
         context.post(messages.suspended(spec.suspend_reason))
     elif was and not spec.suspend:
         context.post(messages.resumed())
+
+
+def first_anchor(schedule: Mapping[str, Any], now: int) -> int:
+    """Where a new schedule's times start after: the anchor annotation's minute (an import from a
+    CronJob: its last schedule time), else now; a future one counts as now."""
+    asked = parse_rfc3339(((schedule.get("metadata") or {}).get("annotations") or {}).get(ANCHOR_ANNOTATION))
+    return now if asked is None or asked > now else asked
 
 
 def pending_trigger(schedule: Mapping[str, Any]) -> str | None:

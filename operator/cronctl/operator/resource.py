@@ -17,6 +17,9 @@ ATTEMPT_LABEL = "cronctl.dev/attempt"
 SCHEDULED_ANNOTATION = "cronctl.dev/scheduled-time"
 STARTED_ANNOTATION = "cronctl.dev/started-time"
 TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # on a CronSchedule: any new value asks for one manual run
+# On a CronSchedule at first sight: the time its schedule times start after, instead of the
+# moment the operator first sees it (kubectl cronctl import: the CronJob's last schedule time).
+ANCHOR_ANNOTATION = "cronctl.dev/anchor"
 RESUME_ANNOTATION = "cronctl.dev/resume"  # on a CronSchedule: any new value ends a pause on failures
 # On a CronSchedule: "<from>/<to>" (UTC times) asks once for a backfill of that range (core.backfill).
 BACKFILL_ANNOTATION = "cronctl.dev/backfill"

@@ -17,6 +17,8 @@ import signal
 import sys
 from typing import Any, Callable, NoReturn, Sequence
 
+import yaml
+
 from ..about import SHELLS, completion_script, version_line
 from .cluster import Cluster, PluginError, Target, connect
 from .views import both_times, describe_lines, history_lines, next_lines, where
@@ -112,6 +114,21 @@ def _parser() -> argparse.ArgumentParser:
                           help="list the times the operator would run, asking nothing")
     command("describe", _describe, "Spec, next times, active and last runs, conditions and recent Events.",
             output=True)
+    imported = commands.add_parser("import", help="Move CronJobs to cronctl: each suspended, its CronSchedule "
+                                                   "created from its last schedule time, its active Jobs adopted.",
+                                   usage="kubectl cronctl import (cronjob/NAME... | --all) [flags]")
+    imported.add_argument("targets", nargs="*", metavar="cronjob/NAME", help="the CronJobs (or their names)")
+    imported.add_argument("--all", action="store_true", help="every CronJob of the namespace")
+    imported.add_argument("-A", "--all-namespaces", action="store_true",
+                          help="every CronJob of every namespace (with -l: those with these labels)")
+    imported.add_argument("-l", "--selector", help="with --all or -A: only the CronJobs with these labels")
+    imported.add_argument("--dry-run", action="store_true", help="change nothing; say what would be created")
+    imported.add_argument("-o", "--output", choices=("yaml",), help="with --dry-run: print the CronSchedules")
+    imported.add_argument("--undo", action="store_true",
+                          help="go back: suspend the CronSchedules and resume their CronJobs from the "
+                               "CronSchedules' last schedule times")
+    _target_flags(imported, argparse.SUPPRESS)
+    imported.set_defaults(command=_import)
     completion = commands.add_parser("completion", help="Print the shell completion script of kubectl-cronctl.",
                                      usage="kubectl cronctl completion SHELL")
     completion.add_argument("shell", choices=SHELLS)
@@ -178,6 +195,48 @@ def _resume(args: argparse.Namespace) -> int:
     print(f"cronschedule {where(body)} resumed: the next fire times count from now "
           "(missed ones are not caught up)")
     return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from .importing import Importer
+
+    names = [target.split("/", 1)[1] if target.lower().startswith(("cronjob/", "cronjobs/", "cronjob.batch/"))
+             else target for target in args.targets]
+    if [bool(names), bool(args.all), bool(args.all_namespaces)].count(True) != 1:
+        raise PluginError("name the CronJobs (cronjob/NAME ...), or give --all or -A: one of them",
+                          exit_code=EXIT_USAGE)
+    if args.selector and names:
+        raise PluginError("--selector goes with --all or -A", exit_code=EXIT_USAGE)
+    cluster = _cluster(args)
+    if args.all_namespaces:
+        found = Importer(cluster).namespaces_with_cronjobs(args.selector)
+        work = [(Importer(cluster, namespace), listed) for namespace, listed in sorted(found.items())]
+    else:
+        work = [(Importer(cluster), names)]
+    problems = 0
+    for importer, listed in work:
+        problems += _import_in(importer, listed, args)
+    return 1 if problems else 0
+
+
+def _import_in(importer: Any, names: list[str], args: argparse.Namespace) -> int:
+    """One namespace's import (or undo); the count of CronJobs refused."""
+    if args.undo:
+        for name in names or [c["metadata"]["name"] for c in importer.cronjobs([], args.selector)]:
+            print(importer.undo(name))
+        return 0
+    outcome = importer.run(names, args.selector, args.dry_run or args.output is not None)
+    for line in outcome.lines:
+        print(line, file=sys.stderr if "not imported" in line else sys.stdout)
+    if outcome.manifests is not None:
+        if args.output == "yaml":
+            print(yaml.safe_dump_all(outcome.manifests, sort_keys=False, explicit_start=True), end="")
+        else:
+            for body in outcome.manifests:
+                print(f"cronschedule {body['metadata'].get('namespace', importer.namespace)}/"
+                      f"{body['metadata']['name']} would be created, firing the times after "
+                      f"{body['metadata']['annotations']['cronctl.dev/anchor']} (dry run: nothing changed)")
+    return outcome.problems
 
 
 def _backfill(args: argparse.Namespace) -> int:

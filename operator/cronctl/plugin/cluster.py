@@ -120,7 +120,8 @@ class Cluster:
         if error.status == 401:
             return f"unauthorized: the API server at {self.host} refused the kubeconfig's credentials"
         if error.status == 422:
-            return f"the API server refused the change to cronschedule {name!r}: {message}"
+            what = "cronschedule" if resource == RESOURCE else resource
+            return f"the API server refused the change to {what} {name!r}: {message}"
         return f"{verb} {resource}{f' {name!r}' if name else ''}: {error.status} {error.reason}: {message}"
 
     def _namespace_note(self) -> str:

@@ -268,8 +268,8 @@ def test_three_failures_in_a_row_pause_the_schedule_until_it_is_resumed(
                  timeout=LONG)
     pause = wait_for("the pause", lambda: cluster.status("failing").get("pausedOnFailures"))
     assert pause["failures"] == 3
-    assert ("PausedOnFailures", "paused after 3 failed runs in a row (pauseOnFailures: 3); resume it to fire "
-                                "again") in cluster.events("failing")
+    said = ("PausedOnFailures", "paused after 3 failed runs in a row (pauseOnFailures: 3); resume it to fire again")
+    wait_for("the Warning", lambda: said in cluster.events("failing"))  # Events are posted in the background
     assert cluster.status("failing")["suspendReason"].startswith("paused after 3 failed runs")
     clock.set(5)
     time.sleep(2)  # the operator wakes at a minute; give it one to (not) act on

@@ -1,0 +1,120 @@
+"""kubectl cronctl import on a cluster whose CronJob controller runs: no minute fired twice or lost.
+
+Real minutes pass (the CronJob controller reads the wall clock, so the operator does too): the
+CronJobs fire, are imported across a minute (some suspended before it, some after their
+controller fired it), and the CronSchedules fire the following minutes.
+Every nominal minute of every schedule has exactly one Job across both controllers; a Forbid
+CronJob's running Job is adopted, so cronctl skips while it runs; a suspended CronJob stays
+suspended; --undo gives the minutes back to the CronJob, again none twice or lost.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from ..helpers import ROOT, Cluster, Operator, kubectl, wait_for
+
+pytestmark = pytest.mark.cluster
+
+EVERY_MINUTE = [f"minutely-{i}" for i in range(16)]
+EVERY_FIVE = ["five-0", "five-1"]
+FORBID, SUSPENDED = "forbid-long", "paused"
+CRONJOB_SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
+
+
+def cronjob(name: str, schedule: str, run_for: str = "1s", **spec: Any) -> dict[str, Any]:
+    template = {"metadata": {"annotations": {"cronctl.test/run-for": run_for, "cronctl.test/exit-code": "0"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}}
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name},
+            "spec": {"schedule": schedule, "successfulJobsHistoryLimit": 20, **spec,
+                     "jobTemplate": {"spec": {"backoffLimit": 0, "template": template}}}}
+
+
+def nominal(job: Any) -> str:
+    annotations = job.metadata.annotations or {}
+    stamp = annotations.get("cronctl.dev/scheduled-time") or annotations.get(CRONJOB_SCHEDULED)
+    if stamp is None:  # a CronJob's Job before 1.28 annotated it: its name's minutes
+        stamp = dt.datetime.fromtimestamp(int(job.metadata.name.rsplit("-", 1)[1]) * 60, dt.timezone.utc).isoformat()
+    return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(dt.timezone.utc).strftime("%H:%M")
+
+
+def jobs_of(cluster: Cluster, name: str) -> list[Any]:
+    return [job for job in cluster.batch.list_namespaced_job(cluster.namespace).items
+            if job.metadata.name.rsplit("-", 1)[0] == name and job.metadata.deletion_timestamp is None]
+
+
+def plugin(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    env = cluster.cp.env(PYTHONPATH=str(ROOT / "operator"))
+    return subprocess.run([sys.executable, "-m", "cronctl.plugin", *args, "-n", cluster.namespace], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def next_minute_in(seconds_at_least: float) -> float:
+    """Sleep to ``seconds_at_least`` before a minute boundary or later: the boundary's time."""
+    now = time.time()
+    boundary = (now // 60 + 1) * 60
+    if boundary - now < seconds_at_least:
+        boundary += 60
+    return boundary
+
+
+@pytest.fixture
+def operator_on_the_wall_clock(control_plane: Any, namespace: str, tmp_path: Path) -> Iterator[Operator]:
+    op = Operator(control_plane, namespace, tmp_path, extra_env={"CRONCTL_CLOCK_FILE": ""})
+    op.start()
+    yield op
+    op.stop()
+    print(op.log()[-6000:])
+
+
+def test_cronjobs_imported_while_minutes_pass_fire_every_minute_once(
+        operator_on_the_wall_clock: Operator, cluster: Cluster) -> None:
+    for name in EVERY_MINUTE:
+        cluster.apply(json.dumps(cronjob(name, "* * * * *")))
+    for name in EVERY_FIVE:
+        cluster.apply(json.dumps(cronjob(name, "*/5 * * * *")))
+    cluster.apply(json.dumps(cronjob(FORBID, "* * * * *", run_for="24h", concurrencyPolicy="Forbid")))
+    cluster.apply(json.dumps(cronjob(SUSPENDED, "* * * * *", suspend=True)))
+    first = next_minute_in(5)
+    wait_for("the CronJobs' first minute", lambda: all(jobs_of(cluster, n) for n in EVERY_MINUTE + [FORBID]),
+             timeout=first - time.time() + 60)
+    time.sleep(max(0.0, first + 57 - time.time()))  # the import of the 20 runs across the next minute
+
+    done = plugin(cluster, "import", "--all")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("suspended; cronschedule") == 20, done.stdout
+    assert "1 active Job adopted" in done.stdout
+
+    last = first + 120  # two more minutes, fired by cronctl
+    time.sleep(max(0.0, last + 15 - time.time()))
+    minutes = [dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%H:%M") for t in (first, first + 60, last)]
+    for name in EVERY_MINUTE:
+        fired = sorted(nominal(job) for job in jobs_of(cluster, name))
+        assert fired == minutes, (name, fired)
+        owners = {(job.metadata.owner_references or [{}])[0].kind for job in jobs_of(cluster, name)}
+        assert owners == {"CronJob", "CronSchedule"}, (name, owners)
+    assert [nominal(job) for job in jobs_of(cluster, FORBID)] == minutes[:1]  # still running: cronctl skipped
+    status = cluster.status(FORBID)
+    assert status["activeCount"] == 1 and status["skipped"] >= 1
+    assert jobs_of(cluster, SUSPENDED) == [] and cluster.schedule(SUSPENDED)["spec"]["suspend"] is True
+    for name in EVERY_FIVE:
+        assert all(int(nominal(job)[3:]) % 5 == 0 for job in jobs_of(cluster, name)), name
+
+    back = plugin(cluster, "import", "--undo", *[f"cronjob/{name}" for name in EVERY_MINUTE[:2]])
+    assert back.returncode == 0, back.stdout + back.stderr
+    after = last + 60 * (2 if time.time() > last + 45 else 1)
+    time.sleep(max(0.0, after + 20 - time.time()))
+    for name in EVERY_MINUTE[:2]:
+        fired = [nominal(job) for job in jobs_of(cluster, name)]
+        assert len(fired) == len(set(fired)), (name, fired)  # none twice
+        expected = [dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%H:%M")
+                    for t in range(int(first), int(after) + 1, 60)]
+        assert sorted(fired) == expected, (name, fired)  # none lost

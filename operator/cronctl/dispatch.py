@@ -68,6 +68,8 @@ import json
 import sys
 from typing import Any, Callable, Final
 
+from .core.pool import java_order
+
 __all__ = ["CronJobScheduler", "run_calls", "main"]
 
 SCHEDULED: Final = "SCHEDULED"
@@ -98,9 +100,7 @@ def _is_blank(s: str) -> bool:
     return not s.strip(_JAVA_WHITESPACE)
 
 
-def _java_key(s: str) -> bytes:
-    """Sort and identity key equal to Java's UTF-16 view of ``s``."""
-    return s.encode("utf-16-be", "surrogatepass")
+_java_key = java_order  # sort and identity key: Java's UTF-16 view of a string (core/pool.py)
 
 
 def _check_id(name: str, value: object) -> str:

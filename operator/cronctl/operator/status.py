@@ -4,8 +4,10 @@ and ``describe``, and what the next reconcile rebuilds its state from (``observe
 Conditions keep their lastTransitionTime while their status holds. Ready
 says whether the spec is valid (or why not) and whether the schedule is
 suspended; MissedSchedules is True from the reconcile an overflow began in,
-with the core's count, until a firing is launched on time. A status equal to
-the old one (fields set to None counting as absent) is not written.
+with the core's count, until a firing is launched on time; Ended (for a
+schedule with a window or a run limit) says whether and why it fires no
+more. A status equal to the old one (fields set to None counting as absent)
+is not written.
 """
 
 from __future__ import annotations
@@ -41,9 +43,9 @@ def status_of(context: Context, missed: Missed) -> dict[str, Any]:
     else:
         ready = condition("Ready", True, "Scheduled", "the schedule is valid", generation, now, previous)
     options = spec.job.options
-    ended = ended_reason(options.window, options.max_runs, state.scheduled_runs,
-                         context.timeline.next_after(now))
-    next_fire = None if spec.suspend or ended else context.timeline.next_after(now)
+    next_time = context.timeline.next_after(now)
+    ended = ended_reason(options.window, options.max_runs, state.scheduled_runs, next_time)
+    next_fire = None if spec.suspend or ended else next_time
     left = remaining_runs(options.max_runs, state.scheduled_runs)
     history = sorted((observed.runs[item.run_id] for item in state.kept_succeeded + state.kept_failed),
                      key=lambda run: (run.finished, run.number))

@@ -26,6 +26,8 @@ import os
 import re
 from typing import Any, Callable, Iterable, TypeVar
 
+from ..core.pool import seed_order
+
 T = TypeVar("T")
 _SLOT_NAME = re.compile(r"worker-[0-9]{1,6}")
 
@@ -91,12 +93,7 @@ class SlotPool:
             raise ValueError(f"{name!r}: not a slot of this pool ({self.names[0]}..{self.names[-1]})")
 
 
-def java_string_key(text: str) -> bytes:
-    """A sort key that orders strings as Java's ``String.compareTo`` (UTF-16 code units)."""
-    return text.encode("utf-16-be", "surrogatepass")
-
-
 def order_due(firings: Iterable[T], nominal: Callable[[T], Any] = lambda f: f.nominal,  # type: ignore[attr-defined]
               schedule: Callable[[T], str] = lambda f: f.schedule) -> list[T]:  # type: ignore[attr-defined]
     """Due firings in seed 001's order: nominal time, then schedule name (Java order). Stable."""
-    return sorted(firings, key=lambda f: (nominal(f), java_string_key(schedule(f))))
+    return sorted(firings, key=lambda f: seed_order(nominal(f), schedule(f))[:2])

@@ -118,3 +118,23 @@ def test_cronjobs_imported_while_minutes_pass_fire_every_minute_once(
         expected = [dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%H:%M")
                     for t in range(int(first), int(after) + 1, 60)]
         assert sorted(fired) == expected, (name, fired)  # none lost
+
+
+def test_a_cronjob_that_cannot_be_mapped_is_refused_naming_the_field_and_nothing_changes(
+        cluster: Cluster, crd: None) -> None:
+    cluster.apply(json.dumps(cronjob("every-half-minute", "@every 30s")))  # the CronJob controller takes it
+    cluster.apply(json.dumps(cronjob("fine", "0 3 * * *")))
+    dry = plugin(cluster, "import", "--all", "--dry-run", "-o", "yaml")
+    assert dry.returncode == 1
+    assert "spec.schedule: '@every 30s': cronctl fires at whole minutes" in dry.stderr
+    assert "name: fine" in dry.stdout and "cronctl.dev/anchor" in dry.stdout
+    done = plugin(cluster, "import", "cronjob/every-half-minute", "cronjob/fine")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (f"cronjob {cluster.namespace}/every-half-minute: not imported, nothing changed: spec.schedule:"
+            in done.stderr)
+    refused = cluster.batch.read_namespaced_cron_job("every-half-minute", cluster.namespace)
+    assert not refused.spec.suspend  # untouched: it goes on firing
+    assert "every-half-minute" not in [item["metadata"]["name"] for item in cluster.custom.list_namespaced_custom_object(
+        "cronctl.dev", "v1", cluster.namespace, "cronschedules")["items"]]
+    assert cluster.batch.read_namespaced_cron_job("fine", cluster.namespace).spec.suspend is True
+    assert cluster.schedule("fine")["metadata"]["labels"]["cronctl.dev/imported-from"] == "cronjob"

@@ -222,7 +222,7 @@ def _import(args: argparse.Namespace) -> int:
 def _import_in(importer: Any, names: list[str], args: argparse.Namespace) -> int:
     """One namespace's import (or undo); the count of CronJobs refused."""
     if args.undo:
-        for name in names or [c["metadata"]["name"] for c in importer.cronjobs([], args.selector)]:
+        for name in names or importer.imported(args.selector):
             print(importer.undo(name))
         return 0
     outcome = importer.run(names, args.selector, args.dry_run or args.output is not None)

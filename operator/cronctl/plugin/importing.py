@@ -191,6 +191,14 @@ class Importer:
                 f"{'created' if made else 'was there already'}, firing the times after {anchor}"
                 + (f"; {adopted} active Job{'' if adopted == 1 else 's'} adopted" if adopted else ""))
 
+    def imported(self, selector: str | None) -> list[str]:
+        """The CronSchedules an import made here (``--undo --all``), with ``selector`` besides."""
+        labels = f"{IMPORTED_LABEL}=cronjob" + (f",{selector}" if selector else "")
+        custom = self.cluster.custom
+        listed = self.cluster._call("list", f"{PLURAL}.{GROUP}", None, lambda: custom.list_namespaced_custom_object(
+            GROUP, VERSION, self.namespace, PLURAL, label_selector=labels, _request_timeout=TIMEOUT))
+        return sorted(item["metadata"]["name"] for item in listed.get("items") or [])
+
     def undo(self, name: str) -> str:
         """The CronSchedule suspended, the CronJob resumed from its last schedule time."""
         schedule = self.cluster.patch(name, {"spec": {"suspend": True, "suspendReason": f"exported back to "
@@ -208,7 +216,8 @@ class Importer:
     # -- requests --
 
     def _get(self, name: str) -> dict[str, Any]:
-        return self._plain(self.cluster._call("get", "cronjobs.batch", name, lambda: self.batch.read_namespaced_cron_job(
+        read = self.batch.read_namespaced_cron_job
+        return self._plain(self.cluster._call("get", "cronjobs.batch", name, lambda: read(
             name, self.namespace, _request_timeout=TIMEOUT)))
 
     def _jobs(self) -> list[dict[str, Any]]:

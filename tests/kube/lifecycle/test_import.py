@@ -142,3 +142,8 @@ def test_a_cronjob_that_cannot_be_mapped_is_refused_naming_the_field_and_nothing
         "cronctl.dev", "v1", cluster.namespace, "cronschedules")["items"]]
     assert cluster.batch.read_namespaced_cron_job("fine", cluster.namespace).spec.suspend is True
     assert cluster.schedule("fine")["metadata"]["labels"]["cronctl.dev/imported-from"] == "cronjob"
+    back = plugin(cluster, "import", "--undo", "--all")  # only what an import made: fine, not the refused one
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert back.stdout.count("resumed from") == 1 and "cronjob fine resumed" in back.stdout
+    assert cluster.batch.read_namespaced_cron_job("fine", cluster.namespace).spec.suspend is False
+    assert cluster.schedule("fine")["spec"]["suspend"] is True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..core.failures import PAUSED_ON_FAILURES
 from ..core.passed_over import MAX_COUNTED, PassedOver
 from ..core.state import Backfill, FAILED, SUCCEEDED, TIMED_OUT
 from ..core.staging import DEADLINE, SUPERSEDED
@@ -120,7 +121,7 @@ def suspended(reason: str | None) -> EventSpec:
 
 
 def paused_on_failures(message: str) -> EventSpec:
-    return warning("PausedOnFailures", message)
+    return warning(PAUSED_ON_FAILURES, message)
 
 
 def resumed() -> EventSpec:

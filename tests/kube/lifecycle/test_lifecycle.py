@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from cronctl.operator.resource import parse_rfc3339_seconds
+from cronctl.operator.resource import parse_rfc3339_seconds, rfc3339
 
 from ..helpers import Cluster, Operator, kubectl, wait_for
 from .conftest import Clock
@@ -272,7 +272,8 @@ def test_three_failures_in_a_row_pause_the_schedule_until_it_is_resumed(
     wait_for("the Warning", lambda: said in cluster.events("failing"))  # Events are posted in the background
     assert cluster.status("failing")["suspendReason"].startswith("paused after 3 failed runs")
     clock.set(5)
-    time.sleep(2)  # the operator wakes at a minute; give it one to (not) act on
+    held = rfc3339(clock.minute(5))  # a paused schedule's reconcile at 00:05 holds it through that minute
+    wait_for("00:05 reconciled while paused", lambda: cluster.status("failing").get("suspendedThrough") == held)
     assert cluster.status("failing")["launched"] == 3
     kubectl(cluster.cp, "annotate", "cronschedule", "failing", "-n", cluster.namespace,
             "cronctl.dev/resume=by-hand")

@@ -2,12 +2,14 @@
 """Copy into the charts what they take from the rest of the repository.
 
 A chart must hold real files (helm lint warns about a symbolic link, and a
-packaged chart carries no link), so two are copies, written here and checked
+packaged chart carries no link), so three are copies, written here and checked
 current by tests/charts:
 
 - ``charts/cronctl/files/cronschedule-crd.yaml``: ``crds/cronschedule.yaml``,
   byte for byte. ``templates/crd.yaml`` renders it (``crds.enabled``), so that
   ``helm upgrade`` upgrades the CRD, which Helm never does for ``crds/``.
+- ``charts/cronctl/files/cronpool-crd.yaml``: ``crds/cronpool.yaml``, the same way
+  (``templates/crd.yaml`` renders both).
 - ``charts/cronschedule-fleet/files/time-zones.txt``: the zone names of the tz
   database the operator reads zones from (the ``tzdata`` package, a dependency
   of cronctl), one a line, less those that depend on the host. The fleet chart
@@ -27,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CRD_SOURCE = ROOT / "crds" / "cronschedule.yaml"
 CRD_COPY = ROOT / "charts" / "cronctl" / "files" / "cronschedule-crd.yaml"
+POOL_CRD_SOURCE = ROOT / "crds" / "cronpool.yaml"
+POOL_CRD_COPY = ROOT / "charts" / "cronctl" / "files" / "cronpool-crd.yaml"
 ZONES_COPY = ROOT / "charts" / "cronschedule-fleet" / "files" / "time-zones.txt"
 # Names in the tz database that are no fixed zone (the operator refuses them too).
 HOST_DEPENDENT = frozenset({"Factory", "localtime", "posixrules"})
@@ -48,7 +52,7 @@ def zone_names() -> list[str]:
 
 def expected() -> dict[Path, bytes]:
     """What each copy must hold."""
-    return {CRD_COPY: CRD_SOURCE.read_bytes(),
+    return {CRD_COPY: CRD_SOURCE.read_bytes(), POOL_CRD_COPY: POOL_CRD_SOURCE.read_bytes(),
             ZONES_COPY: ("\n".join(zone_names()) + "\n").encode("utf-8")}
 
 

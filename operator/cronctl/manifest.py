@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -42,6 +43,10 @@ VERSION = "v1"
 PLURAL = "cronschedules"
 KIND = "CronSchedule"
 API_VERSION = f"{GROUP}/{VERSION}"
+POOL_KIND, POOL_PLURAL = "CronPool", "cronpools"
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")  # the CRDs' pattern of spec.pool and a pool's name
+NOT_A_DNS_LABEL = "is not a DNS label (at most 63 lowercase letters, digits and '-', beginning and ending " \
+                  "with a letter or digit)"
 
 MAX_JITTER_SECONDS = 3600
 MAX_MISSED_LIMIT = 10000  # the CRD's maximum of missedSchedulesLimit
@@ -70,6 +75,7 @@ class ScheduleSpec:
     job_template: Mapping[str, Any]
     upcoming: int = DEFAULT_UPCOMING  # how many next fire times the status lists
     suspend_reason: str | None = None  # why it is suspended, as its owner wrote it
+    pool: str | None = None  # the CronPool whose workers run its runs (spec.pool)
 
 
 def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
@@ -133,7 +139,14 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
                   created_at=anchor, index=0)
     return ScheduleSpec(job=job, suspend=bool(spec.get("suspend", False)),
                         job_template=spec.get("jobTemplate", {}), upcoming=upcoming,
-                        suspend_reason=suspend_reason or None)
+                        suspend_reason=suspend_reason or None, pool=_pool_name(spec))
+
+
+def _pool_name(spec: Mapping[str, Any]) -> str | None:
+    pool = spec.get("pool")
+    if pool is not None and not (isinstance(pool, str) and len(pool) <= 63 and DNS_LABEL.match(pool)):
+        raise SpecError("spec.pool", f"{_shown(pool)} {NOT_A_DNS_LABEL}", "InvalidPool")
+    return pool
 
 
 def _zone(spec: Mapping[str, Any], expressions: list[Expression]) -> AnyZone:
@@ -317,7 +330,7 @@ def _as_json_schema(node: Mapping[str, Any]) -> dict[str, Any]:
     return converted
 
 
-def _problems(error: jsonschema.ValidationError) -> Iterable[SchemaProblem]:
+def _problems(error: jsonschema.ValidationError, kind_name: str = KIND) -> Iterable[SchemaProblem]:
     where = _path(error.absolute_path)
     instance: Any = error.instance
     value: Any = error.validator_value
@@ -329,7 +342,7 @@ def _problems(error: jsonschema.ValidationError) -> Iterable[SchemaProblem]:
     elif kind == "additionalProperties":
         known = error.schema.get("properties", {}) if isinstance(error.schema, Mapping) else {}
         for name in sorted(key for key in instance if key not in known):
-            yield SchemaProblem(_join(where, name), "is not a field of a CronSchedule (unknown field)")
+            yield SchemaProblem(_join(where, name), f"is not a field of a {kind_name} (unknown field)")
     elif kind == "type":
         yield SchemaProblem(where, f"must be {_a(value)}, not {_shown(instance)}")
     elif kind == "enum":
@@ -339,11 +352,52 @@ def _problems(error: jsonschema.ValidationError) -> Iterable[SchemaProblem]:
         yield SchemaProblem(where, f"{_shown(instance)} must be {word} {value}")
     elif kind == "pattern" and where in (f"spec.{name}" for name in WINDOW_FIELDS):
         yield SchemaProblem(where, f"{_shown(instance)} {WINDOW_FORMAT}")
+    elif kind == "pattern" and value == DNS_LABEL.pattern:
+        yield SchemaProblem(where, f"{_shown(instance)} {NOT_A_DNS_LABEL}")
     elif kind in ("minLength", "maxLength"):
         word = "at least" if kind == "minLength" else "at most"
         yield SchemaProblem(where, f"must be {word} {value} characters long")
     else:
         yield SchemaProblem(where or "(object)", error.message)
+
+
+# -- CronPool ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """A CronPool: ``workers`` runs of its schedules at once, at most."""
+
+    name: str
+    workers: int
+
+
+def pool_crd() -> dict[str, Any]:
+    """The CronPool CustomResourceDefinition (``crds/cronpool.yaml``, shipped in the package)."""
+    text = resources.files(__package__).joinpath("cronpool-crd.yaml").read_text(encoding="utf-8")
+    loaded: dict[str, Any] = yaml.safe_load(text)
+    return loaded
+
+
+@lru_cache(maxsize=1)
+def _pool_validator() -> jsonschema.protocols.Validator:
+    return jsonschema.Draft202012Validator(_as_json_schema(pool_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
+
+
+def pool_problems(body: Mapping[str, Any]) -> list[SchemaProblem]:
+    """What the API server refuses in a CronPool by its CRD's schema, first field first."""
+    instance = _as_stored(body)
+    problems = {problem for error in _pool_validator().iter_errors(instance)
+                for problem in _problems(error, POOL_KIND)}
+    return sorted(problems, key=lambda problem: problem.field)
+
+
+def read_pool(body: Mapping[str, Any]) -> PoolSpec:
+    """A CronPool no API server has checked, or one it admitted; raises SpecError naming the field."""
+    problems = pool_problems(body)
+    if problems:
+        raise SpecError(problems[0].field, problems[0].reason, "InvalidManifest")
+    return PoolSpec(str(body["metadata"]["name"]), int(body["spec"]["workers"]))
 
 
 def _path(parts: Iterable[Any]) -> str:

@@ -26,12 +26,16 @@ NAMESPACED_GRANTS = frozenset({
     ("cronctl.dev", "cronschedules", "list", None),       # kopf's watch: initial list
     ("cronctl.dev", "cronschedules", "watch", None),      # kopf's watch
     ("cronctl.dev", "cronschedules/status", "patch", None),  # the status the core's state lives in
+    ("cronctl.dev", "cronpools", "get", None),            # a pool, when no watch holds it
+    ("cronctl.dev", "cronpools", "list", None),           # the pools' watch: initial list
+    ("cronctl.dev", "cronpools", "watch", None),          # the pools' watch
+    ("cronctl.dev", "cronpools/status", "patch", None),   # busy, queued, the queue's head
     ("batch", "jobs", "get", None),                       # adopt a Job after a name conflict
     ("batch", "jobs", "list", None),                      # the runs of a schedule; kopf's watch
     ("batch", "jobs", "watch", None),                     # kopf's watch of finished Jobs
     ("batch", "jobs", "create", None),                    # a launch
     ("batch", "jobs", "delete", None),                    # Replace, retention
-    ("batch", "jobs", "patch", None),                     # resume a Job held for its jitter
+    ("batch", "jobs", "patch", None),                     # resume a Job held for its jitter or its pool
     ("", "events", "create", None),                       # Launched, Skipped, Replaced, ...
     ("", "events", "patch", None),                        # an Event series' count
 })

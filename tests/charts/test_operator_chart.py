@@ -288,8 +288,10 @@ def test_aggregated_roles_let_view_read_and_edit_write_cronschedules_but_never_t
             AGGREGATE + "view": "true", AGGREGATE + "edit": "true", AGGREGATE + "admin": "true"}
         assert {k: v for k, v in edit["metadata"]["labels"].items() if k.startswith(AGGREGATE)} == {
             AGGREGATE + "edit": "true", AGGREGATE + "admin": "true"}
-        reads = {("cronctl.dev", "cronschedules", verb, None) for verb in ("get", "list", "watch")}
-        writes = {("cronctl.dev", "cronschedules", verb, None) for verb in ("create", "update", "patch", "delete")}
+        reads = {("cronctl.dev", kind, verb, None) for kind in ("cronschedules", "cronpools")
+                 for verb in ("get", "list", "watch")}
+        writes = {("cronctl.dev", kind, verb, None) for kind in ("cronschedules", "cronpools")
+                  for verb in ("create", "update", "patch", "delete")}
         assert grants(view["rules"]) == reads
         assert grants(edit["rules"]) == reads | writes  # patch: triggers and backfills are annotations
         assert "aggregationRule" not in view and "aggregationRule" not in edit
@@ -306,7 +308,8 @@ _VERBS = {"read": "get", "get": "get", "list": "list", "watch": "watch", "create
           "patch": "patch", "replace": "update"}
 _KINDS = {"job": ("batch", "jobs"), "job_status": ("batch", "jobs/status"), "event": ("", "events"),
           "lease": ("coordination.k8s.io", "leases"), "custom_object": ("cronctl.dev", "cronschedules"),
-          "custom_object_status": ("cronctl.dev", "cronschedules/status")}
+          "custom_object_status": ("cronctl.dev", "cronschedules/status"),
+          "cron_pool": ("cronctl.dev", "cronpools"), "cron_pool_status": ("cronctl.dev", "cronpools/status")}
 # `list_job_for_all_namespaces` is the cluster-wide install's form of `list_namespaced_job` (the
 # ClusterRole's grant covers both; with --namespace flags the operator lists each namespace).
 _CLIENT_CALL = re.compile(r"^(read|get|list|watch|create|delete|patch|replace)_(?:namespaced_([a-z_]+)|([a-z_]+?)"
@@ -448,9 +451,17 @@ def test_the_chart_holds_no_symbolic_link_and_no_crds_folder() -> None:
     assert not (CHART / "crds").exists()
 
 
-def crd_of(docs: list[dict[str, Any]]) -> dict[str, Any]:
-    (found,) = of_kind(docs, "CustomResourceDefinition")
+def crd_of(docs: list[dict[str, Any]], name: str = "cronschedules.cronctl.dev") -> dict[str, Any]:
+    (found,) = [crd for crd in of_kind(docs, "CustomResourceDefinition") if crd["metadata"]["name"] == name]
     return found
+
+
+def test_the_pool_crd_is_rendered_as_the_repositorys_too(helm: Path) -> None:
+    source = yaml.safe_load((REPO_ROOT / "crds" / "cronpool.yaml").read_text())
+    rendered = crd_of(render(helm), "cronpools.cronctl.dev")
+    metadata = rendered.pop("metadata")
+    assert metadata["annotations"] == {"helm.sh/resource-policy": "keep"}
+    assert rendered == {key: value for key, value in source.items() if key != "metadata"}
 
 
 def test_the_crd_is_a_template_with_the_keep_policy_and_otherwise_the_repositorys_crd(helm: Path,
@@ -472,7 +483,7 @@ def test_the_crd_is_a_template_with_the_keep_policy_and_otherwise_the_repository
     assert not [name for name in names if "/crds/" in name or name.endswith("README.md.gotmpl")]
     shown = subprocess.run([str(helm), "template", "cronctl", str(package), "--show-only", "templates/crd.yaml"],
                            capture_output=True, text=True, check=True, timeout=60).stdout
-    assert yaml.safe_load(shown) == {**rendered, "metadata": metadata}
+    assert yaml.safe_load_all(shown).__next__() == {**rendered, "metadata": metadata}
 
 
 def test_crds_keep_false_drops_the_annotation_and_crds_enabled_false_renders_no_crd(helm: Path) -> None:

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import pytest
 
-from cronctl.core.pool import admitted, java_order, seed_order
+from cronctl.core.pool import PoolRun, admitted, java_order, pool_step, seed_order
 
 
 class Waiting(NamedTuple):
@@ -53,3 +53,30 @@ def test_a_retry_waits_behind_older_times_and_before_newer_ones() -> None:
     waiting = [Waiting(11, "a"), Waiting(10, "z", attempt=2), Waiting(10, "z")]
     assert admitted(1, 0, waiting, place) == [Waiting(10, "z")]
     assert admitted(2, 0, waiting, place) == [Waiting(10, "z"), Waiting(10, "z", attempt=2)]
+
+
+# -- one look at a pool (pool_step) --------------------------------------------------
+
+def run(key: str, nominal: int = 10, attempt: int = 1, since: float = 600.0) -> PoolRun:
+    return PoolRun(key, key.split("/")[0], nominal, attempt, since)
+
+
+@pytest.mark.parametrize("workers, busy, waiting, second, start, queue, wake_at", [
+    (2, 0, [run("e"), run("c"), run("a"), run("d"), run("b")], 600, ["a", "b"], ["c", "d", "e"], None),
+    (2, 2, [run("a"), run("b")], 600, [], ["a", "b"], None),
+    (2, 1, [run("b"), run("a")], 600, ["a"], ["b"], None),
+    (3, 0, [run("late", since=615), run("a")], 600, ["a"], ["late"], 615),
+    (3, 0, [run("late", since=615), run("a")], 615, ["a", "late"], [], None),
+    (1, 0, [run("a/2", attempt=2), run("a/1", nominal=11), run("b")], 600, ["a/2"], ["b", "a/1"], None),
+    (1, 5, [run("a")], 600, [], ["a"], None),
+], ids=["five due at one minute, two workers: a and b start", "every worker busy: nothing starts",
+        "one worker free: the first in order", "a jittered attempt waits for its second",
+        "at its second it starts", "a retry's earlier nominal time goes first; then schedule, then attempt",
+        "more busy than workers (the pool shrank): nothing starts"])
+def test_a_pool_starts_the_first_waiting_attempts_while_it_has_free_workers(
+        workers: int, busy: int, waiting: list[PoolRun], second: float, start: list[str], queue: list[str],
+        wake_at: float | None) -> None:
+    step = pool_step(workers, busy, waiting, second)
+    assert [each.key for each in step.start] == start
+    assert [each.key for each in step.queue] == queue
+    assert step.wake_at == wake_at

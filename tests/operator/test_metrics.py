@@ -122,7 +122,19 @@ def test_every_family_is_prefixed_and_has_help_text() -> None:
     assert names == {f"cronctl_{name}" for name in COUNTERS} | {
         "cronctl_launch_delay_seconds", "cronctl_schedules", "cronctl_active_runs", "cronctl_reconcile_errors",
         "cronctl_reconcile_errors_created", "cronctl_reconciles_failing", "cronctl_plans_ahead",
-        "cronctl_clock_skew_seconds", "cronctl_clock_skew_error_seconds"}
+        "cronctl_clock_skew_seconds", "cronctl_clock_skew_error_seconds", "cronctl_pool_queued", "cronctl_pool_busy",
+        "cronctl_pool_wait_seconds", "cronctl_pool_oldest_wait_seconds"}
+
+
+def test_a_pools_look_sets_its_gauges_and_its_wait_histogram() -> None:
+    metrics = Metrics()
+    metrics.record_pool(NAMESPACE, "reports", busy=2, queued=3, oldest_wait=42.0, waits=[0.5, 30.0])
+    pool = (("namespace", NAMESPACE), ("pool", "reports"))
+    assert samples(metrics, "cronctl_pool_busy") == {pool: 2.0}
+    assert samples(metrics, "cronctl_pool_queued") == {pool: 3.0}
+    assert samples(metrics, "cronctl_pool_oldest_wait_seconds") == {pool: 42.0}
+    metrics.forget_pool(NAMESPACE, "reports")
+    assert samples(metrics, "cronctl_pool_queued") == {}
     assert {"launches", "skips", "replaces", "overflows", "timeouts", "retries"} <= set(COUNTERS)
     assert DELAY_BUCKETS[0] == 0.1 and DELAY_BUCKETS[-1] == 3600.0
 

@@ -59,10 +59,11 @@ class World:
     jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # by name, in creation order
     events: list[EventSpec] = field(default_factory=list)
     staging: bool = field(default_factory=lambda: STAGING_DEFAULT)
+    pool_found: bool = True  # whether the CronPool its spec.pool names exists
 
     def plan(self, now: int, second: float | None = None) -> Plan:
         return plan(copy.deepcopy(self.schedule), [copy.deepcopy(job) for job in self.jobs.values()], now, second,
-                    staging=self.staging)
+                    staging=self.staging, pool_found=self.pool_found)
 
     def carry_out(self, effects: Iterable[Effect]) -> None:
         for effect in effects:

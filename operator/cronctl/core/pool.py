@@ -6,10 +6,15 @@ the Basic Multilingual Plane differs from Python's code point order), then by
 attempt. The dispatcher of seed 001 (``dispatch.py``), the runner's worker
 slots and a ``CronPool`` take waiting work in this one order; a pool of
 ``workers`` with ``busy`` of them running admits the first ``workers - busy``.
+
+``pool_step`` is one look at a pool as a driver sees it: the attempts it
+runs and those waiting (a jittered one waits only from its second), and
+which of them start now.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Callable, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -32,4 +37,38 @@ def admitted(workers: int, busy: int, waiting: Sequence[T],
     return sorted(waiting, key=place)[:free] if free else []
 
 
-__all__ = ["admitted", "java_order", "seed_order"]
+@dataclass(frozen=True)
+class PoolRun:
+    """One attempt of one run in a pool: ``key`` is the driver's name for it (a Job's name)."""
+
+    key: str
+    schedule: str
+    nominal: int  # the run's schedule time, minutes since 1970
+    attempt: int
+    since: float  # the second (since 1970) it waits from: its creation, or its jitter's second
+
+    def place(self) -> tuple[int, bytes, int]:
+        return seed_order(self.nominal, self.schedule, self.attempt)
+
+
+@dataclass(frozen=True)
+class PoolStep:
+    """What a pool does at one look: the attempts it starts, in order; those left waiting, in
+    order (a jittered one not yet at its second last); the second worth the next look."""
+
+    start: list[PoolRun] = field(default_factory=list)
+    queue: list[PoolRun] = field(default_factory=list)
+    wake_at: float | None = None  # the second the first jittered waiting attempt may start
+
+
+def pool_step(workers: int, busy: int, waiting: Sequence[PoolRun], second: float) -> PoolStep:
+    """The attempts a pool of ``workers`` with ``busy`` running starts at ``second``."""
+    ready = [run for run in waiting if run.since <= second]
+    later = sorted((run for run in waiting if run.since > second), key=PoolRun.place)
+    start = admitted(workers, busy, ready, PoolRun.place)
+    chosen = {run.key for run in start}
+    left = [run for run in sorted(ready, key=PoolRun.place) if run.key not in chosen]
+    return PoolStep(start, left + later, min((run.since for run in later), default=None))
+
+
+__all__ = ["PoolRun", "PoolStep", "admitted", "java_order", "pool_step", "seed_order"]

@@ -33,7 +33,7 @@ from ..clock import SkewEstimate
 from .effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
                       StageJob)
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
-from .resource import SCHEDULE_LABEL, SHARD_LABEL
+from .resource import POOL_LABEL, SCHEDULE_LABEL, SHARD_LABEL
 from .kube.rest import Call, Calls, Rest
 from .shard import Shard, shard_of
 
@@ -130,6 +130,45 @@ class Cluster:
         if self.cache is not None:
             self.cache.replace_jobs(namespace, schedule, items)
         return items
+
+    # -- pools ----------------------------------------------------------------
+
+    def pool(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The CronPool as the watch showed it (as the API has it, without a cache); None: none."""
+        if self.cache is not None:
+            return self.cache.pool(namespace, name)
+        try:
+            return self.rest.get_namespaced_cron_pool(namespace, name)
+        except ApiException as error:
+            if error.status == NOT_FOUND:
+                return None
+            raise
+
+    def pool_jobs(self, namespace: str, pool: str) -> list[dict[str, Any]]:
+        """The Jobs labelled with the pool, as the API has them now (whatever shard made them)."""
+        return self.rest.list_namespaced_job(namespace, label_selector=f"{POOL_LABEL}={pool}")["items"]
+
+    def start_pooled(self, namespace: str, starts: list[tuple[str, dict[str, Any]]]) -> list[bool | Exception]:
+        """Resume the Jobs a pool gives workers, pipelined: for each, True, False if it is gone, or
+        the error (not raised: the next look at the pool starts it)."""
+        if not starts:
+            return []
+        answers = self.rest.send([Calls.patch_namespaced_job(namespace, name, patch) for name, patch in starts])
+        outcomes: list[bool | Exception] = []
+        for answer in answers:
+            if isinstance(answer, ApiException) and answer.status != NOT_FOUND:
+                outcomes.append(answer)
+            elif isinstance(answer, ApiException):
+                outcomes.append(False)
+            else:
+                self._remember_job(answer)
+                outcomes.append(True)
+        return outcomes
+
+    def patch_pool_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
+        answer = self.rest.patch_namespaced_cron_pool_status(namespace, name, {"status": dict(status)})
+        if self.cache is not None:
+            self.cache.put_pool(answer)
 
     # -- writes ---------------------------------------------------------------
 

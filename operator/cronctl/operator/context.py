@@ -29,10 +29,15 @@ class Context:
     now: int  # the minute the core decides at
     second: float  # within it: when a jittered or staged Job may start
     out: Effects
+    pool_missing: bool = False  # spec.pool names a CronPool that does not exist
 
     @property
     def old_status(self) -> Mapping[str, Any]:
         return self.schedule.get("status") or {}
+
+    @property
+    def namespace(self) -> str:
+        return str(self.schedule["metadata"].get("namespace") or "")
 
     @property
     def generation(self) -> int:

@@ -51,13 +51,15 @@ class PatchStatus:
 
 
 REPLACED, DROPPED, LEFT_OVER, UNSTAGED = "replaced", "dropped", "left-over", "unstaged"
+NEVER_STARTED = "never-started"  # the waiting Job of a run that ended before its pool gave it a worker
 
 
 @dataclass(frozen=True)
 class DeleteJob:
     name: str  # NotFound: already done
     # REPLACED (Replace), DROPPED (retention), LEFT_OVER (by a crash after the status write) or
-    # UNSTAGED (a staged Job that must not run: the core's staged_fate)
+    # UNSTAGED (a staged Job that must not run: the core's staged_fate) or NEVER_STARTED (a pooled
+    # Job whose run ended, timed out, while it waited: its pool must not start it)
     why: str
 
 

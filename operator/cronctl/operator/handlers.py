@@ -25,6 +25,8 @@ import kopf
 from .apply import Cluster, load_client
 from .kube.cache import Cache
 from .kube.jobwatch import watches
+from .kube.poolwatch import pool_watches
+from .pools import Pools
 from ..clock import ApiServerClock, SkewEstimate, clock_from_environment, node_clock_from_environment
 from .kube.leader import Election, Leadership
 from .kube.events import POSTERS, EventRecorder
@@ -96,14 +98,18 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     leadership = Leadership(options.election, cluster.rest)
     leadership.start()
     clock = ApiServerClock(node, skew) if options.clock == "api-server" else clock_from_environment()
-    scheduler = Scheduler(cluster, clock, leading=leadership.leading, staging=staged)
+    scheduler = Scheduler(cluster, clock, leading=leadership.leading, staging=staged, pools=Pools(cluster, shard))
     # Every Job a schedule owns is in the cache before the first reconcile (the schedules' watch
     # lists its schedules on its thread, and the loop reconciles them as they come).
     job_watches = watches(cluster.rest, cache, namespaces, shard.job_selector, scheduler.touch)
     known = sum([await asyncio.to_thread(watch.list) for watch in job_watches])
     logger.info("cronctl: %s (label selector %s): %d Jobs of its CronSchedules known", shard.title,
                 shard.schedule_selector, known)
-    started = [*job_watches, *schedule_watches(cluster.rest, cache, namespaces, shard.schedule_selector, scheduler)]
+    pools = pool_watches(cluster.rest, cache, namespaces, scheduler.pool_changed)
+    known_pools = sum([await asyncio.to_thread(_listed_or_none, watch) for watch in pools])
+    logger.info("cronctl: %d CronPools known", known_pools)
+    started = [*job_watches, *pools,
+               *schedule_watches(cluster.rest, cache, namespaces, shard.schedule_selector, scheduler)]
     for watch in started:
         watch.start()
     # What start-up made (the modules of kopf, the kubernetes client and pydantic: most of the
@@ -116,6 +122,17 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
                            asyncio.create_task(_watch_skew(watch), name="cronctl-clock-skew"))
     logger.info("cronctl scheduler started; staged launches %s; firing by the %s clock", "on" if staged else "off",
                 "API server's" if options.clock == "api-server" else "node's")
+
+
+def _listed_or_none(watch: Watch) -> int:
+    """The pools' first list; if it fails (the CronPool CRD not installed yet), the watch's own
+    retries list them later, and meanwhile pooled schedules say their pool is missing."""
+    try:
+        return watch.list()
+    except Exception as error:
+        logging.getLogger("cronctl.operator").warning("listing CronPools failed (%s): is crds/cronpool.yaml "
+                                                      "installed? The watch tries again", error)
+        return 0
 
 
 async def _watch_skew(watch: SkewWatch) -> None:

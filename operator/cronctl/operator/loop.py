@@ -52,6 +52,7 @@ from .effects import Plan
 from .backfill import pending_backfill
 from .pause import pending_resume
 from .plan import pending_trigger, plan
+from .pools import Pools, pool_of
 
 log = logging.getLogger("cronctl.operator")
 
@@ -70,8 +71,9 @@ PREPARE_CHUNK = 256  # schedules planned ahead per pass: watch events wait no lo
 
 class Scheduler:
     def __init__(self, cluster: Cluster, clock: Clock, concurrency: int = CONCURRENCY,
-                 leading: threading.Event | None = None, staging: bool = False) -> None:
+                 leading: threading.Event | None = None, staging: bool = False, pools: Pools | None = None) -> None:
         self.cluster = cluster
+        self.pools = pools  # the CronPools' looks, made between batches (None: no pool is ever started)
         self.clock = clock
         self.staging = staging  # create scheduled firings' Jobs ahead of their minute
         self.leading = leading  # None: act at once; else only once this replica holds the Lease
@@ -110,6 +112,17 @@ class Scheduler:
         """The schedule is gone: nothing of it is looked at again, and its gauges go."""
         METRICS.forget(*key)
         self._on_the_loop(self._forget, key)
+
+    def pool_changed(self, key: Key) -> None:
+        """A CronPool came, went or changed: look at it, and at the schedules naming it (their
+        Ready condition says whether it exists)."""
+        if self.pools is not None:
+            self.pools.mark(key)
+        schedules = self.cluster.cache.schedules_in_pool(*key) if self.cluster.cache is not None else []
+        for schedule in schedules:
+            self.touch(schedule)
+        if not schedules:
+            self._on_the_loop(lambda _: self._signal.set(), key)
 
     def _on_the_loop(self, change: Callable[[Key], None], key: Key) -> None:
         """Change the loop's sets on the loop's own thread, which reads and swaps them between its
@@ -152,6 +165,8 @@ class Scheduler:
                 for key, second in zip(keys, wakes):
                     self._wake_at(key, second)
                 continue
+            if await self._look_at_pools(now):
+                continue
             if await self._prepare_some(now):
                 continue
             await self._sleep(now)
@@ -166,6 +181,21 @@ class Scheduler:
             await asyncio.sleep(LEADER_POLL_SECONDS)  # watch events keep marking schedules meanwhile
         self._prepared.clear()
         self._dirty |= self.known
+        if self.pools is not None:
+            self.pools.mark_all()
+
+    async def _look_at_pools(self, now: float) -> bool:
+        """Look at the pools due (on the pass thread: one look at a time); reconcile the schedules
+        whose Jobs they started. False: no pool was due."""
+        due = [] if self.pools is None else self.pools.due(now)
+        if not due:
+            return False
+        pools = self.pools
+        assert pools is not None
+        started = await asyncio.get_running_loop().run_in_executor(self._driver, pools.look_all, due, now)
+        for key in started:
+            self._touch(key)
+        return True
 
     def _take_due(self, now: float) -> set[Key]:
         due, self._dirty = self._dirty, set()
@@ -226,8 +256,11 @@ class Scheduler:
         at again."""
         started = [item[1] for item in items if isinstance(item[1], Started)]
         finished = iter(finish_all(self.cluster, started))  # type: ignore[arg-type]
-        return [self._after(key, next(finished) if isinstance(outcome, Started) else outcome, now)
-                for key, outcome, now in items]
+        wakes = [self._after(key, next(finished) if isinstance(outcome, Started) else outcome, now)
+                 for key, outcome, now in items]
+        if self.pools is not None:  # a run launched, ended or retried there: its pool may start one
+            self.pools.mark_for([key for key, _, _ in items])
+        return wakes
 
     def _after(self, key: Key, outcome: float | Exception | None, now: float) -> float | None:
         """The second to look at a schedule again: its plan's; after a failure, none (``_retry_in``)."""
@@ -272,6 +305,9 @@ class Scheduler:
         next_second = self._heap[0][0] if self._heap else (now // 60 + 1) * 60
         if self._heap and next_second != self._preparing_for:
             next_second -= PREPARE_SECONDS  # wake in time to plan its schedules ahead
+        pool_second = None if self.pools is None else self.pools.next_second()
+        if pool_second is not None:
+            next_second = min(next_second, pool_second)
         delay = min(MAX_IDLE_SECONDS, await asyncio.to_thread(self.clock.seconds_until, next_second))
         self._signal.clear()
         if self._dirty:
@@ -336,9 +372,17 @@ class Prepared:
     schedule: dict[str, Any]
     jobs: list[dict[str, Any]]
     plan: Plan
+    pool_found: bool = True
 
-    def holds(self, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float) -> bool:
-        return int(now) == self.second and schedule == self.schedule and jobs == self.jobs
+    def holds(self, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float, pool_found: bool = True) -> bool:
+        return (int(now) == self.second and schedule == self.schedule and jobs == self.jobs
+                and pool_found == self.pool_found)
+
+
+def pool_found(cluster: Cluster, schedule: Mapping[str, Any]) -> bool:
+    """Whether the CronPool a schedule names exists (True for a schedule without one)."""
+    pool = pool_of(schedule)  # type: ignore[arg-type]
+    return pool is None or cluster.pool(schedule["metadata"]["namespace"], pool) is not None
 
 
 def prepare(cluster: Cluster, key: Key, second: int, staging: bool = False) -> Prepared | None:
@@ -348,8 +392,9 @@ def prepare(cluster: Cluster, key: Key, second: int, staging: bool = False) -> P
     if schedule is None:
         return None
     jobs = cluster.plan_jobs(schedule)
-    result = plan(schedule, jobs, second // 60, second=second, staging=staging)
-    return None if result.lost else Prepared(second, schedule, jobs, result)
+    found = pool_found(cluster, schedule)
+    result = plan(schedule, jobs, second // 60, second=second, staging=staging, pool_found=found)
+    return None if result.lost else Prepared(second, schedule, jobs, result, found)
 
 
 @dataclass
@@ -419,20 +464,22 @@ def _planned(cluster: Cluster, key: Key, now: float, staging: bool, metrics: Met
         metrics.forget(namespace, name)
         return None
     jobs = cluster.plan_jobs(schedule)
-    result = _taken(prepared, schedule, jobs, now, metrics) or plan(
-        schedule, jobs, int(now // 60), second=now, staging=staging)
+    found = pool_found(cluster, schedule)
+    result = _taken(prepared, schedule, jobs, now, metrics, found) or plan(
+        schedule, jobs, int(now // 60), second=now, staging=staging, pool_found=found)
     if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
-        result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging)
+        result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging,
+                      pool_found=found)
     urgent, rest = result.split()
     return Started(key, schedule, result, rest, now, None, True, metrics), urgent
 
 
 def _taken(prepared: Prepared | None, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float,
-           metrics: Metrics) -> Plan | None:
+           metrics: Metrics, found: bool = True) -> Plan | None:
     """The plan made ahead, if it holds now (counted either way)."""
     if prepared is None:
         return None
-    holds = prepared.holds(schedule, jobs, now)
+    holds = prepared.holds(schedule, jobs, now, found)
     metrics.plans_ahead.labels("taken" if holds else "stale").inc()
     return prepared.plan if holds else None
 

@@ -24,7 +24,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import orjson
 
 from ..manifest import API_VERSION, KIND
-from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, REASON_LABEL, REPLACES_ANNOTATION, RUN_LABEL,
+from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, POOL_LABEL, REASON_ANNOTATION, REASON_LABEL, REPLACES_ANNOTATION, RUN_LABEL,
                        SCHEDULE_LABEL, SCHEDULED_ANNOTATION, SHARD_LABEL, STAGED_DIGEST_ANNOTATION, STAGED_LABEL,
                        START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, rfc3339, rfc3339_seconds)
 
@@ -90,7 +90,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
                  started: int, timeout_minutes: int | None, attempt: int = 1, now: int | None = None,
                  retries: int = 0, reason: str = "scheduled", start_at: int | None = None,
                  replaces: Sequence[str] = (), overflow: OverflowNote | None = None,
-                 trigger: str | None = None, staged: bool = False) -> dict[str, Any]:
+                 trigger: str | None = None, staged: bool = False, pool: str | None = None) -> dict[str, Any]:
     """The Job of one attempt. ``started`` is the run's first launch: the timeout counts
     from it, so a later attempt gets only the time that is left.
 
@@ -101,7 +101,10 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
 
     ``staged``: the Job of a firing created before its minute (``start_at`` is
     then the second it is due), suspended, with no run yet: ``number`` is not
-    written, and the digest of what it was staged with is."""
+    written, and the digest of what it was staged with is.
+
+    ``pool``: the CronPool whose worker the attempt waits for: the Job is created
+    suspended and labelled with it, and the pool's pass resumes it."""
     metadata = schedule["metadata"]
     template_metadata = template.get("metadata") or {}
     spec = orjson.loads(orjson.dumps(template.get("spec") or {}))  # a deep copy, 8x faster than deepcopy's
@@ -118,7 +121,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         recorded[OVERFLOW_ANNOTATION] = overflow.to_annotation()
     if trigger is not None:
         recorded[TRIGGER_ANNOTATION] = trigger
-    if start_at is not None:
+    if start_at is not None or pool is not None:
         spec["suspend"] = True
     facts: dict[str, str | dict[str, Any]] = {
         "CRONCTL_SCHEDULE": metadata["name"], "CRONCTL_NOMINAL_TIME": rfc3339(scheduled),
@@ -128,6 +131,8 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         run_labels[REASON_LABEL] = reason
     shard = (metadata.get("labels") or {}).get(SHARD_LABEL)
     shard_labels = {} if shard is None else {SHARD_LABEL: shard}
+    if pool is not None:
+        shard_labels[POOL_LABEL] = pool
     if staged:
         assert start_at is not None, "a staged Job waits for the second it is due"
         pod_metadata = spec.setdefault("template", {}).setdefault("metadata", {})
@@ -178,6 +183,16 @@ def release_patch(number: int, replaces: Sequence[str] = (), overflow: OverflowN
     if annotations:
         metadata["annotations"] = annotations
     return {"metadata": metadata, "spec": spec}
+
+
+def pool_start_patch(first_attempt: bool, minute: int) -> dict[str, Any]:
+    """The write that gives a pooled attempt its worker (a merge patch): ``suspend: false``, and
+    for a run's first attempt the minute it starts, which its timeout counts from (the job
+    controller restarts an ``activeDeadlineSeconds`` at a resume too)."""
+    patch: dict[str, Any] = {"spec": {"suspend": False}}
+    if first_attempt:
+        patch["metadata"] = {"annotations": {STARTED_ANNOTATION: rfc3339(minute)}}
+    return patch
 
 
 def staged_digest(manifest: Mapping[str, Any]) -> str | None:

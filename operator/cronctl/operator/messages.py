@@ -124,6 +124,18 @@ def paused_on_failures(message: str) -> EventSpec:
     return warning(PAUSED_ON_FAILURES, message)
 
 
+POOL_NOT_FOUND = "PoolNotFound"  # the Ready condition's reason and the Warning's
+
+
+def pool_not_found_message(pool: str, namespace: str) -> str:
+    return (f'CronPool "{pool}" (spec.pool) does not exist in namespace {namespace}: its runs wait, '
+            "suspended, until it does")
+
+
+def pool_not_found(pool: str, namespace: str) -> EventSpec:
+    return warning(POOL_NOT_FOUND, pool_not_found_message(pool, namespace))
+
+
 def resumed() -> EventSpec:
     return normal("Resumed", "resumed: the next fire times count from now (missed ones are not caught up)")
 

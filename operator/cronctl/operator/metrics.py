@@ -134,6 +134,17 @@ class Metrics:
             registry=self.registry)
         self.clock_skew.set(float("nan"))
         self.clock_skew_error.set(float("nan"))
+        pool_labels = ["namespace", "pool"]
+        self.pool_queued = Gauge("cronctl_pool_queued", "Attempts waiting for a worker of a CronPool (its queue "
+                                 "depth).", pool_labels, registry=self.registry)
+        self.pool_busy = Gauge("cronctl_pool_busy", "Runs of a CronPool's schedules whose Jobs run now.",
+                               pool_labels, registry=self.registry)
+        self.pool_oldest_wait = Gauge(
+            "cronctl_pool_oldest_wait_seconds", "How long the first attempt in a CronPool's queue has waited "
+            "for a worker (0: none waits).", pool_labels, registry=self.registry)
+        self.pool_wait = Histogram(
+            "cronctl_pool_wait_seconds", "Seconds an attempt waited in its CronPool's queue before a worker "
+            "started it.", pool_labels, buckets=DELAY_BUCKETS, registry=self.registry)
         self._known: set[Key] = set()
         self._per_namespace: Tally[str] = Tally()
         self._lock = threading.Lock()
@@ -183,6 +194,21 @@ class Metrics:
             else:
                 del self._per_namespace[namespace]
                 self.schedules.remove(namespace)
+
+    def record_pool(self, namespace: str, pool: str, busy: int, queued: int, oldest_wait: float,
+                    waits: list[float]) -> None:
+        """What one look at a pool found and did."""
+        self.pool_busy.labels(namespace, pool).set(busy)
+        self.pool_queued.labels(namespace, pool).set(queued)
+        self.pool_oldest_wait.labels(namespace, pool).set(oldest_wait)
+        for wait in waits:
+            self.pool_wait.labels(namespace, pool).observe(wait)
+
+    def forget_pool(self, namespace: str, pool: str) -> None:
+        """A pool is gone (or another shard's): its gauges go."""
+        for gauge in (self.pool_busy, self.pool_queued, self.pool_oldest_wait):
+            with contextlib.suppress(KeyError):
+                gauge.remove(namespace, pool)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus' text format, as /metrics serves it."""

@@ -35,7 +35,7 @@ from ..core.retention import Finished, retention_class
 from ..core.state import FAILED, RUNNING, SUCCEEDED, TIMED_OUT, JobState, Queued
 from ..core.transitions import adopt
 from .manifests import OverflowNote, job_name, replaced_runs, staged_digest
-from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
+from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, POOL_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
                        STAGED_LABEL, START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, parse_rfc3339,
                        parse_rfc3339_seconds, rfc3339)
 
@@ -59,6 +59,7 @@ class RunView:
     held_until: int | None = None
     staged: bool = False  # its Job is still a staged one: its release makes it this run's
     failure: str | None = None  # why its latest attempt's Job failed, as the job controller says
+    queued_in: str | None = None  # the pool whose worker its latest attempt's Job waits for, suspended
 
     @property
     def job(self) -> str:
@@ -80,9 +81,12 @@ class RunView:
         return entry
 
     def active_entry(self) -> dict[str, Any]:
-        return {"name": self.name, "run": self.number, "attempt": self.attempt, "state": self.state,
-                "reason": self.reason,
-                "job": self.job, "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started)}
+        entry = {"name": self.name, "run": self.number, "attempt": self.attempt, "state": self.state,
+                 "reason": self.reason,
+                 "job": self.job, "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started)}
+        if self.queued_in is not None and self.state == RUNNING:
+            entry.update(state=QUEUED, pool=self.queued_in)
+        return entry
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,7 @@ class Observed:
     staged: dict[int, StagedView] = field(default_factory=dict)  # staged Jobs that are no run, by nominal time
 
 
+QUEUED = "queued"  # an active run's state while its Job waits for a worker of its pool
 DEADLINE_EXCEEDED = "DeadlineExceeded"  # the job controller's reason: activeDeadlineSeconds passed
 
 
@@ -167,9 +172,12 @@ def run_of_job(job: Mapping[str, Any], owner_uid: str) -> RunView | None:
     reason = str(annotations.get(REASON_ANNOTATION, "scheduled"))
     name = job_name(labels.get(SCHEDULE_LABEL, ""), scheduled, reason=reason)
     held = (job.get("spec") or {}).get("suspend") is True
-    held_until = parse_rfc3339_seconds(annotations.get(START_AT_ANNOTATION)) if held else None
+    pool = labels.get(POOL_LABEL)
+    # A pooled Job waits for its pool's pass, which minds its jitter's second too: the schedule
+    # holds nothing of it.
+    held_until = parse_rfc3339_seconds(annotations.get(START_AT_ANNOTATION)) if held and pool is None else None
     return RunView(name, number, scheduled, started, ended=job_outcome(job), attempt=attempt, reason=reason,
-                   held_until=held_until, failure=job_failure(job))
+                   held_until=held_until, failure=job_failure(job), queued_in=pool if held else None)
 
 
 def staged_of_job(job: Mapping[str, Any], owner_uid: str) -> StagedView | None:

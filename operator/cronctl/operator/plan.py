@@ -33,7 +33,7 @@ from . import backfill as backfills
 from . import messages
 from . import pause as pauses
 from .context import Context
-from .effects import (LEFT_OVER, REPLACED, DROPPED, UNSTAGED, CreateJob, DeleteJob, Effects, LabelJob, Plan,
+from .effects import (LEFT_OVER, NEVER_STARTED, REPLACED, DROPPED, UNSTAGED, CreateJob, DeleteJob, Effects, LabelJob, Plan,
                       PostEvent, ReleaseJob, ResumeJob, StageJob, ordered)
 from .manifests import OverflowNote, job_manifest, job_name, release_patch
 from .observe import Observed, RunView, observe, staged_of_job
@@ -45,11 +45,13 @@ from .status import Missed, changed, refused_status, status_of
 
 
 def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: int,
-         second: float | None = None, staging: bool = False) -> Plan:
+         second: float | None = None, staging: bool = False, pool_found: bool = True) -> Plan:
     """``now`` is the minute the core decides at; ``second`` (seconds since 1970, within
     that minute; its start by default) is when a jittered or staged Job may start.
     ``staging``: create scheduled firings' Jobs ahead of their minute (off: as they launch,
-    and staged Jobs left by a staging operator are deleted)."""
+    and staged Jobs left by a staging operator are deleted; never for a pooled schedule, whose
+    Jobs wait for a worker anyway). ``pool_found``: whether the CronPool its spec.pool names
+    exists (its runs are launched all the same, and wait in the pool's queue until it does)."""
     second = now * 60 if second is None else second
     jobs = list(jobs)
     status = schedule.get("status") or {}
@@ -63,14 +65,14 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     pause = pauses.standing(schedule, spec)
     spec = pauses.paused(spec, pause.pause)
     context = Context(schedule, spec, timeline, read, observed, anchor, now, second,
-                      Effects(labels=_relabels(schedule, jobs)))
+                      Effects(labels=_relabels(schedule, jobs)), pool_missing=spec.pool is not None and not pool_found)
     trigger = pending_trigger(schedule)
     asked = backfills.asked(schedule, spec, now)
     seen = Seen(runs=[_seen(observed, name) for name in observed.state.active],
                 staged=[StagedSeen(nominal, is_current(schedule, spec, nominal, view.digest))
                         for nominal, view in observed.staged.items()],
                 known=frozenset(observed.runs), recorded_overflow=_recorded_overflow(context),
-                suspended=spec.suspend, staging=staging,
+                suspended=spec.suspend, staging=staging and spec.pool is None,
                 edited=(schedule.get("status") or {}).get("observedGeneration") != context.generation,
                 trigger=trigger is not None and trigger not in observed.answered,  # else the status write was lost
                 backfill=asked.under_way)
@@ -90,6 +92,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
         context.post(messages.paused_on_failures(spec.suspend_reason or ""))
     else:
         _say_suspension(context)
+    _say_missing_pool(context)
     return Plan(effects=ordered(context.out, changed(status, new_status)), wake_at=result.wake_at,
                 release_at=result.release_at, lost=list(observed.lost))
 
@@ -117,7 +120,8 @@ def _carry_out(context: Context, result: Reconciled, trigger: str | None, asked:
 
 def _seen(observed: Observed, name: str) -> RunSeen:
     run = observed.runs[name]
-    return RunSeen(name, run.number, run.attempt, run.started, run.ended, name in observed.lost, run.held_until)
+    return RunSeen(name, run.number, run.attempt, run.started, run.ended, name in observed.lost, run.held_until,
+                   waiting=run.queued_in is not None and run.attempt == 1)
 
 
 def _recorded_overflow(context: Context) -> Overflow | None:
@@ -141,6 +145,8 @@ def _end_runs(context: Context, result: Reconciled) -> None:
                 context.post(messages.attempt_failed(run, end.retry.attempt, end.retry.due))
             continue
         run.state, run.finished = end.outcome, end.at
+        if run.queued_in is not None:  # it timed out waiting for a worker: its pool must not start it
+            context.out.deletes.append(DeleteJob(run.job, NEVER_STARTED))
         context.out.deletes.extend(DeleteJob(job, DROPPED) for item in end.dropped
                                    for job in observed.runs[item.run_id].jobs())
         context.post(messages.ended(run, end.gone))
@@ -206,12 +212,13 @@ def _create(context: Context, item: Launched, trigger: str | None = None) -> Non
     suspended until then."""
     schedule, spec, launch = context.schedule, context.spec, item.launch
     context.observed.runs[item.run_key] = RunView(item.run_key, launch.number, launch.scheduled_for, context.now,
-                                                  reason=launch.reason, held_until=item.held_until)
+                                                  reason=launch.reason, held_until=item.held_until,
+                                                  queued_in=spec.pool)
     options = spec.job.options
     context.out.creates.append(CreateJob(job_manifest(
         schedule, spec.job_template, launch.number, launch.scheduled_for, context.now, options.timeout,
         retries=options.retries, reason=launch.reason, start_at=item.held_until, replaces=item.replaces,
-        overflow=_overflow_note(item), trigger=trigger)))
+        overflow=_overflow_note(item), trigger=trigger, pool=spec.pool)))
     context.post(messages.launched(launch, item.run_key, item.held_until))
 
 
@@ -231,9 +238,12 @@ def _release(context: Context, item: Launched) -> None:
 
 
 def _release_held(context: Context, result: Reconciled) -> None:
-    """Resume the held Jobs whose jittered start has come (release them, when still staged)."""
+    """Resume the held Jobs whose jittered start has come (release them, when still staged). A
+    pooled run's Job is its pool's to start."""
     for name in result.resumed:
         run = context.observed.runs[name]
+        if context.spec.pool is not None and not run.staged:
+            continue
         if run.staged:
             assert run.held_until is not None
             context.out.releases.append(ReleaseJob(run.job, release_patch(run.number), run.held_until))
@@ -244,11 +254,11 @@ def _release_held(context: Context, result: Reconciled) -> None:
 
 def _retry(context: Context, decision: Retry) -> None:
     run = context.observed.runs[decision.run_id]
-    run.state, run.attempt, run.ended = RUNNING, decision.attempt, None
+    run.state, run.attempt, run.ended, run.queued_in = RUNNING, decision.attempt, None, context.spec.pool
     options = context.spec.job.options
     context.out.creates.append(CreateJob(job_manifest(
         context.schedule, context.spec.job_template, run.number, run.scheduled, run.started, options.timeout,
-        run.attempt, context.now, options.retries, run.reason)))
+        run.attempt, context.now, options.retries, run.reason, pool=context.spec.pool)))
     context.post(messages.retried(run))
 
 
@@ -263,6 +273,16 @@ def _say_suspension(context: Context) -> None:
         context.post(messages.suspended(spec.suspend_reason))
     elif was and not spec.suspend:
         context.post(messages.resumed())
+
+
+def _say_missing_pool(context: Context) -> None:
+    """A Warning when the schedule's pool goes missing (not again while it stays missing)."""
+    if not context.pool_missing:
+        return
+    said = any(c.get("type") == "Ready" and c.get("reason") == messages.POOL_NOT_FOUND
+               for c in context.old_status.get("conditions") or [])
+    if not said:
+        context.post(messages.pool_not_found(context.spec.pool or "", context.namespace))
 
 
 def first_anchor(schedule: Mapping[str, Any], now: int) -> int:

@@ -14,6 +14,9 @@ SCHEDULE_LABEL = "cronctl.dev/schedule"
 SHARD_LABEL = "cronctl.dev/shard"
 RUN_LABEL = "cronctl.dev/run"
 ATTEMPT_LABEL = "cronctl.dev/attempt"
+# On a Job of a pooled schedule (spec.pool): the CronPool whose worker it waits for, suspended,
+# or runs on. The pool's pass resumes it, and stamps STARTED_ANNOTATION of a first attempt.
+POOL_LABEL = "cronctl.dev/pool"
 SCHEDULED_ANNOTATION = "cronctl.dev/scheduled-time"
 STARTED_ANNOTATION = "cronctl.dev/started-time"
 TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # on a CronSchedule: any new value asks for one manual run

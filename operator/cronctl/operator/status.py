@@ -18,6 +18,7 @@ from ..core.window import END_TIME_REACHED, MAX_RUNS_REACHED, ended_reason, rema
 from ..manifest import SpecError
 from .context import Context
 from .manifests import condition
+from .messages import POOL_NOT_FOUND, pool_not_found_message
 from .resource import STATUS_VERSION, rfc3339
 from .reading import next_schedule_times
 from .shard import shard_of
@@ -40,6 +41,9 @@ def status_of(context: Context, missed: Missed) -> dict[str, Any]:
     if spec.suspend:
         message = "suspended: nothing fires" + (f" ({spec.suspend_reason})" if spec.suspend_reason else "")
         ready = condition("Ready", True, "Suspended", message, generation, now, previous)
+    elif context.pool_missing:
+        ready = condition("Ready", False, POOL_NOT_FOUND, pool_not_found_message(spec.pool or "", context.namespace),
+                          generation, now, previous)
     else:
         ready = condition("Ready", True, "Scheduled", "the schedule is valid", generation, now, previous)
     options = spec.job.options

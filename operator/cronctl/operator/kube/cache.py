@@ -1,4 +1,4 @@
-"""What the watches have shown: the CronSchedules and their Jobs, kept in memory.
+"""What the watches have shown: the CronSchedules, their Jobs and the CronPools, kept in memory.
 
 A reconcile reads from here instead of asking the API server (a GET of the
 schedule and a LIST of its Jobs each time would cost two requests per
@@ -27,6 +27,7 @@ class Cache:
         self._lock = threading.Lock()
         self._schedules: dict[Key, dict[str, Any]] = {}
         self._jobs: dict[Key, dict[str, dict[str, Any]]] = {}  # by owning schedule, then Job name
+        self._pools: dict[Key, dict[str, Any]] = {}
 
     # -- schedules ----------------------------------------------------------------
 
@@ -56,6 +57,46 @@ class Cache:
         with self._lock:
             self._schedules.pop((namespace, name), None)
             self._jobs.pop((namespace, name), None)
+
+    # -- pools --------------------------------------------------------------------
+
+    def pool(self, namespace: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._pools.get((namespace, name))
+
+    def pools(self) -> list[Key]:
+        with self._lock:
+            return sorted(self._pools)
+
+    def put_pool(self, body: Mapping[str, Any]) -> None:
+        key = _key(body)
+        with self._lock:
+            if _newer(self._pools.get(key), body):
+                self._pools[key] = slim_schedule(body)
+
+    def drop_pool(self, namespace: str, name: str) -> None:
+        with self._lock:
+            self._pools.pop((namespace, name), None)
+
+    def replace_all_pools(self, namespace: str | None, bodies: Iterable[Mapping[str, Any]]) -> set[Key]:
+        """What a fresh LIST of a namespace's CronPools (None: every namespace's) says; the pools
+        that came, went or changed."""
+        listed = {_key(body): slim_schedule(body) for body in bodies}
+        with self._lock:
+            held = {key: pool for key, pool in self._pools.items() if namespace in (None, key[0])}
+            changed = {key for key in held.keys() | listed.keys()
+                       if (held.get(key) or {}).get("metadata", {}).get("resourceVersion")
+                       != (listed.get(key) or {}).get("metadata", {}).get("resourceVersion")}
+            for key in held.keys() - listed.keys():
+                del self._pools[key]
+            self._pools.update(listed)
+        return changed
+
+    def schedules_in_pool(self, namespace: str, pool: str) -> list[Key]:
+        """The cached schedules whose spec.pool names this pool."""
+        with self._lock:
+            return sorted(key for key, body in self._schedules.items()
+                          if key[0] == namespace and (body.get("spec") or {}).get("pool") == pool)
 
     # -- jobs ---------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from ...clock import SkewEstimate
+from ...manifest import GROUP, POOL_PLURAL, VERSION
 from .proxy import Proxy
 from .stream import Stream
 
@@ -454,6 +455,30 @@ class Rest:
     def patch_namespaced_custom_object_status(self, group: str, version: str, namespace: str, plural: str,
                                               name: str, patch: Mapping[str, Any]) -> dict[str, Any]:
         return self.call(Calls.patch_namespaced_custom_object_status(group, version, namespace, plural, name, patch))
+
+    # -- CronPools ------------------------------------------------------------------------
+
+    def get_namespaced_cron_pool(self, namespace: str, name: str) -> dict[str, Any]:
+        return self.request("GET", _custom(GROUP, VERSION, namespace, POOL_PLURAL, name))
+
+    def list_namespaced_cron_pool(self, namespace: str) -> dict[str, Any]:
+        return self.request("GET", _custom(GROUP, VERSION, namespace, POOL_PLURAL))
+
+    def list_cron_pool_for_all_namespaces(self) -> dict[str, Any]:
+        return self.request("GET", f"/apis/{GROUP}/{VERSION}/{POOL_PLURAL}")
+
+    def watch_namespaced_cron_pool(self, namespace: str, resource_version: str | None,
+                                   timeout_seconds: int) -> Stream:
+        return self.stream(_custom(GROUP, VERSION, namespace, POOL_PLURAL),
+                           _watch_query("", resource_version, timeout_seconds), timeout_seconds)
+
+    def watch_cron_pool_for_all_namespaces(self, resource_version: str | None, timeout_seconds: int) -> Stream:
+        return self.stream(f"/apis/{GROUP}/{VERSION}/{POOL_PLURAL}",
+                           _watch_query("", resource_version, timeout_seconds), timeout_seconds)
+
+    def patch_namespaced_cron_pool_status(self, namespace: str, name: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+        return self.call(Calls.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, POOL_PLURAL, name,
+                                                                     patch))
 
     # -- Leases (leader election) -----------------------------------------------------------
 

@@ -1,0 +1,118 @@
+"""The looks at CronPools: which pools to look at, when, and carrying out what each look decides.
+
+A pool is looked at (``pooling.pool_plan`` on a fresh LIST of its Jobs) when
+one of its schedules was reconciled (a run launched, ended or retried there),
+when the pool itself came or changed, at the second a jittered waiting
+attempt may start, and every ``POLL_SECONDS`` while its queue is not empty
+(a worker freed by a schedule of another shard, whose Job this shard's
+watch does not see). Only the shard the pool belongs to (by its
+``cronctl.dev/shard`` label, as a schedule) starts its Jobs, and only while
+it leads (the scheduling loop calls ``look`` only then); looks at one pool
+never overlap (the loop makes them on one thread).
+
+``look`` returns the schedules whose Jobs it started, which the loop then
+reconciles, so their status says the run is running, no longer queued.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from .apply import Cluster
+from .metrics import METRICS, Metrics
+from .pooling import pool_plan
+from .shard import Shard
+
+log = logging.getLogger("cronctl.operator")
+
+Key = tuple[str, str]  # (namespace, name)
+POLL_SECONDS = 10.0  # a pool with a queue is looked at at least this often
+
+
+class Pools:
+    def __init__(self, cluster: Cluster, shard: Shard = Shard(), metrics: Metrics = METRICS) -> None:
+        self.cluster, self.shard, self.metrics = cluster, shard, metrics
+        self._lock = threading.Lock()
+        self._dirty: set[Key] = set()
+        self._wake: dict[Key, float] = {}  # the second each pool asks to be looked at again
+
+    def mark(self, key: Key) -> None:
+        """Look at this pool at the loop's next turn."""
+        with self._lock:
+            self._dirty.add(key)
+
+    def mark_for(self, schedules: list[Key]) -> None:
+        """Look at the pools these schedules name (their runs may have been launched or ended)."""
+        for namespace, name in schedules:
+            pool = pool_of(self.cluster.schedule(namespace, name))
+            if pool is not None:
+                self.mark((namespace, pool))
+
+    def mark_all(self) -> None:
+        """Look at every pool known (this replica just began to lead: another may have acted)."""
+        if self.cluster.cache is not None:
+            for key in self.cluster.cache.pools():
+                self.mark(key)
+
+    def due(self, now: float) -> list[Key]:
+        """The pools to look at now (taken: marked again, they come again)."""
+        with self._lock:
+            due = self._dirty | {key for key, second in self._wake.items() if second <= now}
+            self._dirty = set()
+            for key in due:
+                self._wake.pop(key, None)
+        return sorted(due)
+
+    def next_second(self) -> float | None:
+        with self._lock:
+            return min(self._wake.values(), default=None) if not self._dirty else 0.0
+
+    def look_all(self, keys: list[Key], now: float) -> list[Key]:
+        """Look at each pool; the schedules whose Jobs started. A failed look is tried again soon."""
+        started: list[Key] = []
+        for key in keys:
+            try:
+                started.extend(self.look(key, now))
+            except Exception as error:  # the API away: the queue waits, nothing is lost
+                log.warning("looking at CronPool %s/%s failed (%s); again in %g s", *key, error, 1.0)
+                self._again(key, now + 1.0)
+        return started
+
+    def look(self, key: Key, now: float) -> list[Key]:
+        """One look at a pool: start what it admits, write its status; the schedules started."""
+        namespace, name = key
+        pool = self.cluster.pool(namespace, name)
+        if pool is None or not self.shard.owns(pool):
+            self.metrics.forget_pool(namespace, name)
+            return []
+        result = pool_plan(pool, self.cluster.pool_jobs(namespace, name), now)
+        outcomes = self.cluster.start_pooled(namespace, [(start.job, start.patch) for start in result.starts])
+        failed = [outcome for outcome in outcomes if isinstance(outcome, Exception)]
+        for start, outcome in zip(result.starts, outcomes):
+            if outcome is True:
+                log.info("%s/%s: CronPool %s gave Job %s a worker after %.1f s", namespace, start.schedule, name,
+                         start.job, start.waited)
+        if failed:  # its status would count starts that did not happen: look again instead
+            raise failed[0]
+        if result.status is not None:
+            self.cluster.patch_pool_status(namespace, name, result.status)
+        self.metrics.record_pool(namespace, name, result.busy, result.queued, result.oldest_wait,
+                                 [start.waited for start in result.starts])
+        wake = [second for second in (result.wake_at, now + POLL_SECONDS if result.queued else None)
+                if second is not None]
+        if wake:
+            self._again(key, min(wake))
+        return sorted({(namespace, start.schedule) for start, outcome in zip(result.starts, outcomes)
+                       if outcome is True})
+
+    def _again(self, key: Key, second: float) -> None:
+        with self._lock:
+            self._wake[key] = min(second, self._wake.get(key, second))
+
+
+def pool_of(schedule: dict[str, Any] | None) -> str | None:
+    """The pool a schedule's spec names, if any."""
+    pool = ((schedule or {}).get("spec") or {}).get("pool")
+    return pool if isinstance(pool, str) else None

@@ -23,6 +23,7 @@ from .controlplane import ensure_binaries, find_binaries
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "crds" / "cronschedule.yaml"
+POOL_CRD = ROOT / "crds" / "cronpool.yaml"
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 GROUP, VERSION, PLURAL = "cronctl.dev", "v1", "cronschedules"
 WAIT_SECONDS = 60  # generous: CI machines are shared and loaded
@@ -181,5 +182,6 @@ def binaries(request: pytest.FixtureRequest) -> Path:
 
 
 def install_crd(cp: Any) -> None:
-    kubectl(cp, "apply", "-f", str(CRD))
-    kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
+    kubectl(cp, "apply", "-f", str(CRD), "-f", str(POOL_CRD))
+    kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "crd/cronpools.cronctl.dev",
+            "--timeout=60s")

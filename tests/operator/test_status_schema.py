@@ -46,3 +46,25 @@ def test_the_overflow_fields_are_declared() -> None:
     assert {"overflowed", "skipped", "lastSkippedTime", "conditions"} <= set(properties)
 
 
+
+
+def outside_enums(value: Any, schema: dict[str, Any], path: str) -> list[str]:
+    """Values the CRD's enums refuse (the API server refuses the whole status write for one)."""
+    if isinstance(value, dict):
+        declared = schema.get("properties") or {}
+        return [item for key, inner in value.items() if key in declared
+                for item in outside_enums(inner, declared[key], f"{path}.{key}")]
+    if isinstance(value, list):
+        return [item for entry in value for item in outside_enums(entry, schema.get("items", {}), f"{path}[]")]
+    return [f"{path}: {value!r}"] if "enum" in schema and value not in schema["enum"] else []
+
+
+def test_a_queued_runs_status_is_declared_and_allowed() -> None:
+    from .world import every_ten_minutes
+
+    world = every_ten_minutes(0, pool="reports")
+    world.reconcile(10)
+    status = {k: v for k, v in world.schedule["status"].items() if v is not None}
+    assert status["active"][0]["state"] == "queued"
+    assert undeclared(status, status_schema(), "status") == []
+    assert outside_enums(status, status_schema(), "status") == []

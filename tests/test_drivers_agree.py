@@ -8,6 +8,8 @@ preview``, and each reports what a user sees of it (the harness's events, the
 operator's Events and status counters, the runner's history and output, the
 preview's counts): runs launched, schedule times skipped (each once, however
 many ticks skipped it), runs replaced, overflows (each once per entry into it).
+Pooled schedules (a CronPool's workers shared across them) are compared by when
+each run started, on the operator and the runner (the last section).
 
 The drivers tick every minute; a run ends at its launch + ``run_minutes``
 (before that minute's tick), unless its timeout ends it first. The harness
@@ -18,6 +20,7 @@ harness with the seed's counts instead.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from dataclasses import dataclass, field
@@ -30,10 +33,11 @@ from cronctl import run
 from cronctl.core.times import format_time, parse_time
 from cronctl.fleet import merge_defaults, preview, read_values
 from cronctl.operator.effects import CreateJob, PostEvent
+from cronctl.operator.pooling import pool_plan
 from cronctl.runner.engine import Runner
 from cronctl.runner.executor import RunKey, nominal_iso, run_folder_name
 
-from .operator.world import World
+from .operator.world import World, merge_patch
 
 
 def t(text: str) -> int:
@@ -291,3 +295,153 @@ def test_the_operator_and_the_runner_agree_on_windows_and_run_limits(timeline: T
                                                                     tmp_path: Path) -> None:
     counts = runner_counts(timeline, tmp_path) if driver == "runner" else operator_counts(timeline)
     assert counts == timeline.expected
+
+
+# -- pools: the operator and the runner start pooled runs at the same minutes ------------------------
+# A CronPool's workers are seed 001's dispatcher across schedules: the same
+# manifests (a pool, its schedules, how long each run takes, a range of
+# minutes) go to the operator's plan and its pool's look (in-memory clusters,
+# tests/operator/world.py; the pool's Jobs gathered from every schedule's) and
+# to the single-node runner (real processes, an injected clock, a node with
+# workers to spare), and each reports when each run started: the minute its
+# Job was let run, or its process started. Runs end at their start +
+# ``run_minutes``, before that minute's tick; the pool looks after every tick.
+
+Start = tuple[str, int, int, int]  # (schedule, nominal, attempt, minute started)
+
+
+@dataclass(frozen=True)
+class Pooled:
+    name: str
+    workers: int
+    schedules: dict[str, str]  # name -> expression
+    run_minutes: int
+    end: str
+    start: str = "2024-03-01T00:00"
+    extra: dict[str, Any] = field(default_factory=dict)  # spec fields of every schedule
+    failing: frozenset[str] = frozenset()  # schedules whose runs fail (every attempt)
+    expected: list[Start] | None = None  # worked out by hand (None: only that they agree)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def m(text: str) -> int:
+    return t(f"2024-03-01T{text}")
+
+
+POOLED = [
+    # 00:10: a, b, c due; a and b start (c waits). 00:25: a and b end, c (00:10) and a (00:20)
+    # start (b and c of 00:20 wait, and 00:30's come). 00:40: those two end, b and c of 00:20
+    # start: the first waiting in seed order (nominal time, then name) whenever a worker frees.
+    Pooled("three schedules every 10 minutes, runs of 15, a pool of 2", 2,
+           {"c": "*/10 * * * *", "a": "*/10 * * * *", "b": "*/10 * * * *"}, 15, "2024-03-01T00:45",
+           expected=[("a", m("00:10"), 1, m("00:10")), ("b", m("00:10"), 1, m("00:10")),
+                     ("a", m("00:20"), 1, m("00:25")), ("c", m("00:10"), 1, m("00:25")),
+                     ("b", m("00:20"), 1, m("00:40")), ("c", m("00:20"), 1, m("00:40"))]),
+    Pooled("a failing schedule's retry waits by its attempt, ahead of later times", 1,
+           {"a": "*/10 * * * *", "b": "*/10 * * * *"}, 3, "2024-03-01T00:30",
+           extra={"maxRetries": 1}, failing=frozenset({"a"}),
+           expected=[("a", m("00:10"), 1, m("00:10")), ("a", m("00:10"), 2, m("00:13")),
+                     ("b", m("00:10"), 1, m("00:16")), ("a", m("00:20"), 1, m("00:20")),
+                     ("a", m("00:20"), 2, m("00:23")), ("b", m("00:20"), 1, m("00:26"))]),
+    Pooled("forbid: a time skipped while its own run is queued", 1,
+           {"a": "*/5 * * * *", "b": "*/5 * * * *"}, 8, "2024-03-01T00:40",
+           extra={"concurrencyPolicy": "Forbid"}),
+]
+
+
+TEMPLATE = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main",
+                                                                                      "image": "busybox"}]}}}}
+
+
+def operator_starts(row: Pooled) -> list[Start]:
+    worlds = {name: World({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+                           "metadata": {"name": name, "namespace": "team-a", "uid": f"uid-{name}", "generation": 1},
+                           "spec": {"schedule": expression, "pool": "pool", **row.extra, "jobTemplate": TEMPLATE}})
+              for name, expression in row.schedules.items()}
+    pool = {"metadata": {"name": "pool", "namespace": "team-a", "generation": 1}, "spec": {"workers": row.workers}}
+    for world in worlds.values():
+        world.reconcile(t(row.start))
+    starts: list[Start] = []
+    ends: dict[int, list[tuple[str, str]]] = {}
+    for now in range(t(row.start) + 1, t(row.end) + 1):
+        for schedule, job in ends.pop(now, []):
+            worlds[schedule].finish(job, "Failed" if schedule in row.failing else "Complete", now)
+        for world in worlds.values():
+            for effect in world.reconcile(now).effects:
+                if isinstance(effect, CreateJob):
+                    assert effect.manifest["spec"]["suspend"] is True  # every pooled Job waits for its pool
+        jobs = [copy.deepcopy(job) for world in worlds.values() for job in world.jobs.values()]
+        looked = pool_plan(pool, jobs, now * 60)
+        if looked.status is not None:
+            pool["status"] = merge_patch(pool.get("status") or {}, looked.status)
+        for each in looked.starts:
+            world = worlds[each.schedule]
+            job = world.jobs[each.job] = merge_patch(world.jobs[each.job], each.patch)
+            labels, annotations = job["metadata"]["labels"], job["metadata"]["annotations"]
+            starts.append((each.schedule, parse_time(annotations["cronctl.dev/scheduled-time"][:16]) or 0,
+                           int(labels["cronctl.dev/attempt"]), now))
+            ends.setdefault(now + row.run_minutes, []).append((each.schedule, each.job))
+    return starts
+
+
+# A pooled run's process waits for its own mark (several schedules share a nominal time).
+WAIT_FOR_POOLED_MARK = ('while [ ! -e "$MARKS/$CRONCTL_SCHEDULE-$CRONCTL_NOMINAL_TIME-$CRONCTL_ATTEMPT" ]; '
+                 'do sleep 0.01; done; exit $EXIT')
+
+
+def runner_starts(row: Pooled, folder: Path) -> list[Start]:
+    marks = folder / "marks"
+    marks.mkdir()
+    (folder / "pool.yaml").write_text(json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronPool",
+                                                  "metadata": {"name": "pool"}, "spec": {"workers": row.workers}}))
+    for name, expression in row.schedules.items():
+        env = [{"name": "MARKS", "value": str(marks)}, {"name": "EXIT", "value": "3" if name in row.failing else "0"}]
+        container = {"name": "main", "image": "busybox", "command": ["sh", "-c", WAIT_FOR_POOLED_MARK], "env": env}
+        spec = {"schedule": expression, "pool": "pool", **row.extra,
+                "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [container]}}}}}
+        (folder / f"{name}.yaml").write_text(json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+                                                         "metadata": {"name": name}, "spec": spec}))
+    clock = [t(row.start)]
+    runner = Runner(folder, lambda: clock[0], workers=20, say=lambda text: None, grace_seconds=0.2)
+    assert runner.open()
+    runner.step()
+    starts: list[Start] = []
+    ends: dict[int, list[tuple[str, int, int]]] = {}
+    seen: set[tuple[str, int, int]] = set()
+    try:
+        for now in range(t(row.start) + 1, t(row.end) + 1):
+            for schedule, nominal, attempt in ends.pop(now, []):
+                (marks / f"{schedule}-{nominal_iso(nominal)}-{attempt}").touch()
+                exited = folder / "runs" / schedule / run_folder_name(RunKey(schedule, nominal, attempt)) / "exit.json"
+                wait_for(exited.exists)
+            clock[0] = now
+            runner.step()
+            for key in sorted(_running(runner) - seen, key=lambda k: (k[1], k[0], k[2])):
+                seen.add(key)
+                starts.append((*key, now))
+                ends.setdefault(now + row.run_minutes, []).append(key)
+    finally:
+        for schedule, nominal, attempt in seen:
+            (marks / f"{schedule}-{nominal_iso(nominal)}-{attempt}").touch()
+    return starts
+
+
+def _running(runner: Runner) -> set[tuple[str, int, int]]:
+    return {(f.schedule, f.nominal, f.attempt) for f in runner.firings.values() if f.slot is not None}
+
+
+def _ordered(starts: list[Start]) -> list[Start]:
+    return sorted(starts, key=lambda s: (s[3], s[1], s[0], s[2]))
+
+
+@pytest.mark.parametrize("row", POOLED, ids=str)
+def test_the_operator_and_the_runner_start_pooled_runs_at_the_same_minutes(row: Pooled, tmp_path: Path) -> None:
+    operator, runner = _ordered(operator_starts(row)), _ordered(runner_starts(row, tmp_path))
+    assert operator == runner
+    if row.expected is not None:
+        assert operator[:len(row.expected)] == _ordered(row.expected)
+    for minute in {start[3] for start in operator}:  # never more than the pool's workers at once
+        running = [s for s in operator if s[3] <= minute < s[3] + row.run_minutes]
+        assert len(running) <= row.workers

@@ -28,10 +28,6 @@ class Row:
 
 ROWS = [
     Row("a run still running has not ended", [RunSeen("job-1", 1, 1, STARTED)], active_after=["job-1"]),
-    Row("a run waiting in its pool for a first worker has not started: its timeout has not begun",
-        [RunSeen("job-1", 1, 1, STARTED, waiting=True)], Options(timeout=5), active_after=["job-1"]),
-    Row("a waiting run whose Job is deleted under it fails at once",
-        [RunSeen("job-1", 1, 1, STARTED, gone=True, waiting=True)], ends=[("job-1", FAILED, NOW)]),
     Row("a reported success ends the run at its time",
         [RunSeen("job-1", 1, 1, STARTED, (SUCCEEDED, 995))], ends=[("job-1", SUCCEEDED, 995)]),
     Row("a reported failure with no retries ends the run failed",

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import pytest
 
-from cronctl.core.pool import PoolRun, admitted, java_order, pool_step, seed_order
+from cronctl.core.pool import PoolRun, admitted, admitted_across, java_order, pool_step, seed_order
 
 
 class Waiting(NamedTuple):
@@ -80,3 +80,30 @@ def test_a_pool_starts_the_first_waiting_attempts_while_it_has_free_workers(
     assert [each.key for each in step.start] == start
     assert [each.key for each in step.queue] == queue
     assert step.wake_at == wake_at
+
+
+# -- a node's workers across pools (admitted_across) --------------------------------------
+
+class InPool(NamedTuple):
+    nominal: int
+    schedule: str
+    pool: str | None
+
+
+def in_place(run: InPool) -> tuple[int, bytes, int]:
+    return seed_order(run.nominal, run.schedule)
+
+
+@pytest.mark.parametrize("free, room, waiting, starts", [
+    (4, {"p": 2}, [InPool(1, name, "p") for name in "edcba"], "ab"),
+    (1, {"p": 2}, [InPool(1, name, "p") for name in "edcba"], "a"),
+    (4, {"p": 1}, [InPool(1, "a", "p"), InPool(1, "b", "p"), InPool(1, "c", None)], "ac"),
+    (4, {}, [InPool(1, "a", "missing"), InPool(2, "b", None)], "b"),
+    (4, {"p": 0, "q": 1}, [InPool(1, "a", "p"), InPool(1, "b", "q"), InPool(1, "c", "q")], "b"),
+], ids=["a pool of 2 on a node of 4: the first two in order", "the node's one free worker: the first",
+        "a full pool's run waits, a run of no pool behind it starts", "a missing pool's run waits",
+        "each pool by its own room"])
+def test_a_nodes_workers_admit_in_order_within_each_pools_room(free: int, room: dict[str, int],
+                                                                waiting: list[InPool], starts: str) -> None:
+    assert "".join(run.schedule for run in admitted_across(free, room, waiting, in_place,
+                                                           lambda run: run.pool)) == starts

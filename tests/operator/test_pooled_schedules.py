@@ -2,8 +2,9 @@
 
 Its runs are launched at their times as any others, but each attempt's Job
 is created suspended and labelled with the pool, whose pass gives it a
-worker. While a first attempt waits it has not started: its timeout has not
-begun. The status says a waiting run is queued, and in which pool. A missing
+worker. A run's timeout counts from its launch, its wait included (as the
+runner counts a wait for a worker slot); a waiting Job whose run timed out is
+deleted, so that no pool starts it. The status says a waiting run is queued, and in which pool. A missing
 pool is Ready=False naming it (and a Warning, once); its runs wait for it.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 from cronctl.core.times import parse_time
 from cronctl.operator.effects import NEVER_STARTED, CreateJob, DeleteJob, StageJob
 from cronctl.operator.manifests import pool_start_patch
-from cronctl.operator.resource import POOL_LABEL, STARTED_ANNOTATION, rfc3339
+from cronctl.operator.resource import POOL_LABEL
 
 from .world import World, every_ten_minutes, merge_patch
 
@@ -39,11 +40,9 @@ def ready(world: World) -> dict[str, Any]:
     return next(c for c in world.schedule["status"]["conditions"] if c["type"] == "Ready")
 
 
-def start(world: World, name: str, minute: int) -> None:
-    """What the pool's pass does: give the Job a worker."""
-    job = world.jobs[name]
-    world.jobs[name] = merge_patch(job, pool_start_patch(job["metadata"]["labels"]["cronctl.dev/attempt"] == "1",
-                                                         minute))
+def start(world: World, name: str) -> None:
+    """What the pool's look does: give the Job a worker."""
+    world.jobs[name] = merge_patch(world.jobs[name], pool_start_patch(None))
 
 
 def test_a_pooled_run_is_launched_at_its_time_with_its_job_suspended_and_labelled_with_the_pool() -> None:
@@ -60,33 +59,27 @@ def test_the_status_says_a_waiting_run_is_queued_and_in_which_pool_then_running_
     w.reconcile(t("2024-03-01T00:10"))
     [entry] = w.schedule["status"]["active"]
     assert (entry["state"], entry["pool"]) == ("queued", "reports")
-    start(w, w.job_named(t("2024-03-01T00:10")), t("2024-03-01T00:12"))
+    start(w, w.job_named(t("2024-03-01T00:10")))
     w.reconcile(t("2024-03-01T00:12"))
     [entry] = w.schedule["status"]["active"]
     assert entry["state"] == "running" and "pool" not in entry
-    assert entry["startedTime"] == rfc3339(t("2024-03-01T00:12"))
 
 
-def test_a_waiting_first_attempt_does_not_time_out_and_its_timeout_counts_from_its_start() -> None:
+def test_a_timeout_counts_from_the_launch_a_wait_in_the_pool_included_and_the_waiting_job_goes() -> None:
+    """As the runner counts a wait for a worker slot: a run's timeout is its launch's."""
     w = world(timeoutMinutes=5)
     w.reconcile(t("2024-03-01T00:10"))
     name = w.job_named(t("2024-03-01T00:10"))
-    for minute in range(11, 19):  # past nominal + 5 while it waits
-        w.reconcile(t("2024-03-01T00:10") + minute - 10)
-    assert w.schedule["status"]["active"][0]["name"] == name
-    start(w, name, t("2024-03-01T00:18"))
-    w.reconcile(t("2024-03-01T00:19"))
-    assert w.schedule["status"]["active"][0]["state"] == "running"
-    w.reconcile(t("2024-03-01T00:23"))
+    deletes = [e for e in w.reconcile(t("2024-03-01T00:15")).effects if isinstance(e, DeleteJob)]
+    assert DeleteJob(name, NEVER_STARTED) in deletes
     assert [entry["state"] for entry in w.schedule["status"]["history"]] == ["timed_out"]
-    assert w.schedule["status"]["history"][0]["finishedTime"] == rfc3339(t("2024-03-01T00:23"))
 
 
 def test_a_retry_waits_in_the_pool_too_with_its_attempt_number() -> None:
     w = world(maxRetries=1)
     w.reconcile(t("2024-03-01T00:10"))
     name = w.job_named(t("2024-03-01T00:10"))
-    start(w, name, t("2024-03-01T00:10"))
+    start(w, name)
     w.finish(name, "Failed", t("2024-03-01T00:11"))
     creates = [e.manifest for e in w.reconcile(t("2024-03-01T00:11")).effects if isinstance(e, CreateJob)]
     [retry] = creates
@@ -105,7 +98,7 @@ def test_a_run_that_times_out_while_its_retry_waits_has_that_job_deleted_so_no_p
     w = world(maxRetries=1, timeoutMinutes=5)
     w.reconcile(t("2024-03-01T00:10"))
     name = w.job_named(t("2024-03-01T00:10"))
-    start(w, name, t("2024-03-01T00:10"))
+    start(w, name)
     w.finish(name, "Failed", t("2024-03-01T00:11"))
     w.reconcile(t("2024-03-01T00:11"))
     deletes = [e for e in w.reconcile(t("2024-03-01T00:15")).effects if isinstance(e, DeleteJob)]
@@ -133,7 +126,3 @@ def test_a_missing_pool_is_ready_false_naming_it_said_once_and_its_runs_wait_for
     assert (ready(w)["status"], ready(w)["reason"]) == ("True", "Scheduled")
 
 
-def test_the_start_of_a_first_attempt_stamps_its_start_a_retrys_does_not() -> None:
-    assert pool_start_patch(True, 100) == {"spec": {"suspend": False},
-                                           "metadata": {"annotations": {STARTED_ANNOTATION: rfc3339(100)}}}
-    assert pool_start_patch(False, 100) == {"spec": {"suspend": False}}

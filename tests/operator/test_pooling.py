@@ -58,12 +58,16 @@ def test_a_retry_waits_by_its_nominal_time_then_its_attempt() -> None:
                                                                                  ended=True)]
     [first] = pool_plan(pool(1), jobs, SECOND).starts
     assert (first.schedule, first.job) == ("b-report", f"b-report-{MINUTE - 10}-2")
-    assert first.patch == {"spec": {"suspend": False}}  # a retry's run started long ago
+    assert first.patch == {"spec": {"suspend": False}}
 
 
-def test_a_first_attempt_is_stamped_with_the_minute_its_worker_starts_it() -> None:
-    [first] = pool_plan(pool(1), [job("a-report")], SECOND + 150).starts
-    assert first.patch["metadata"]["annotations"]["cronctl.dev/started-time"] == rfc3339(MINUTE + 2)
+def test_a_start_leaves_the_job_the_deadline_its_wait_did_not_use() -> None:
+    """The job controller starts activeDeadlineSeconds afresh at a resume; the run's timeout
+    counts from its launch, its wait in the pool included."""
+    waiting = job("a-report")
+    waiting["spec"]["activeDeadlineSeconds"] = 600
+    [first] = pool_plan(pool(1), [waiting], SECOND + 150).starts
+    assert first.patch == {"spec": {"suspend": False, "activeDeadlineSeconds": 450}}
     assert first.waited == 150
 
 

@@ -56,7 +56,7 @@ def test_the_fixture_folder_loads_every_schedule():
 
 def test_notices_say_once_what_the_runner_ignores():
     notices = load_definitions(FIXTURES).notices
-    assert f"{FIXTURES / 'mixed.yml'}: ConfigMap 'settings': skipped, kind 'ConfigMap' is not CronSchedule" \
+    assert f"{FIXTURES / 'mixed.yml'}: ConfigMap 'settings': skipped, kind 'ConfigMap' is not CronSchedule or CronPool" \
         in notices
     assert any("'cleanup': only the first container runs locally, 1 more ignored" in n for n in notices)
     [images] = [n for n in notices if "images" in n]

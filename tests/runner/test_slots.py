@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import pytest
 
-from cronctl.runner.slots import SlotPool, default_workers, order_due, slot_names
+from cronctl.runner.slots import SlotPool, default_workers, slot_names
 
 
 @pytest.mark.parametrize("size, first, last", [
@@ -57,28 +56,3 @@ def test_misuse_is_refused():
         with pytest.raises(ValueError):
             SlotPool(size)
     assert default_workers() >= 1
-
-
-@dataclass(frozen=True)
-class Due:
-    nominal: int
-    schedule: str
-
-
-def test_due_firings_wait_by_nominal_time_then_schedule_name():
-    due = [Due(2, "alpha"), Due(1, "zeta"), Due(1, "Zeta"), Due(1, "alpha"), Due(0, "zzz")]
-    assert order_due(due) == [Due(0, "zzz"), Due(1, "Zeta"), Due(1, "alpha"), Due(1, "zeta"), Due(2, "alpha")]
-
-
-def test_names_compare_as_java_strings_do():
-    # U+FF21 sorts after a supplementary character in Java (UTF-16 surrogates start at
-    # 0xD800), but before it by code point, as Python's own comparison would have it.
-    wide, emoji = "\uff21", "\U0001f600"
-    assert wide < emoji
-    assert [d.schedule for d in order_due([Due(1, wide), Due(1, emoji)])] == [emoji, wide]
-
-
-def test_the_order_takes_other_shapes_through_accessors():
-    firings = [("b", 5), ("a", 5), ("c", 1)]
-    ordered = order_due(firings, nominal=lambda f: f[1], schedule=lambda f: f[0])
-    assert ordered == [("c", 1), ("a", 5), ("b", 5)]

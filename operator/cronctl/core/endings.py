@@ -6,8 +6,6 @@ the outcome its worker reported, if any, and whether its worker is gone
 (``RunSeen``). ``end_runs`` says which of them have ended by ``now``, in the
 order they ended, and applies each end to the job's state:
 
-- a run waiting in its pool for a first worker has not started: it ends only
-  if its worker is gone (its timeout counts from the start a worker gives it);
 - a run whose worker is gone (its Job deleted under it) failed at ``now``,
   and is not retried: nothing is left to retry;
 - otherwise the reported outcome counts unless the timeout expired first
@@ -40,7 +38,6 @@ class RunSeen:
     reported: tuple[str, int] | None = None  # (outcome, minute) its worker reported for this attempt
     gone: bool = False  # its worker vanished (its Job deleted under it)
     held_until: int | None = None  # its worker waits, not started, until this second (its jitter's)
-    waiting: bool = False  # queued in its pool for a first worker: not started, so no timeout runs yet
 
 
 @dataclass(frozen=True)
@@ -62,8 +59,6 @@ def end_runs(state: JobState, seen: list[RunSeen], options: Options, now: int) -
     applied to ``state``."""
     ending = []
     for run in seen:
-        if run.waiting and not run.gone:
-            continue
         end = (FAILED, now) if run.gone else run_end(run.started, options.timeout, run.reported, now)
         if end is not None:
             ending.append((end[1], run.number, run, end[0]))

@@ -7,6 +7,8 @@ attempt. The dispatcher of seed 001 (``dispatch.py``), the runner's worker
 slots and a ``CronPool`` take waiting work in this one order; a pool of
 ``workers`` with ``busy`` of them running admits the first ``workers - busy``.
 
+``admitted_across`` is the same rule on a node whose workers serve several
+pools at once (the runner's ``--workers`` and its folder's CronPools).
 ``pool_step`` is one look at a pool as a driver sees it: the attempts it
 runs and those waiting (a jittered one waits only from its second), and
 which of them start now.
@@ -15,7 +17,7 @@ which of them start now.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Mapping, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -35,6 +37,26 @@ def admitted(workers: int, busy: int, waiting: Sequence[T],
     """The waiting runs a pool starts now, in seed 001's order: as many as it has free workers."""
     free = max(0, workers - busy)
     return sorted(waiting, key=place)[:free] if free else []
+
+
+def admitted_across(free: int, room: Mapping[str, int], waiting: Sequence[T],
+                    place: Callable[[T], tuple[int, bytes, int]], pool_of: Callable[[T], str | None]) -> list[T]:
+    """The waiting runs that start now on a node with ``free`` workers, whose pools have ``room``
+    (free workers, by pool name): in seed 001's order, each taking a worker of the node and one
+    of its pool. A run whose pool is full, or missing (not in ``room``), waits, and the runs
+    behind it may start; none starts once the node has no worker free."""
+    room = dict(room)
+    chosen: list[T] = []
+    for run in sorted(waiting, key=place):
+        if len(chosen) >= free:
+            break
+        pool = pool_of(run)
+        if pool is not None:
+            if room.get(pool, 0) <= 0:
+                continue
+            room[pool] -= 1
+        chosen.append(run)
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -71,4 +93,4 @@ def pool_step(workers: int, busy: int, waiting: Sequence[PoolRun], second: float
     return PoolStep(start, left + later, min((run.since for run in later), default=None))
 
 
-__all__ = ["PoolRun", "PoolStep", "admitted", "java_order", "pool_step", "seed_order"]
+__all__ = ["PoolRun", "PoolStep", "admitted", "admitted_across", "java_order", "pool_step", "seed_order"]

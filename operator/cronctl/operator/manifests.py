@@ -185,14 +185,15 @@ def release_patch(number: int, replaces: Sequence[str] = (), overflow: OverflowN
     return {"metadata": metadata, "spec": spec}
 
 
-def pool_start_patch(first_attempt: bool, minute: int) -> dict[str, Any]:
+def pool_start_patch(deadline_seconds: int | None) -> dict[str, Any]:
     """The write that gives a pooled attempt its worker (a merge patch): ``suspend: false``, and
-    for a run's first attempt the minute it starts, which its timeout counts from (the job
-    controller restarts an ``activeDeadlineSeconds`` at a resume too)."""
-    patch: dict[str, Any] = {"spec": {"suspend": False}}
-    if first_attempt:
-        patch["metadata"] = {"annotations": {STARTED_ANNOTATION: rfc3339(minute)}}
-    return patch
+    the time its timeout leaves it: the job controller starts ``activeDeadlineSeconds`` afresh
+    at a resume, and a run's timeout counts from its launch, its wait in the pool included (as
+    the runner counts a wait for a worker slot)."""
+    spec: dict[str, Any] = {"suspend": False}
+    if deadline_seconds is not None:
+        spec["activeDeadlineSeconds"] = deadline_seconds
+    return {"spec": spec}
 
 
 def staged_digest(manifest: Mapping[str, Any]) -> str | None:

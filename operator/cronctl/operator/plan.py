@@ -120,8 +120,7 @@ def _carry_out(context: Context, result: Reconciled, trigger: str | None, asked:
 
 def _seen(observed: Observed, name: str) -> RunSeen:
     run = observed.runs[name]
-    return RunSeen(name, run.number, run.attempt, run.started, run.ended, name in observed.lost, run.held_until,
-                   waiting=run.queued_in is not None and run.attempt == 1)
+    return RunSeen(name, run.number, run.attempt, run.started, run.ended, name in observed.lost, run.held_until)
 
 
 def _recorded_overflow(context: Context) -> Overflow | None:

@@ -59,8 +59,9 @@ def pool_plan(pool: Mapping[str, Any] | None, jobs: Iterable[Mapping[str, Any]],
     busy = sum(1 for job in mine if not _suspended(job))
     waiting = [run for job in mine if (run := waiting_run(job)) is not None]
     step = pool_step(_workers(pool), busy, waiting, second)
-    minute = int(second // 60)
-    starts = [PoolStart(run.key, run.schedule, pool_start_patch(run.attempt == 1, minute), max(0.0, second - run.since))
+    by_name = {str(job["metadata"]["name"]): job for job in mine}
+    starts = [PoolStart(run.key, run.schedule, pool_start_patch(deadline_left(by_name[run.key], second)),
+                        max(0.0, second - run.since))
               for run in step.start]
     status = _status(pool, busy + len(starts), step.queue, starts, second)
     old = pool.get("status") or {}
@@ -87,6 +88,16 @@ def waiting_run(job: Mapping[str, Any]) -> PoolRun | None:
     start_at = parse_rfc3339_seconds(annotations.get(START_AT_ANNOTATION))
     since = max(second for second in (created, start_at, nominal * 60) if second is not None)
     return PoolRun(str(job["metadata"]["name"]), str(labels.get(SCHEDULE_LABEL, "")), nominal, attempt, since)
+
+
+def deadline_left(job: Mapping[str, Any], second: float) -> int | None:
+    """The seconds of its ``activeDeadlineSeconds`` a waiting Job has left (at least 1): it was set
+    at its creation, and the wait since counts (the run's timeout counts from its launch)."""
+    deadline = (job.get("spec") or {}).get("activeDeadlineSeconds")
+    created = parse_rfc3339_seconds((job.get("metadata") or {}).get("creationTimestamp"))
+    if not isinstance(deadline, int) or created is None:
+        return None
+    return max(1, deadline - max(0, int(second) - created))
 
 
 def _status(pool: Mapping[str, Any], busy: int, queue: list[PoolRun], starts: list[PoolStart],

@@ -15,7 +15,7 @@ SHARD_LABEL = "cronctl.dev/shard"
 RUN_LABEL = "cronctl.dev/run"
 ATTEMPT_LABEL = "cronctl.dev/attempt"
 # On a Job of a pooled schedule (spec.pool): the CronPool whose worker it waits for, suspended,
-# or runs on. The pool's pass resumes it, and stamps STARTED_ANNOTATION of a first attempt.
+# or runs on. The pool's look resumes it.
 POOL_LABEL = "cronctl.dev/pool"
 SCHEDULED_ANNOTATION = "cronctl.dev/scheduled-time"
 STARTED_ANNOTATION = "cronctl.dev/started-time"

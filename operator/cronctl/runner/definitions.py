@@ -54,7 +54,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
-from ..manifest import ScheduleSpec, SpecError, read_manifest, yaml_problem
+from ..manifest import POOL_KIND, PoolSpec, ScheduleSpec, SpecError, read_manifest, read_pool, yaml_problem
 from .book import BOOK_NAME
 from .expansion import expand
 
@@ -101,6 +101,8 @@ class LoadedDefinitions:
     definitions: list[Definition] = field(default_factory=list)
     errors: list[DefinitionError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    pools: dict[str, PoolSpec] = field(default_factory=dict)  # the CronPools, by name
+    pool_files: dict[str, Path] = field(default_factory=dict)  # the file each pool was read from
 
 
 class _Refused(Exception):
@@ -140,6 +142,12 @@ def combine(files: list[LoadedDefinitions], owners: Mapping[str, str] | None = N
     for loaded in files:
         result.errors.extend(loaded.errors)
         result.notices.extend(loaded.notices)
+        for name, pool in loaded.pools.items():
+            if name in result.pools:
+                result.errors.append(DefinitionError(loaded.pool_files[name], f"{POOL_KIND} {name!r}",
+                                                     "metadata.name", f"already defined in {result.pool_files[name]}"))
+            else:
+                result.pools[name], result.pool_files[name] = pool, loaded.pool_files[name]
         for definition in loaded.definitions:
             defining.setdefault(definition.name, []).append(definition)
     winners = {name: next((d for d in found if d.file.name == owners.get(name)), found[0])
@@ -208,8 +216,11 @@ def load_text(text: str, path: Path) -> LoadedDefinitions:
             result.errors.append(DefinitionError(path, label, None, f"{_mib(stored)} as JSON: larger than an "
                                                  f"object the API server stores ({_mib(MAX_OBJECT_BYTES)})"))
             continue
+        if kind == POOL_KIND:
+            _add_pool(result, path, label, document)
+            continue
         if kind != KIND:
-            result.notices.append(f"{path}: {label}: skipped, kind {kind!r} is not {KIND}")
+            result.notices.append(f"{path}: {label}: skipped, kind {kind!r} is not {KIND} or {POOL_KIND}")
             continue
         named = name if isinstance(name, str) and _DNS_SUBDOMAIN.fullmatch(name) else None
         try:
@@ -228,6 +239,23 @@ def load_text(text: str, path: Path) -> LoadedDefinitions:
             result.notices.append(f"{path}: {label}: only the first container runs locally, "
                                   f"{containers - 1} more ignored")
     return result
+
+
+def _add_pool(result: LoadedDefinitions, path: Path, label: str, document: dict[str, Any]) -> None:
+    """A CronPool, read as the API server would judge it; a refusal names file, pool and field."""
+    try:
+        if document.get("apiVersion") != API_VERSION:
+            raise SpecError("apiVersion", f"{document.get('apiVersion')!r} is not {API_VERSION}", "InvalidManifest")
+        pool = read_pool(document)
+    except SpecError as error:
+        result.errors.append(DefinitionError(path, label, error.field, error.message.partition(": ")[2]
+                                             or error.message))
+        return
+    if pool.name in result.pools:
+        result.errors.append(DefinitionError(path, label, "metadata.name", f"already defined in {path}"))
+        return
+    result.pools[pool.name] = pool
+    result.pool_files[pool.name] = path
 
 
 # What the API server takes: a request body of 3 MiB at most, an object of 1.5 MiB at most (etcd's
@@ -481,7 +509,7 @@ class ManifestFolder:
 
 
 def _differs(before: LoadedDefinitions, after: LoadedDefinitions) -> bool:
-    return (before.errors != after.errors or before.notices != after.notices
+    return (before.errors != after.errors or before.notices != after.notices or before.pools != after.pools
             or [_meaning(d) for d in before.definitions] != [_meaning(d) for d in after.definitions])
 
 

@@ -137,6 +137,8 @@ class Decoded:
     invalid: list[Invalid]
     retired: dict[str, int]
     suspended: dict[str, dict[str, Any]]  # manifests saying spec.suspend: true -> {"since", "reason"}
+    pools: dict[str, int] = field(default_factory=dict)  # the folder's CronPools -> workers
+    pool_of: dict[str, str] = field(default_factory=dict)  # schedule -> the pool it names
 
 
 def decode(folder: Path, data: dict[str, Any]) -> Decoded:
@@ -156,7 +158,9 @@ def decode(folder: Path, data: dict[str, Any]) -> Decoded:
             retired={str(r["schedule"]): int(r["at"]) for r in manifests.get("retired", [])},
             suspended={str(e["schedule"]): {"since": None if e.get("since") is None else int(e["since"]),
                                             "reason": None if e.get("reason") is None else str(e["reason"])}
-                       for e in manifests.get("suspended", [])})
+                       for e in manifests.get("suspended", [])},
+            pools={str(name): int(workers) for name, workers in (data.get("pools") or {}).get("workers", {}).items()},
+            pool_of={str(name): str(pool) for name, pool in (data.get("pools") or {}).get("schedules", {}).items()})
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ViewError(f"{folder / 'cronctl.json'}: the book has a field this cronctl cannot read "
                         f"({type(error).__name__}: {error})") from None
@@ -222,6 +226,9 @@ class ScheduleView:
     last_success: int | None = None  # when the newest succeeded run ended
     last_failure: int | None = None  # when the newest failed or timed-out run ended
     consecutive_failures: int = 0
+    pool: str | None = None  # the CronPool its spec.pool names
+    pool_workers: int | None = None  # that pool's workers (None: not in the folder)
+    pool_busy: int = 0  # runs of that pool's schedules that run now
 
     @property
     def ended(self) -> str | None:
@@ -283,6 +290,11 @@ def folder_view(folder: Path, now: int | None = None) -> FolderView:
                             scheduled_runs=job.state.scheduled_runs, last_success=job.state.last_success,
                             last_failure=job.state.last_failure,
                             consecutive_failures=job.state.consecutive_failures)
+        view.pool = book.pool_of.get(spec.name)
+        if view.pool is not None:
+            view.pool_workers = book.pools.get(view.pool)
+            view.pool_busy = sum(1 for f in book.firings if f.slot is not None and book.pool_of.get(f.schedule)
+                                 == view.pool)
         if view.ended is not None:
             view.next = None
         if (now is not None and holder is None and not switched_off and not view.invalid

@@ -57,6 +57,7 @@ def sync_manifests(state: RunnerState, scan: Scan | None, now: int, out: Out) ->
     for name in gone:
         retire(state, name, now, out)
     state.by_manifest = {name: read.suspend_reason for name, (_, read) in verdict.valid.items() if read.suspend}
+    _sync_pools(state, scan.loaded, verdict, out)
     state.held = {name: message for name, (_, message) in verdict.invalid.items() if name in jobs}
     for name in state.held:
         state.sources.setdefault(name, verdict.invalid[name][0].name)
@@ -125,6 +126,18 @@ def _say_manifests(state: RunnerState, invalid: list[dict[str, Any]], verdict: V
         if name in verdict.valid and name in jobs:
             out.say("valid", f"{name}: the manifest {state.definitions[name].file} is valid again; "
                              "the schedule fires again", schedule=name)
+
+
+def _sync_pools(state: RunnerState, loaded: LoadedDefinitions, verdict: Verdict, out: Out) -> None:
+    """The folder's CronPools and the pool each schedule names; a line for a schedule whose
+    pool is missing (its runs wait until the pool is in the folder), once."""
+    missing_before = {name for name, pool in state.pool_of.items() if pool not in state.pools}
+    state.pools = {name: pool.workers for name, pool in loaded.pools.items()}
+    state.pool_of = {name: read.pool for name, (_, read) in verdict.valid.items() if read.pool is not None}
+    for name, pool in sorted(state.pool_of.items()):
+        if pool not in state.pools and name not in missing_before:
+            out.say("pool", f"{name}: spec.pool: CronPool {pool!r} is not in the folder: its runs wait until it "
+                            "is", "warning", schedule=name)
 
 
 def last_number(state: RunnerState, name: str) -> int:

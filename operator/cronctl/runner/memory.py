@@ -64,6 +64,8 @@ class RunnerState:
     # Ends recorded, acknowledged to their executor once the book that records them is saved.
     to_acknowledge: list[tuple[str | None, RunKey]] = field(default_factory=list)
     taken: dict[str, Path] = field(default_factory=dict)  # trigger and backfill files consumed: deleted once saved
+    pools: dict[str, int] = field(default_factory=dict)  # the folder's CronPools: name -> workers
+    pool_of: dict[str, str] = field(default_factory=dict)  # schedule -> the pool its spec.pool names
     left_broken: set[str] = field(default_factory=set)  # broken request files that could not be moved aside
 
     def load(self, contents: BookContents) -> None:
@@ -83,7 +85,8 @@ class RunnerState:
                 "manifests": {"invalid": self.invalid, "retired": self.retired,
                               "suspended": [{"schedule": name, **entry}
                                             for name, entry in sorted(self.suspended.items())]},
-                "sources": self.sources, "workers": self.slots.size}
+                "sources": self.sources, "workers": self.slots.size,
+                "pools": {"workers": self.pools, "schedules": self.pool_of}}
 
 
 def start_refused(state: RunnerState, run_id: str) -> None:

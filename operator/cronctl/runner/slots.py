@@ -6,10 +6,9 @@ with none free it waits, and says why ("queued: 4/4 workers busy"). Slots
 are named ``worker-1`` .. ``worker-N``, zero-padded when N >= 10
 (``worker-01`` .. ``worker-12``) so that names sort as numbers do.
 
-Waiting firings are served in seed 001's order: by nominal time, then by
-schedule name compared as Java's ``String.compareTo`` does (UTF-16 code
-units), which for names outside the Basic Multilingual Plane differs from
-Python's code point order.
+Waiting firings are served in seed 001's order (``starts``, by the core's
+``pool.admitted_across``): by nominal time, then by schedule name compared as
+Java's ``String.compareTo`` does, then by attempt.
 
 A run adopted after a restart keeps the slot it had, also when the runner
 was started again with another ``--workers`` (``worker-3`` of a runner of 4,
@@ -24,11 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Callable, Iterable, TypeVar
 
-from ..core.pool import seed_order
-
-T = TypeVar("T")
 _SLOT_NAME = re.compile(r"worker-[0-9]{1,6}")
 
 
@@ -91,9 +86,3 @@ class SlotPool:
     def _check(self, name: str) -> None:
         if name not in self.names:
             raise ValueError(f"{name!r}: not a slot of this pool ({self.names[0]}..{self.names[-1]})")
-
-
-def order_due(firings: Iterable[T], nominal: Callable[[T], Any] = lambda f: f.nominal,  # type: ignore[attr-defined]
-              schedule: Callable[[T], str] = lambda f: f.schedule) -> list[T]:  # type: ignore[attr-defined]
-    """Due firings in seed 001's order: nominal time, then schedule name (Java order). Stable."""
-    return sorted(firings, key=lambda f: seed_order(nominal(f), schedule(f))[:2])

@@ -1,8 +1,10 @@
 """Which waiting firings start now, and on which worker slot.
 
 A firing waits from its start time (nominal time plus jitter) until a slot is
-free; due firings take the free slots in the dispatcher's order (nominal
-time, then schedule name, as seed 001 orders workers' work). The shell starts
+free and, for a schedule of a CronPool (``spec.pool``), a worker of that pool
+too; due firings take them in the dispatcher's order (nominal time, then
+schedule name, then attempt, as seed 001 orders workers' work: the core's
+``admitted_across``). A schedule whose pool is not in the folder waits for it. The shell starts
 the process; a start it could not carry out gives the slot back
 (``memory.start_refused``) and the firing waits for the next step.
 """
@@ -13,16 +15,18 @@ from .effects import Out, Start, line
 from .executor import RunRequest
 from .journal import facts, time_of
 from .memory import RunnerState
-from .slots import order_due
+from ..core.pool import admitted_across, seed_order
 
 
 def start_waiting(state: RunnerState, second: float, out: Out) -> bool:
     waiting = [f for f in state.firings.values() if f.startable and f.start_at <= second]
     started = False
-    for firing in order_due(waiting, nominal=lambda f: f.nominal, schedule=lambda f: f.schedule):
+    chosen = admitted_across(state.slots.free_count, pool_room(state), waiting,
+                             lambda f: seed_order(f.nominal, f.schedule, f.attempt),
+                             lambda f: state.pool_of.get(f.schedule))
+    for firing in chosen:
         slot = state.slots.acquire()
-        if slot is None:
-            break
+        assert slot is not None, "admitted_across takes no more than the free slots"
         firing.slot = slot
         request = RunRequest(firing.schedule, firing.nominal, firing.command, firing.args, firing.env,
                              firing.reason, firing.attempt, cwd=firing.cwd or str(state.run_folder),
@@ -36,8 +40,26 @@ def start_waiting(state: RunnerState, second: float, out: Out) -> bool:
     return started
 
 
+def pool_room(state: RunnerState) -> dict[str, int]:
+    """Each CronPool's free workers: its workers less the runs of its schedules that run."""
+    room = dict(state.pools)
+    for firing in state.firings.values():
+        pool = state.pool_of.get(firing.schedule)
+        if firing.slot is not None and pool in room:
+            room[pool] -= 1
+    return room
+
+
 def waiting_reason(state: RunnerState) -> str | None:
-    """Why due firings wait (all workers busy), or None."""
-    if any(f.startable for f in state.firings.values()) and state.slots.free_count == 0:
+    """Why due firings wait (all workers busy; their pool's workers busy, or their pool
+    missing), or None."""
+    startable = [f for f in state.firings.values() if f.startable]
+    if startable and state.slots.free_count == 0:
         return state.slots.describe_wait()
+    room = pool_room(state)
+    for pool in sorted({state.pool_of[f.schedule] for f in startable if f.schedule in state.pool_of}):
+        if pool not in room:
+            return f"queued: CronPool {pool!r} is not in the folder"
+        if room[pool] <= 0:
+            return f"queued: {state.pools[pool]}/{state.pools[pool]} workers of CronPool {pool!r} busy"
     return None

@@ -51,6 +51,8 @@ def _schedule_json(view: ScheduleView, switched_off: bool) -> dict[str, Any]:
         "consecutive_failures": view.consecutive_failures,
         "running": [{"run": f.run_id, "slot": f.slot, "attempt": f.attempt} for f in view.running],
         "queued": [{"run": f.run_id, "attempt": f.attempt} for f in view.queued],
+        "pool": None if view.pool is None else {"name": view.pool, "workers": view.pool_workers,
+                                                 "busy": view.pool_busy},
         "retrying": [{"run": f.run_id, "failed_attempt": f.attempt, "next_attempt": f.attempt + 1,
                       "due": rfc3339(f.retry_due)} for f in view.retrying],
         "overflow": None if view.overflow is None else {
@@ -126,11 +128,21 @@ def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
         lines.append("  running: " + ", ".join(f"{f.run_id} on {f.slot}{_attempt_of(f, view.attempts)}"
                                                for f in view.running))
     if view.queued:
-        noun = "worker" if folder.workers == 1 else "workers"
         lines.append("  " + ", ".join(f"{f.run_id}{_attempt_of(f, view.attempts)}" for f in view.queued)
-                     + f" queued: {folder.busy}/{folder.workers} {noun} busy")
+                     + f" queued: {_why_queued(view, folder)}")
     lines.extend(f"  {_retry_line(f, view.attempts, zone)}" for f in view.retrying)
     return lines
+
+
+def _why_queued(view: ScheduleView, folder: FolderView) -> str:
+    """``2/2 workers of CronPool 'reports' busy``, ``CronPool 'reports' is not in the folder``, or the
+    node's ``4/4 workers busy``."""
+    if view.pool is not None and view.pool_workers is None:
+        return f"CronPool {view.pool!r} is not in the folder"
+    if view.pool is not None and view.pool_workers is not None and view.pool_busy >= view.pool_workers:
+        return f"{view.pool_busy}/{view.pool_workers} workers of CronPool {view.pool!r} busy"
+    noun = "worker" if folder.workers == 1 else "workers"
+    return f"{folder.busy}/{folder.workers} {noun} busy"
 
 
 def _outcomes_line(view: ScheduleView, zone: AnyZone) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cronctl.manifest import schema_problems
+from cronctl.manifest import pool_problems, schema_problems
 
 from .helpers import Cluster, kubectl
 
@@ -92,6 +92,25 @@ ROWS: list[tuple[str, dict[str, Any], str | None]] = [
     ("maxRuns one", edited("spec.maxRuns", 1), None),
     ("pauseOnFailures zero", edited("spec.pauseOnFailures", 0), "spec.pauseOnFailures"),
     ("pauseOnFailures a word", edited("spec.pauseOnFailures", "three"), "spec.pauseOnFailures"),
+    ("a pool", edited("spec.pool", "reports-2"), None),
+    ("a pool that is no DNS label", edited("spec.pool", "Reports_2"), "spec.pool"),
+    ("a pool name of 64 characters", edited("spec.pool", "p" * 64), "spec.pool"),
+    ("a pool that is a number", edited("spec.pool", 2), "spec.pool"),
+]
+
+
+def pool(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "cronctl.dev/v1", "kind": "CronPool", "metadata": {"name": "verdict"}, "spec": spec}
+
+
+POOL_ROWS: list[tuple[str, dict[str, Any], str | None]] = [
+    ("a pool of 5", pool(workers=5), None),
+    ("a pool of 10000", pool(workers=10000), None),
+    ("no workers", pool(), "spec.workers"),
+    ("workers zero", pool(workers=0), "spec.workers"),
+    ("workers past 10000", pool(workers=10001), "spec.workers"),
+    ("workers a word", pool(workers="five"), "spec.workers"),
+    ("an unknown field", pool(workers=1, queue=3), "spec.queue"),
 ]
 
 
@@ -101,6 +120,21 @@ def test_the_reader_and_the_api_server_give_the_same_verdict_on_the_same_field(
     result = kubectl(cluster.cp, "apply", "--dry-run=server", "--validate=strict", "-n", cluster.namespace,
                      "-f", "-", input=json.dumps(body), check=False)
     problems = schema_problems(body)
+    if field is None:
+        assert result.returncode == 0, result.stderr
+        assert problems == []
+        return
+    assert result.returncode != 0, f"the API server took it: {result.stdout}"
+    assert field in result.stderr, result.stderr
+    assert problems and problems[0].field == field, problems
+
+
+@pytest.mark.parametrize("what, body, field", POOL_ROWS, ids=[row[0] for row in POOL_ROWS])
+def test_the_reader_and_the_api_server_judge_a_cronpool_alike(cluster: Cluster, what: str, body: dict[str, Any],
+                                                              field: str | None) -> None:
+    result = kubectl(cluster.cp, "apply", "--dry-run=server", "--validate=strict", "-n", cluster.namespace,
+                     "-f", "-", input=json.dumps(body), check=False)
+    problems = pool_problems(body)
     if field is None:
         assert result.returncode == 0, result.stderr
         assert problems == []

@@ -108,6 +108,9 @@ def describe_lines(body: Mapping[str, Any], events: Sequence[Mapping[str, Any]],
     reason = spec.get("suspendReason")
     lines.append(f"Suspend:            {'true' if spec.get('suspend') else 'false'}"
                  + (f" ({reason})" if spec.get("suspend") and reason else ""))
+    if spec.get("pool"):
+        queued = sum(1 for run in status.get("active") or [] if run.get("state") == "queued")
+        lines.append(f"Pool:               {spec['pool']}" + (f" ({queued} queued for a worker)" if queued else ""))
     lines += _window_and_failures(spec, status)
     lines.append(f"Last Schedule:      {status.get('lastScheduleTime') or '-'}")
     lines.append(f"Launched:           {status.get('launched') or 0}   Skipped: {status.get('skipped') or 0}"
@@ -116,8 +119,9 @@ def describe_lines(body: Mapping[str, Any], events: Sequence[Mapping[str, Any]],
     lines += _indented(next_lines(body) if status.get("nextScheduleTimes") else [why_no_next_times(body)])
     lines.append("Active Runs:")
     active = status.get("active") or []
-    lines += _indented(table(("RUN", "JOB", "REASON", "SCHEDULED", "STARTED", "ATTEMPT"),
+    lines += _indented(table(("RUN", "JOB", "STATE", "REASON", "SCHEDULED", "STARTED", "ATTEMPT"),
                              [(str(run.get("run", "")), str(run.get("job") or run.get("name", "")),
+                               str(run.get("state") or "running"),
                                str(run.get("reason") or "scheduled"), str(run.get("scheduledTime") or "-"),
                                str(run.get("startedTime") or "-"), str(run.get("attempt") or 1))
                               for run in active]) if active else ["<none>"])

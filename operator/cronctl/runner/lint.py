@@ -1,4 +1,4 @@
-"""``cronctl lint``: CronSchedule manifests checked as the runner and the API server read them.
+"""``cronctl lint``: CronSchedule and CronPool manifests checked as the runner and the API server read them.
 
 Each file is read as the runner reads its folder (:func:`.definitions.load_file`: YAML, several
 documents, the API server's size limits, the kind and apiVersion, the container), then each

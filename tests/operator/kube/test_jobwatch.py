@@ -122,6 +122,23 @@ def test_added_and_modified_jobs_are_cached_and_only_an_end_or_a_delete_asks_for
     assert watch.resource_version == "105"
 
 
+def test_a_pooled_job_let_run_by_its_pool_asks_for_a_look_so_its_status_stops_saying_queued() -> None:
+    waiting = job("sync-1", "101")
+    waiting["spec"]["suspend"], waiting["metadata"]["labels"]["cronctl.dev/pool"] = True, "reports"
+    running = json.loads(json.dumps(waiting))
+    running["spec"]["suspend"], running["metadata"]["resourceVersion"] = False, "102"
+    unpooled = job("sync-2", "103")
+    unpooled["spec"]["suspend"] = True
+    resumed = json.loads(json.dumps(unpooled))
+    resumed["spec"]["suspend"], resumed["metadata"]["resourceVersion"] = False, "104"  # a jittered Job's resume
+    api = Api([], [Stream([event("ADDED", waiting), event("MODIFIED", running), event("ADDED", unpooled),
+                           event("MODIFIED", resumed)])])
+    watch, looked_at = a_watch(api)
+    watch.resource_version = "100"
+    watch.watch_once()
+    assert looked_at.looked_at == [("team-a", "sync")]  # the pooled Job let run, and nothing else
+
+
 def test_a_bookmark_moves_the_version_on_and_nothing_else() -> None:
     bookmark = {"kind": "Job", "apiVersion": "batch/v1", "metadata": {"resourceVersion": "250"}}
     api = Api([], [Stream([event("BOOKMARK", bookmark), b"\n"]), Stream([])])

@@ -104,6 +104,10 @@ class Cache:
         with self._lock:
             return list(self._jobs.get((namespace, schedule), {}).values())
 
+    def job(self, namespace: str, schedule: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._jobs.get((namespace, schedule), {}).get(name)
+
     def put_job(self, body: Mapping[str, Any]) -> None:
         owner = owner_of(body)
         if owner is None:

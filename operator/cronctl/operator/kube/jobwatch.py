@@ -3,13 +3,15 @@
 A launch makes two Job events (the staged create, the release) and a run two
 more (started, ended). The operator reads a few fields of a Job
 (``cache.slim_job``), and looks at a schedule again only when one of its
-Jobs ended or was deleted: the rest of what it writes it knows already.
+Jobs ended or was deleted, or its pool let one that waited run: the rest of
+what it writes it knows already.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping
 
+from ..resource import POOL_LABEL
 from .cache import Cache, Key, owner_of
 from .rest import Rest
 from .watch import GONE, RETRY_SECONDS, Gone, Watch
@@ -20,6 +22,15 @@ __all__ = ["GONE", "RETRY_SECONDS", "Gone", "JobWatch", "has_ended", "watches"]
 def has_ended(job: Mapping[str, Any]) -> bool:
     return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
                for c in (job.get("status") or {}).get("conditions") or [])
+
+
+def _let_run_by_its_pool(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> bool:
+    """A pooled Job that waited and now runs: its schedule's status still calls it queued (the
+    pool may be another shard's, whose look does not reconcile this shard's schedules)."""
+    if POOL_LABEL not in ((after.get("metadata") or {}).get("labels") or {}):
+        return False
+    return (before is not None and (before.get("spec") or {}).get("suspend") is True
+            and (after.get("spec") or {}).get("suspend") is not True)
 
 
 class JobWatch(Watch):
@@ -50,8 +61,9 @@ class JobWatch(Watch):
     def changed(self, body: dict[str, Any]) -> None:
         owner = owner_of(body)
         if owner is not None:
+            before = self.cache.job(*owner, body["metadata"]["name"])
             self.cache.put_job(body)
-            if has_ended(body):
+            if has_ended(body) or _let_run_by_its_pool(before, body):
                 self.look_at(owner)
 
     def deleted(self, body: dict[str, Any]) -> None:

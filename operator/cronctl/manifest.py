@@ -300,18 +300,18 @@ def _window_problems(spec: Mapping[str, Any]) -> list[SchemaProblem]:
     return problems
 
 
-def crd() -> dict[str, Any]:
-    """The CustomResourceDefinition (``crds/cronschedule.yaml``, shipped in the package)."""
-    text = resources.files(__package__).joinpath("cronschedule-crd.yaml").read_text(encoding="utf-8")
+def crd(file: str = "cronschedule-crd.yaml") -> dict[str, Any]:
+    """A CustomResourceDefinition shipped in the package: the CronSchedule's (``crds/cronschedule.yaml``)
+    unless ``file`` names another (``cronpool-crd.yaml``)."""
+    text = resources.files(__package__).joinpath(file).read_text(encoding="utf-8")
     loaded: dict[str, Any] = yaml.safe_load(text)
     return loaded
 
 
-@lru_cache(maxsize=1)
-def _validator() -> jsonschema.protocols.Validator:
-    schema = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    strict = _as_json_schema(schema)
-    return jsonschema.Draft202012Validator(strict)
+@lru_cache(maxsize=2)
+def _validator(file: str = "cronschedule-crd.yaml") -> jsonschema.protocols.Validator:
+    schema = crd(file)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return jsonschema.Draft202012Validator(_as_json_schema(schema))
 
 
 def _as_json_schema(node: Mapping[str, Any]) -> dict[str, Any]:
@@ -372,22 +372,13 @@ class PoolSpec:
     workers: int
 
 
-def pool_crd() -> dict[str, Any]:
-    """The CronPool CustomResourceDefinition (``crds/cronpool.yaml``, shipped in the package)."""
-    text = resources.files(__package__).joinpath("cronpool-crd.yaml").read_text(encoding="utf-8")
-    loaded: dict[str, Any] = yaml.safe_load(text)
-    return loaded
-
-
-@lru_cache(maxsize=1)
-def _pool_validator() -> jsonschema.protocols.Validator:
-    return jsonschema.Draft202012Validator(_as_json_schema(pool_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
+POOL_CRD_FILE = "cronpool-crd.yaml"
 
 
 def pool_problems(body: Mapping[str, Any]) -> list[SchemaProblem]:
     """What the API server refuses in a CronPool by its CRD's schema, first field first."""
     instance = _as_stored(body)
-    problems = {problem for error in _pool_validator().iter_errors(instance)
+    problems = {problem for error in _validator(POOL_CRD_FILE).iter_errors(instance)
                 for problem in _problems(error, POOL_KIND)}
     return sorted(problems, key=lambda problem: problem.field)
 

@@ -57,16 +57,16 @@ def test_a_retry_waits_behind_older_times_and_before_newer_ones() -> None:
 
 # -- one look at a pool (pool_step) --------------------------------------------------
 
-def run(key: str, nominal: int = 10, attempt: int = 1, since: float = 600.0) -> PoolRun:
-    return PoolRun(key, key.split("/")[0], nominal, attempt, since)
+def run(key: str, nominal: int = 10, attempt: int = 1, not_before: float = 0.0) -> PoolRun:
+    return PoolRun(key, key.split("/")[0], nominal, attempt, 600.0, not_before)
 
 
 @pytest.mark.parametrize("workers, busy, waiting, second, start, queue, wake_at", [
     (2, 0, [run("e"), run("c"), run("a"), run("d"), run("b")], 600, ["a", "b"], ["c", "d", "e"], None),
     (2, 2, [run("a"), run("b")], 600, [], ["a", "b"], None),
     (2, 1, [run("b"), run("a")], 600, ["a"], ["b"], None),
-    (3, 0, [run("late", since=615), run("a")], 600, ["a"], ["late"], 615),
-    (3, 0, [run("late", since=615), run("a")], 615, ["a", "late"], [], None),
+    (3, 0, [run("late", not_before=615), run("a")], 600, ["a"], ["late"], 615),
+    (3, 0, [run("late", not_before=615), run("a")], 615, ["a", "late"], [], None),
     (1, 0, [run("a/2", attempt=2), run("a/1", nominal=11), run("b")], 600, ["a/2"], ["b", "a/1"], None),
     (1, 5, [run("a")], 600, [], ["a"], None),
 ], ids=["five due at one minute, two workers: a and b start", "every worker busy: nothing starts",

@@ -114,12 +114,11 @@ POOL_ROWS: list[tuple[str, dict[str, Any], str | None]] = [
 ]
 
 
-@pytest.mark.parametrize("what, body, field", ROWS, ids=[row[0] for row in ROWS])
-def test_the_reader_and_the_api_server_give_the_same_verdict_on_the_same_field(
-        cluster: Cluster, what: str, body: dict[str, Any], field: str | None) -> None:
+def same_verdict(cluster: Cluster, body: dict[str, Any], field: str | None, problems: list[Any]) -> None:
+    """The API server (a server-side dry run, strict field validation) and the reader's ``problems``
+    both accept ``body``, or both refuse it naming ``field``."""
     result = kubectl(cluster.cp, "apply", "--dry-run=server", "--validate=strict", "-n", cluster.namespace,
                      "-f", "-", input=json.dumps(body), check=False)
-    problems = schema_problems(body)
     if field is None:
         assert result.returncode == 0, result.stderr
         assert problems == []
@@ -127,18 +126,15 @@ def test_the_reader_and_the_api_server_give_the_same_verdict_on_the_same_field(
     assert result.returncode != 0, f"the API server took it: {result.stdout}"
     assert field in result.stderr, result.stderr
     assert problems and problems[0].field == field, problems
+
+
+@pytest.mark.parametrize("what, body, field", ROWS, ids=[row[0] for row in ROWS])
+def test_the_reader_and_the_api_server_give_the_same_verdict_on_the_same_field(
+        cluster: Cluster, what: str, body: dict[str, Any], field: str | None) -> None:
+    same_verdict(cluster, body, field, schema_problems(body))
 
 
 @pytest.mark.parametrize("what, body, field", POOL_ROWS, ids=[row[0] for row in POOL_ROWS])
 def test_the_reader_and_the_api_server_judge_a_cronpool_alike(cluster: Cluster, what: str, body: dict[str, Any],
                                                               field: str | None) -> None:
-    result = kubectl(cluster.cp, "apply", "--dry-run=server", "--validate=strict", "-n", cluster.namespace,
-                     "-f", "-", input=json.dumps(body), check=False)
-    problems = pool_problems(body)
-    if field is None:
-        assert result.returncode == 0, result.stderr
-        assert problems == []
-        return
-    assert result.returncode != 0, f"the API server took it: {result.stdout}"
-    assert field in result.stderr, result.stderr
-    assert problems and problems[0].field == field, problems
+    same_verdict(cluster, body, field, pool_problems(body))

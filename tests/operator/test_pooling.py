@@ -84,6 +84,14 @@ def test_a_jittered_attempt_waits_for_its_second() -> None:
                                                     SECOND + 30).starts] == ["a-report"]
 
 
+def test_a_job_made_by_an_api_server_whose_clock_is_ahead_waits_no_longer_for_it() -> None:
+    """Its creation time is the API server's; when it may start is the operator's clock's to say."""
+    ahead = job("a-report")
+    ahead["metadata"]["creationTimestamp"] = rfc3339(MINUTE + 90)
+    result = pool_plan(pool(1), [ahead], SECOND)
+    assert [start.schedule for start in result.starts] == ["a-report"] and result.starts[0].waited == 0
+
+
 def test_a_missing_pool_starts_nothing() -> None:
     assert pool_plan(None, FIVE_DUE_AT_ONE_MINUTE, SECOND).starts == []
 

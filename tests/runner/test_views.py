@@ -233,7 +233,7 @@ def test_status_json_has_stable_keys_and_rfc3339_utc_times(folder: Path) -> None
                        "last": None, "next": "2024-03-01T00:04:00Z", "overdue_since": "2024-03-01T00:04:00Z",
                        "skipped": 0, "ended": None, "remaining_runs": None, "last_success": None,
                        "last_failure": None, "consecutive_failures": 0,
-                       "running": [], "queued": [], "retrying": [], "overflow": None,
+                       "running": [], "queued": [], "pool": None, "retrying": [], "overflow": None,
                        "invalid": False, "retired": None, "suspended": None, "backfill": None}],
         "invalid_manifests": [],
         "retired": [{"schedule": "gone", "at": "2024-03-01T00:02:00Z"}]}

@@ -67,7 +67,8 @@ class PoolRun:
     schedule: str
     nominal: int  # the run's schedule time, minutes since 1970
     attempt: int
-    since: float  # the second (since 1970) it waits from: its creation, or its jitter's second
+    since: float  # the second (since 1970) it has waited from, as its driver says (for the record)
+    not_before: float = 0.0  # the second it may start from: its jitter's (0: at once)
 
     def place(self) -> tuple[int, bytes, int]:
         return seed_order(self.nominal, self.schedule, self.attempt)
@@ -85,12 +86,12 @@ class PoolStep:
 
 def pool_step(workers: int, busy: int, waiting: Sequence[PoolRun], second: float) -> PoolStep:
     """The attempts a pool of ``workers`` with ``busy`` running starts at ``second``."""
-    ready = [run for run in waiting if run.since <= second]
-    later = sorted((run for run in waiting if run.since > second), key=PoolRun.place)
+    ready = [run for run in waiting if run.not_before <= second]
+    later = sorted((run for run in waiting if run.not_before > second), key=PoolRun.place)
     start = admitted(workers, busy, ready, PoolRun.place)
     chosen = {run.key for run in start}
     left = [run for run in sorted(ready, key=PoolRun.place) if run.key not in chosen]
-    return PoolStep(start, left + later, min((run.since for run in later), default=None))
+    return PoolStep(start, left + later, min((run.not_before for run in later), default=None))
 
 
 __all__ = ["PoolRun", "PoolStep", "admitted", "admitted_across", "java_order", "pool_step", "seed_order"]

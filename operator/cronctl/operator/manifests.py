@@ -104,7 +104,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
     written, and the digest of what it was staged with is.
 
     ``pool``: the CronPool whose worker the attempt waits for: the Job is created
-    suspended and labelled with it, and the pool's pass resumes it."""
+    suspended and labelled with it, and the pool's look resumes it."""
     metadata = schedule["metadata"]
     template_metadata = template.get("metadata") or {}
     spec = orjson.loads(orjson.dumps(template.get("spec") or {}))  # a deep copy, 8x faster than deepcopy's
@@ -114,13 +114,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         spec["activeDeadlineSeconds"] = min(deadline, spec.get("activeDeadlineSeconds", deadline))
     if retries:
         spec["backoffLimit"] = 0  # each attempt is its own Job: cronctl retries, not the Job
-    recorded = {} if start_at is None else {START_AT_ANNOTATION: rfc3339_seconds(start_at)}
-    if replaces:
-        recorded[REPLACES_ANNOTATION] = ",".join(replaces)
-    if overflow is not None:
-        recorded[OVERFLOW_ANNOTATION] = overflow.to_annotation()
-    if trigger is not None:
-        recorded[TRIGGER_ANNOTATION] = trigger
+    recorded = _recorded(start_at, replaces, overflow, trigger)
     if start_at is not None or pool is not None:
         spec["suspend"] = True
     facts: dict[str, str | dict[str, Any]] = {
@@ -130,9 +124,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
     if reason in _NAME_SUFFIXES:  # kubectl get jobs -l cronctl.dev/reason=backfill
         run_labels[REASON_LABEL] = reason
     shard = (metadata.get("labels") or {}).get(SHARD_LABEL)
-    shard_labels = {} if shard is None else {SHARD_LABEL: shard}
-    if pool is not None:
-        shard_labels[POOL_LABEL] = pool
+    shard_labels = {**({} if shard is None else {SHARD_LABEL: shard}), **({} if pool is None else {POOL_LABEL: pool})}
     if staged:
         assert start_at is not None, "a staged Job waits for the second it is due"
         pod_metadata = spec.setdefault("template", {}).setdefault("metadata", {})
@@ -160,6 +152,19 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         },
         "spec": spec,
     }
+
+
+def _recorded(start_at: int | None, replaces: Sequence[str], overflow: OverflowNote | None,
+              trigger: str | None) -> dict[str, str]:
+    """The annotations that record what a launch's reconcile decided besides the Job."""
+    recorded = {} if start_at is None else {START_AT_ANNOTATION: rfc3339_seconds(start_at)}
+    if replaces:
+        recorded[REPLACES_ANNOTATION] = ",".join(replaces)
+    if overflow is not None:
+        recorded[OVERFLOW_ANNOTATION] = overflow.to_annotation()
+    if trigger is not None:
+        recorded[TRIGGER_ANNOTATION] = trigger
+    return recorded
 
 
 def release_patch(number: int, replaces: Sequence[str] = (), overflow: OverflowNote | None = None,

@@ -67,7 +67,7 @@ def pool_plan(pool: Mapping[str, Any] | None, jobs: Iterable[Mapping[str, Any]],
     old = pool.get("status") or {}
     changed = {key: value for key, value in status.items() if old.get(key) != value}
     return PoolPlan(starts, changed or None, busy + len(starts), len(step.queue),
-                    max((second - run.since for run in step.queue if run.since <= second), default=0.0),
+                    max((max(0.0, second - run.since) for run in step.queue), default=0.0),
                     step.wake_at)
 
 
@@ -84,10 +84,12 @@ def waiting_run(job: Mapping[str, Any]) -> PoolRun | None:
         return None
     if nominal is None:
         return None
+    # Its creation by the API server's clock (the operator's may differ: only the record reads it);
+    # its jitter's second by the operator's, which says when it may start.
     created = parse_rfc3339_seconds((job.get("metadata") or {}).get("creationTimestamp"))
     start_at = parse_rfc3339_seconds(annotations.get(START_AT_ANNOTATION))
-    since = max(second for second in (created, start_at, nominal * 60) if second is not None)
-    return PoolRun(str(job["metadata"]["name"]), str(labels.get(SCHEDULE_LABEL, "")), nominal, attempt, since)
+    return PoolRun(str(job["metadata"]["name"]), str(labels.get(SCHEDULE_LABEL, "")), nominal, attempt,
+                   nominal * 60 if created is None else created, start_at or 0)
 
 
 def deadline_left(job: Mapping[str, Any], second: float) -> int | None:

@@ -62,6 +62,14 @@ def runs_table(runs: Sequence[Mapping[str, Any]]) -> list[str]:
                   for run in runs])
 
 
+def _pool(spec: Mapping[str, Any], status: Mapping[str, Any]) -> list[str]:
+    """describe's line of the CronPool the schedule's runs wait in, and how many wait."""
+    if not spec.get("pool"):
+        return []
+    queued = sum(1 for run in status.get("active") or [] if run.get("state") == "queued")
+    return [f"Pool:               {spec['pool']}" + (f" ({queued} queued for a worker)" if queued else "")]
+
+
 def _window_and_failures(spec: Mapping[str, Any], status: Mapping[str, Any]) -> list[str]:
     """describe's lines of the window, the run limit, the failures and a pause on them."""
     lines = []
@@ -105,13 +113,9 @@ def describe_lines(body: Mapping[str, Any], events: Sequence[Mapping[str, Any]],
                              ("jitterSeconds", "Jitter:             ", "s")):
         if spec.get(key):
             lines.append(f"{label}{spec[key]}{unit}")
-    reason = spec.get("suspendReason")
-    lines.append(f"Suspend:            {'true' if spec.get('suspend') else 'false'}"
-                 + (f" ({reason})" if spec.get("suspend") and reason else ""))
-    if spec.get("pool"):
-        queued = sum(1 for run in status.get("active") or [] if run.get("state") == "queued")
-        lines.append(f"Pool:               {spec['pool']}" + (f" ({queued} queued for a worker)" if queued else ""))
-    lines += _window_and_failures(spec, status)
+    reason = spec.get("suspendReason") if spec.get("suspend") else None
+    lines.append(f"Suspend:            {'true' if spec.get('suspend') else 'false'}" + (f" ({reason})" if reason else ""))
+    lines += _pool(spec, status) + _window_and_failures(spec, status)
     lines.append(f"Last Schedule:      {status.get('lastScheduleTime') or '-'}")
     lines.append(f"Launched:           {status.get('launched') or 0}   Skipped: {status.get('skipped') or 0}"
                  f"   Overflowed: {status.get('overflowed') or 0}")

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -185,3 +186,39 @@ def install_crd(cp: Any) -> None:
     kubectl(cp, "apply", "-f", str(CRD), "-f", str(POOL_CRD))
     kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "crd/cronpools.cronctl.dev",
             "--timeout=60s")
+
+
+def pooled_jobs(cluster: Cluster, pool: str) -> list[Any]:
+    """The Jobs of a CronPool's schedules (not being deleted)."""
+    return [job for job in cluster.batch.list_namespaced_job(cluster.namespace,
+                                                             label_selector=f"cronctl.dev/pool={pool}").items
+            if job.metadata.deletion_timestamp is None]
+
+
+class Starts:
+    """Watches a CronPool's Jobs from a thread: the order they were let run (no longer suspended),
+    and the most that ran at once (let run, not ended)."""
+
+    def __init__(self, cluster: Cluster, pool: str) -> None:
+        self.cluster, self.pool, self.order, self.most = cluster, pool, [], 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            running = 0
+            for job in sorted(pooled_jobs(self.cluster, self.pool), key=lambda j: j.metadata.name):
+                if job.spec.suspend:
+                    continue
+                if job.metadata.name not in self.order:
+                    self.order.append(job.metadata.name)
+                ended = any(c.type in ("Complete", "Failed") and c.status == "True"
+                            for c in (job.status.conditions or []))
+                running += not ended
+            self.most = max(self.most, running)
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)

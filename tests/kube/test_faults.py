@@ -22,6 +22,7 @@ another replica could take the Lease, and live on.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from .faultproxy import FaultProxy, kubeconfig_through
-from .helpers import Cluster, Operator, job_of, schedule_manifest, wait_for
+from .helpers import Cluster, Operator, Starts, job_of, schedule_manifest, wait_for
 
 RUNNABLE = [f"every-{index}" for index in range(6)]
 BLOCKED = ["forbid-0", "forbid-1"]  # Forbid, their first run never ends (no job controller here)
@@ -266,3 +267,43 @@ def test_a_holder_cut_off_past_the_renew_deadline_stops_acting_before_its_lease_
             for replica in (first, second):
                 replica.stop()
                 print(f"--- {replica.log_file.name}\n{replica.log()[-4000:]}")
+
+
+def test_a_pool_under_resets_and_cut_answers_starts_each_waiting_job_once_and_never_more_than_its_workers(
+        operator: Operator, cluster: Cluster, proxy: FaultProxy) -> None:
+    """A CronPool's looks (a LIST, the resumes, its status) under the faults: a look that failed
+    is made again within a second, from the Jobs as the API has them, so a resume whose answer
+    was lost is seen as done, and none is made twice or past the pool's workers."""
+    cluster.apply(json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronPool", "metadata": {"name": "reports"},
+                              "spec": {"workers": 2}}))
+    names = [f"pooled-{index}" for index in range(4)]
+    for name in names:
+        cluster.apply(schedule_manifest(name, "1 * * * *", pool="reports"))
+    wait_for("00:01 the next fire", due_at(cluster, names, "2024-03-01T00:01"))
+    starts = Starts(cluster, "reports")
+    try:
+        proxy.cut_answers(3.0)
+        threading.Timer(0.15, proxy.reset_all).start()
+        operator.set_clock("2024-03-01T00:01:00")
+        wait_for("two of the four let run", lambda: len(starts.order) == 2, timeout=60)
+        wait_for("the pool's status says so", lambda: (pool_status(cluster).get("busy"), pool_status(cluster)
+                                                        .get("queued")) == (2, 2), timeout=60)
+        proxy.cut_answers(3.0)
+        threading.Timer(0.15, proxy.reset_all).start()
+        for job in list(starts.order):
+            cluster.finish_job(job, "Complete", "2024-03-01T00:01")
+        wait_for("the other two let run once those ended", lambda: len(starts.order) == 4, timeout=60)
+    finally:
+        starts.stop()
+    assert starts.order == [job_of(name, "2024-03-01T00:01") for name in names]  # seed order: by name
+    assert starts.most == 2
+    for name in names:
+        assert cluster.job_names(name) == [job_of(name, "2024-03-01T00:01")]
+        wait_for(f"{name}'s status converged", lambda name=name: cluster.status(name).get("launched") == 1)
+    assert proxy.stats["cut"] > 0
+    assert operator.process is not None and operator.process.poll() is None
+
+
+def pool_status(cluster: Cluster) -> dict[str, Any]:
+    body = cluster.custom.get_namespaced_custom_object("cronctl.dev", "v1", cluster.namespace, "cronpools", "reports")
+    return body.get("status") or {}

@@ -126,3 +126,15 @@ def test_a_missing_pool_is_ready_false_naming_it_said_once_and_its_runs_wait_for
     assert (ready(w)["status"], ready(w)["reason"]) == ("True", "Scheduled")
 
 
+
+
+def test_replace_replaces_its_own_queued_run_whose_job_goes_and_the_new_one_waits() -> None:
+    w = world(concurrencyPolicy="Replace")
+    w.reconcile(t("2024-03-01T00:10"))
+    old = w.job_named(t("2024-03-01T00:10"))
+    effects = w.reconcile(t("2024-03-01T00:20")).effects
+    assert [e.name for e in effects if isinstance(e, DeleteJob)] == [old]
+    [new] = [e.manifest for e in effects if isinstance(e, CreateJob)]
+    assert new["spec"]["suspend"] is True and new["metadata"]["labels"][POOL_LABEL] == "reports"
+    assert [(entry["name"], entry["state"]) for entry in w.schedule["status"]["active"]] == [
+        (w.job_named(t("2024-03-01T00:20")), "queued")]

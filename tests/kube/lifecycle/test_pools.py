@@ -10,14 +10,13 @@ leave no run waiting for ever.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from ..helpers import Cluster, Operator, kubectl, wait_for
+from ..helpers import Cluster, Operator, Starts, kubectl, pooled_jobs, wait_for
 from .conftest import Clock
 from .test_lifecycle import LONG, at_minute, job_condition, schedule, seen
 
@@ -34,44 +33,9 @@ def pool_status(cluster: Cluster) -> dict[str, Any]:
     return body.get("status") or {}
 
 
-def pooled_jobs(cluster: Cluster) -> list[Any]:
-    return [job for job in cluster.batch.list_namespaced_job(cluster.namespace,
-                                                             label_selector=f"cronctl.dev/pool={POOL}").items
-            if job.metadata.deletion_timestamp is None]
-
-
-class Starts:
-    """Watches the pool's Jobs from a thread: the order they were let run (no longer suspended),
-    and the most that ran at once (let run, not ended)."""
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster, self.order, self.most = cluster, [], 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            running = 0
-            for job in sorted(pooled_jobs(self.cluster), key=lambda j: j.metadata.name):
-                if job.spec.suspend:
-                    continue
-                if job.metadata.name not in self.order:
-                    self.order.append(job.metadata.name)
-                ended = any(c.type in ("Complete", "Failed") and c.status == "True"
-                            for c in (job.status.conditions or []))
-                running += not ended
-            self.most = max(self.most, running)
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-
 @pytest.fixture
 def starts(cluster: Cluster) -> Iterator[Starts]:
-    watcher = Starts(cluster)
+    watcher = Starts(cluster, POOL)
     yield watcher
     watcher.stop()
 
@@ -88,7 +52,7 @@ def test_a_pool_of_two_runs_five_due_at_one_minute_two_at_a_time_in_seed_order_w
     for name in ("a-report", "b-report", "c-report", "d-report", "e-report"):
         seen(cluster, name)
     clock.set(1)
-    wait_for("all five launched", lambda: len(pooled_jobs(cluster)) >= 5)
+    wait_for("all five launched", lambda: len(pooled_jobs(cluster, POOL)) >= 5)
     wait_for("the pool's status", lambda: pool_status(cluster).get("queued") == 3)
     assert pool_status(cluster)["busy"] == 2
     assert [entry["schedule"] for entry in pool_status(cluster)["queue"]] == ["c-report", "d-report", "e-report"]
@@ -158,7 +122,7 @@ def test_a_restart_and_a_failover_in_the_middle_of_a_queue_start_nothing_twice(
         wait_for("q2 and q3 let run after the failover", lambda: starts.order == jobs, timeout=2 * LONG)
         wait_for("every run ended", lambda: all(job_condition(cluster, job) for job in jobs), timeout=LONG)
         assert starts.most == 1
-        assert sorted(job.metadata.name for job in pooled_jobs(cluster)) == jobs  # none doubled
+        assert sorted(job.metadata.name for job in pooled_jobs(cluster, POOL)) == jobs  # none doubled
         clock.set(2)
         for name in names:
             wait_for(f"{name} succeeded once", lambda n=name: [run["state"] for run in

@@ -173,7 +173,7 @@ def run_of_job(job: Mapping[str, Any], owner_uid: str) -> RunView | None:
     name = job_name(labels.get(SCHEDULE_LABEL, ""), scheduled, reason=reason)
     held = (job.get("spec") or {}).get("suspend") is True
     pool = labels.get(POOL_LABEL)
-    # A pooled Job waits for its pool's pass, which minds its jitter's second too: the schedule
+    # A pooled Job waits for its pool's look, which minds its jitter's second too: the schedule
     # holds nothing of it.
     held_until = parse_rfc3339_seconds(annotations.get(START_AT_ANNOTATION)) if held and pool is None else None
     return RunView(name, number, scheduled, started, ended=job_outcome(job), attempt=attempt, reason=reason,

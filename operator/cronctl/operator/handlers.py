@@ -39,7 +39,8 @@ from .skew import DEFAULT_THRESHOLD_SECONDS, EVERY_SECONDS, SkewWatch
 from .kube.watch import Watch
 
 LEASE_REFERENCE = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}
-CONNECTIONS = CONCURRENCY + POSTERS + 1  # the reconciles, the Event posters, a spare; and one per watch
+# The reconciles, the Event posters, a spare; and one per watch (of Jobs, CronSchedules and CronPools).
+CONNECTIONS = CONCURRENCY + POSTERS + 1
 STAGING_VARIABLE = "CRONCTL_STAGING"  # on, or off (the default), where ``cronctl operator --[no-]staging`` is not given
 FLUSH_SECONDS = 3.0  # at stop, how long the Event series' last counts may take (the grace period is 30 s)
 
@@ -93,7 +94,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     node = node_clock_from_environment()
     skew = SkewEstimate(node.seconds)  # told the Date of the API's answers by the operator's connections
     METRICS.watch_skew(skew)
-    cluster = Cluster(load_client(CONNECTIONS + 2 * watched), cache, record_events_later=True, shard=shard,
+    cluster = Cluster(load_client(CONNECTIONS + 3 * watched), cache, record_events_later=True, shard=shard,
                       skew=skew)
     leadership = Leadership(options.election, cluster.rest)
     leadership.start()

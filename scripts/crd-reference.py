@@ -1,4 +1,4 @@
-"""Write docs/reference/cronschedule.md from crds/cronschedule.yaml, so the reference cannot drift.
+"""Write docs/reference/cronschedule.md and cronpool.md from crds/, so the references cannot drift.
 
     python scripts/crd-reference.py          # write it
     python scripts/crd-reference.py --check  # exit 1 if the committed page is not current
@@ -13,8 +13,8 @@ from typing import Any, Iterator
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-CRD = ROOT / "crds" / "cronschedule.yaml"
-PAGE = ROOT / "docs" / "reference" / "cronschedule.md"
+# The CRD file and its page, by name.
+PAGES = {ROOT / "crds" / f"{name}.yaml": ROOT / "docs" / "reference" / f"{name}.md" for name in ("cronschedule", "cronpool")}
 
 
 def fields(schema: dict[str, Any], path: str) -> Iterator[tuple[str, str, str]]:
@@ -35,14 +35,15 @@ def fields(schema: dict[str, Any], path: str) -> Iterator[tuple[str, str, str]]:
             yield from fields(sub["items"], f"{here}[]")
 
 
-def page() -> str:
-    crd = yaml.safe_load(CRD.read_text())
+def page(source: Path) -> str:
+    crd = yaml.safe_load(source.read_text())
     names = crd["spec"]["names"]
     first = crd["spec"]["versions"][0]["name"]
     short = ", ".join(f"`{name}`" for name in names.get("shortNames", []))
     lines = [f"# {names['kind']} reference", "",
-             f"`{crd['spec']['group']}/{first}`, kind `{names['kind']}`, namespaced; short names {short}. "
-             "Generated from `crds/cronschedule.yaml` by `scripts/crd-reference.py`: the API server "
+             f"`{crd['spec']['group']}/{first}`, kind `{names['kind']}`, namespaced"
+             + (f"; short names {short}" if short else "") + ". "
+             f"Generated from `crds/{source.name}` by `scripts/crd-reference.py`: the API server "
              "enforces the same schema."]
     for version in crd["spec"]["versions"]:
         schema = version["schema"]["openAPIV3Schema"]["properties"]
@@ -55,15 +56,17 @@ def page() -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = page()
-    if argv[1:] == ["--check"]:
-        if not PAGE.exists() or PAGE.read_text() != text:
-            print(f"{PAGE} is not current: run python scripts/crd-reference.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.parent.mkdir(exist_ok=True)
-    PAGE.write_text(text)
-    return 0
+    stale = 0
+    for source, target in PAGES.items():
+        text = page(source)
+        if argv[1:] == ["--check"]:
+            if not target.exists() or target.read_text() != text:
+                print(f"{target} is not current: run python scripts/crd-reference.py", file=sys.stderr)
+                stale = 1
+            continue
+        target.parent.mkdir(exist_ok=True)
+        target.write_text(text)
+    return stale
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -19,18 +21,19 @@ def test_the_site_builds_with_strict_link_checks(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "reference" / "cronschedule" / "index.html").exists()
 
 
-def test_the_cronschedule_reference_is_generated_from_the_crd_and_current() -> None:
+def test_the_references_are_generated_from_the_crds_and_current() -> None:
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "crd-reference.py"), "--check"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
 
 
-def test_every_field_of_the_crds_spec_is_in_the_reference() -> None:
+@pytest.mark.parametrize("kind", ["cronschedule", "cronpool"])
+def test_every_field_of_the_crds_spec_is_in_the_reference(kind: str) -> None:
     import yaml
 
-    crd = yaml.safe_load((ROOT / "crds" / "cronschedule.yaml").read_text())
+    crd = yaml.safe_load((ROOT / "crds" / f"{kind}.yaml").read_text())
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
-    page = (ROOT / "docs" / "reference" / "cronschedule.md").read_text()
+    page = (ROOT / "docs" / "reference" / f"{kind}.md").read_text()
     assert [name for name in spec if f"| `spec.{name}` |" not in page] == []
 
 

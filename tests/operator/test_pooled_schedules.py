@@ -59,10 +59,11 @@ def test_the_status_says_a_waiting_run_is_queued_and_in_which_pool_then_running_
     w.reconcile(t("2024-03-01T00:10"))
     [entry] = w.schedule["status"]["active"]
     assert (entry["state"], entry["pool"]) == ("queued", "reports")
+    assert entry["message"] == "waits for a worker of CronPool reports (its spec.workers all busy)"
     start(w, w.job_named(t("2024-03-01T00:10")))
     w.reconcile(t("2024-03-01T00:12"))
     [entry] = w.schedule["status"]["active"]
-    assert entry["state"] == "running" and "pool" not in entry
+    assert entry["state"] == "running" and "pool" not in entry and "message" not in entry
 
 
 def test_a_timeout_counts_from_the_launch_a_wait_in_the_pool_included_and_the_waiting_job_goes() -> None:

@@ -85,7 +85,8 @@ class RunView:
                  "reason": self.reason,
                  "job": self.job, "scheduledTime": rfc3339(self.scheduled), "startedTime": rfc3339(self.started)}
         if self.queued_in is not None and self.state == RUNNING:
-            entry.update(state=QUEUED, pool=self.queued_in)
+            entry.update(state=QUEUED, pool=self.queued_in,
+                         message=f"waits for a worker of CronPool {self.queued_in} (its spec.workers all busy)")
         return entry
 
 

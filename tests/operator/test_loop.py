@@ -391,3 +391,46 @@ def test_a_replica_that_stopped_leading_acts_on_nothing_and_reconciles_everythin
     assert while_following == []
     assert set(cluster.worlds) <= METRICS._known  # reported again once it leads
     assert {key for key, kind in after if kind == "ReleaseJob"} == set(cluster.worlds)  # every schedule, afresh
+
+
+class FailingPools:
+    """Stand-in pools: the first look fails, the second starts a schedule's Job."""
+
+    def __init__(self) -> None:
+        self.looks: list[float] = []
+        self.marked: list[tuple[str, str]] = []
+
+    def due(self, now: float) -> list[tuple[str, str]]:
+        due, self.marked = self.marked, []
+        return due
+
+    def mark(self, key: tuple[str, str]) -> None:
+        self.marked.append(key)
+
+    def look_all(self, keys: list[tuple[str, str]], now: float) -> Any:
+        from cronctl.operator.pools import Looked
+
+        self.looks.append(time.monotonic())
+        if len(self.looks) == 1:
+            return Looked(failed=list(keys))
+        return Looked(started=[("team-a", "report")])
+
+
+def test_a_pool_look_that_failed_is_made_again_a_second_later_in_real_time_whatever_the_schedules_clock() -> None:
+    """The schedules' clock may stand still (a test's, set by hand): the API server's coming back
+    is the network's time, as a failed reconcile's retry is."""
+    async def failing_once() -> tuple[list[float], set[Any]]:
+        pools = FailingPools()
+        scheduler = Scheduler(cluster=None, clock=None, pools=pools)  # type: ignore[arg-type]
+        scheduler._loop = asyncio.get_running_loop()
+        pools.mark(("team-a", "reports"))
+        assert await scheduler._look_at_pools(600.0)  # the clock never moves from 600
+        deadline = time.monotonic() + 5
+        while len(pools.looks) < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+            await scheduler._look_at_pools(600.0)
+        return pools.looks, scheduler._dirty
+
+    looks, dirty = asyncio.run(failing_once())
+    assert len(looks) == 2 and 0.9 <= looks[1] - looks[0] < 2.0
+    assert dirty == {("team-a", "report")}  # the schedule whose Job started is reconciled

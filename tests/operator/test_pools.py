@@ -7,8 +7,8 @@ from typing import Any
 
 from cronctl.operator.kube.cache import Cache
 from cronctl.operator.metrics import Metrics
-from cronctl.operator.pools import POLL_SECONDS, Pools
-from cronctl.operator.resource import rfc3339
+from cronctl.operator.pools import Pools
+from cronctl.operator.resource import rfc3339, rfc3339_seconds
 from cronctl.operator.shard import Shard
 
 MINUTE = 28487530
@@ -62,16 +62,25 @@ def test_a_marked_pool_is_due_once_and_a_look_starts_the_first_waiting_and_hands
     pools = Pools(cluster, metrics=Metrics())  # type: ignore[arg-type]
     pools.mark(("team-a", "reports"))
     assert pools.due(SECOND) == [("team-a", "reports")] and pools.due(SECOND) == []
-    assert pools.look_all([("team-a", "reports")], SECOND) == [("team-a", "a")]
+    looked = pools.look_all([("team-a", "reports")], SECOND)
+    assert looked.started == [("team-a", "a")] and looked.queued == [("team-a", "reports")]
     assert cluster.started == [f"a-{MINUTE}"]
     assert cluster.statuses[-1]["busy"] == 1 and cluster.statuses[-1]["queued"] == 1
 
 
-def test_a_pool_with_a_queue_is_looked_at_again_within_the_poll_even_with_no_event() -> None:
-    pools = Pools(Cluster(workers=1, jobs=[waiting("a"), waiting("b")]), metrics=Metrics())  # type: ignore[arg-type]
-    pools.look_all([("team-a", "reports")], SECOND)
-    assert pools.next_second() == SECOND + POLL_SECONDS
-    assert pools.due(SECOND + POLL_SECONDS - 1) == [] and pools.due(SECOND + POLL_SECONDS) == [("team-a", "reports")]
+def test_a_pool_whose_queue_is_empty_asks_for_no_poll() -> None:
+    pools = Pools(Cluster(workers=2, jobs=[waiting("a"), waiting("b")]), metrics=Metrics())  # type: ignore[arg-type]
+    looked = pools.look_all([("team-a", "reports")], SECOND)
+    assert len(looked.started) == 2 and looked.queued == [] and looked.failed == []
+
+
+def test_a_jittered_attempt_wakes_its_pool_at_its_second_by_the_schedules_clock() -> None:
+    jittered = waiting("a")
+    jittered["metadata"]["annotations"]["cronctl.dev/start-at"] = rfc3339_seconds(SECOND + 20)
+    pools = Pools(Cluster(workers=1, jobs=[jittered]), metrics=Metrics())  # type: ignore[arg-type]
+    assert pools.look_all([("team-a", "reports")], SECOND).started == []
+    assert pools.next_second() == SECOND + 20
+    assert pools.due(SECOND + 19) == [] and pools.due(SECOND + 20) == [("team-a", "reports")]
 
 
 def test_the_schedules_reconciled_mark_the_pool_they_name() -> None:
@@ -82,15 +91,16 @@ def test_the_schedules_reconciled_mark_the_pool_they_name() -> None:
 
 def test_another_shards_pool_is_not_started_here() -> None:
     cluster = Cluster(workers=1, jobs=[waiting("a")], shard="blue")
-    assert Pools(cluster, metrics=Metrics()).look_all([("team-a", "reports")], SECOND) == []  # type: ignore[arg-type]
+    default = Pools(cluster, metrics=Metrics())  # type: ignore[arg-type]
+    assert default.look_all([("team-a", "reports")], SECOND).started == []
     assert cluster.started == [] and cluster.statuses == []
     blue = Pools(cluster, Shard("blue"), metrics=Metrics())  # type: ignore[arg-type]
-    assert blue.look_all([("team-a", "reports")], SECOND) == [("team-a", "a")]
+    assert blue.look_all([("team-a", "reports")], SECOND).started == [("team-a", "a")]
 
 
-def test_a_refused_start_writes_no_status_and_the_pool_is_looked_at_again_in_a_second() -> None:
+def test_a_refused_start_writes_no_status_and_asks_for_another_look() -> None:
     cluster = Cluster(workers=1, jobs=[waiting("a")], refuse=ConnectionResetError("reset"))
     pools = Pools(cluster, metrics=Metrics())  # type: ignore[arg-type]
-    assert pools.look_all([("team-a", "reports")], SECOND) == []
+    looked = pools.look_all([("team-a", "reports")], SECOND)
+    assert looked.started == [] and looked.failed == [("team-a", "reports")]
     assert cluster.statuses == []  # it would count a start that did not happen
-    assert pools.due(SECOND + 1) == [("team-a", "reports")]

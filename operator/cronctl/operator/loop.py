@@ -52,7 +52,7 @@ from .effects import Plan
 from .backfill import pending_backfill
 from .pause import pending_resume
 from .plan import pending_trigger, plan
-from .pools import Pools, pool_of
+from .pools import POLL_SECONDS, RETRY_SECONDS, Pools, pool_of
 
 log = logging.getLogger("cronctl.operator")
 
@@ -85,6 +85,7 @@ class Scheduler:
         self._preparing_for: float | None = None  # the second of the plans being made ahead
         self._to_prepare: list[Key] = []
         self._failures: dict[Key, int] = {}  # failed reconciles in a row, of the schedules failing now
+        self._polled: set[Key] = set()  # the pools with a queue whose next real-time look is set
         self._signal = asyncio.Event()
         self._loop = _running_loop()  # the loop ``run`` runs on: made on it, or set when ``run`` starts
         # Its own threads, which bound the writes at once (a thread's pipelined writes are taken
@@ -192,10 +193,26 @@ class Scheduler:
             return False
         pools = self.pools
         assert pools is not None
-        started = await asyncio.get_running_loop().run_in_executor(self._driver, pools.look_all, due, now)
-        for key in started:
+        loop = asyncio.get_running_loop()
+        looked = await loop.run_in_executor(self._driver, pools.look_all, due, now)
+        for key in looked.started:
             self._touch(key)
+        for key in looked.failed:
+            loop.call_later(RETRY_SECONDS, self._look_at_pool, key)
+        for key in looked.queued:
+            if key not in self._polled:  # one timer a pool
+                self._polled.add(key)
+                loop.call_later(POLL_SECONDS, self._poll_pool, key)
         return True
+
+    def _look_at_pool(self, key: Key) -> None:
+        if self.pools is not None:
+            self.pools.mark(key)
+            self._signal.set()
+
+    def _poll_pool(self, key: Key) -> None:
+        self._polled.discard(key)
+        self._look_at_pool(key)
 
     def _take_due(self, now: float) -> set[Key]:
         due, self._dirty = self._dirty, set()

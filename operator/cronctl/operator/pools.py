@@ -2,10 +2,13 @@
 
 A pool is looked at (``pooling.pool_plan`` on a fresh LIST of its Jobs) when
 one of its schedules was reconciled (a run launched, ended or retried there),
-when the pool itself came or changed, at the second a jittered waiting
-attempt may start, and every ``POLL_SECONDS`` while its queue is not empty
-(a worker freed by a schedule of another shard, whose Job this shard's
-watch does not see). Only the shard the pool belongs to (by its
+when the pool itself came or changed, and at the second a jittered waiting
+attempt may start (by the schedules' clock); and, in real time, a second
+after a look that failed (the API away: its time is the network's, not the
+schedules' clock, which tests set by hand) and every ``POLL_SECONDS`` while
+its queue is not empty (a worker freed by a schedule of another shard, whose
+Job this shard's watch does not see). ``look_all`` says which pools want
+those real-time looks; the scheduling loop keeps the timers. Only the shard the pool belongs to (by its
 ``cronctl.dev/shard`` label, as a schedule) starts its Jobs, and only while
 it leads (the scheduling loop calls ``look`` only then); looks at one pool
 never overlap (the loop makes them on one thread).
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from .apply import Cluster
@@ -28,7 +32,18 @@ from .shard import Shard
 log = logging.getLogger("cronctl.operator")
 
 Key = tuple[str, str]  # (namespace, name)
-POLL_SECONDS = 10.0  # a pool with a queue is looked at at least this often
+POLL_SECONDS = 10.0  # a pool with a queue is looked at at least this often (real time)
+RETRY_SECONDS = 1.0  # a look that failed is made again so soon (real time)
+
+
+@dataclass
+class Looked:
+    """What the looks at some pools did: the schedules whose Jobs started, and the pools to look
+    at again in real time, a second from now (the look failed) or in ``POLL_SECONDS`` (a queue)."""
+
+    started: list[Key] = field(default_factory=list)
+    failed: list[Key] = field(default_factory=list)
+    queued: list[Key] = field(default_factory=list)
 
 
 class Pools:
@@ -57,7 +72,8 @@ class Pools:
                 self.mark(key)
 
     def due(self, now: float) -> list[Key]:
-        """The pools to look at now (taken: marked again, they come again)."""
+        """The pools to look at now: marked, or a jittered attempt's second come (taken: marked
+        again, they come again)."""
         with self._lock:
             due = self._dirty | {key for key, second in self._wake.items() if second <= now}
             self._dirty = set()
@@ -69,24 +85,29 @@ class Pools:
         with self._lock:
             return min(self._wake.values(), default=None) if not self._dirty else 0.0
 
-    def look_all(self, keys: list[Key], now: float) -> list[Key]:
-        """Look at each pool; the schedules whose Jobs started. A failed look is tried again soon."""
-        started: list[Key] = []
+    def look_all(self, keys: list[Key], now: float) -> Looked:
+        """Look at each pool (``now``: the schedules' clock, in seconds)."""
+        looked = Looked()
         for key in keys:
             try:
-                started.extend(self.look(key, now))
+                started, queued = self.look(key, now)
             except Exception as error:  # the API away: the queue waits, nothing is lost
-                log.warning("looking at CronPool %s/%s failed (%s); again in %g s", *key, error, 1.0)
-                self._again(key, now + 1.0)
-        return started
+                log.warning("looking at CronPool %s/%s failed (%s); again in %g s", *key, error, RETRY_SECONDS)
+                looked.failed.append(key)
+                continue
+            looked.started.extend(started)
+            if queued:
+                looked.queued.append(key)
+        return looked
 
-    def look(self, key: Key, now: float) -> list[Key]:
-        """One look at a pool: start what it admits, write its status; the schedules started."""
+    def look(self, key: Key, now: float) -> tuple[list[Key], bool]:
+        """One look at a pool: start what it admits, write its status; the schedules started, and
+        whether attempts still wait."""
         namespace, name = key
         pool = self.cluster.pool(namespace, name)
         if pool is None or not self.shard.owns(pool):
             self.metrics.forget_pool(namespace, name)
-            return []
+            return [], False
         result = pool_plan(pool, self.cluster.pool_jobs(namespace, name), now)
         outcomes = self.cluster.start_pooled(namespace, [(start.job, start.patch) for start in result.starts])
         failed = [outcome for outcome in outcomes if isinstance(outcome, Exception)]
@@ -100,16 +121,11 @@ class Pools:
             self.cluster.patch_pool_status(namespace, name, result.status)
         self.metrics.record_pool(namespace, name, result.busy, result.queued, result.oldest_wait,
                                  [start.waited for start in result.starts])
-        wake = [second for second in (result.wake_at, now + POLL_SECONDS if result.queued else None)
-                if second is not None]
-        if wake:
-            self._again(key, min(wake))
-        return sorted({(namespace, start.schedule) for start, outcome in zip(result.starts, outcomes)
-                       if outcome is True})
-
-    def _again(self, key: Key, second: float) -> None:
-        with self._lock:
-            self._wake[key] = min(second, self._wake.get(key, second))
+        if result.wake_at is not None:
+            with self._lock:
+                self._wake[key] = min(result.wake_at, self._wake.get(key, result.wake_at))
+        started = {(namespace, start.schedule) for start, outcome in zip(result.starts, outcomes) if outcome is True}
+        return sorted(started), result.queued > 0
 
 
 def pool_of(schedule: dict[str, Any] | None) -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from cronctl.core.times import parse_time
-from cronctl.operator.effects import NEVER_STARTED, CreateJob, DeleteJob, StageJob
+from cronctl.operator.effects import NEVER_STARTED, CreateJob, DeleteJob, ResumeJob, StageJob
 from cronctl.operator.manifests import pool_start_patch
 from cronctl.operator.resource import POOL_LABEL
 
@@ -139,3 +139,13 @@ def test_replace_replaces_its_own_queued_run_whose_job_goes_and_the_new_one_wait
     assert new["spec"]["suspend"] is True and new["metadata"]["labels"][POOL_LABEL] == "reports"
     assert [(entry["name"], entry["state"]) for entry in w.schedule["status"]["active"]] == [
         (w.job_named(t("2024-03-01T00:20")), "queued")]
+
+
+def test_a_jittered_pooled_run_is_never_resumed_by_its_schedule_at_its_second_only_by_its_pool() -> None:
+    w = world(jitterSeconds=30)
+    w.reconcile(t("2024-03-01T00:10"))
+    name = w.job_named(t("2024-03-01T00:10"))
+    start_at = w.jobs[name]["metadata"]["annotations"].get("cronctl.dev/start-at")
+    for second in range(t("2024-03-01T00:10") * 60, t("2024-03-01T00:11") * 60, 5):
+        assert not [e for e in w.reconcile(t("2024-03-01T00:10"), second).effects if isinstance(e, ResumeJob)]
+    assert w.jobs[name]["spec"]["suspend"] is True, start_at

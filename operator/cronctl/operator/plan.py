@@ -238,11 +238,9 @@ def _release(context: Context, item: Launched) -> None:
 
 def _release_held(context: Context, result: Reconciled) -> None:
     """Resume the held Jobs whose jittered start has come (release them, when still staged). A
-    pooled run's Job is its pool's to start."""
+    pooled run's Job holds nothing here (``observe``): its pool's look starts it."""
     for name in result.resumed:
         run = context.observed.runs[name]
-        if context.spec.pool is not None and not run.staged:
-            continue
         if run.staged:
             assert run.held_until is not None
             context.out.releases.append(ReleaseJob(run.job, release_patch(run.number), run.held_until))

@@ -10,7 +10,6 @@ leave no run waiting for ever.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -85,7 +84,8 @@ def test_a_schedule_naming_a_missing_pool_is_not_ready_and_its_run_waits_until_t
     assert f'CronPool "{POOL}"' in ready()["message"]
     clock.set(1)
     [name] = wait_for("its Job", lambda: cluster.job_names("orphan"))
-    time.sleep(2)
+    wait_for("its launch recorded, queued", lambda: [entry["state"] for entry in
+                                                     cluster.status("orphan").get("active", [])] == ["queued"])
     assert cluster.batch.read_namespaced_job(name, cluster.namespace).spec.suspend is True
     cluster.apply(pool(1))
     wait_for("Ready again", lambda: ready()["status"] == "True")

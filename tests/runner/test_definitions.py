@@ -13,7 +13,8 @@ import yaml
 from cronctl.core.dst import DaylightSaving
 from cronctl.core.schedule import Timeline
 from cronctl.core.times import format_time
-from cronctl.runner.definitions import ManifestFolder, load_definitions, load_file
+from cronctl.runner.definitions import load_definitions, load_file
+from cronctl.runner.folder import ManifestFolder
 from cronctl.runner.views import read_manifests
 
 from .support import t

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cronctl.runner import definitions
+from cronctl.runner import folder as scanning
 from cronctl.runner.engine import Runner
 
 from .support import Clock, manifest
@@ -30,7 +30,7 @@ LOOKING_FACTOR = 5.0
 
 
 def five_hundred(folder: Path) -> None:
-    past = time.time() - 60  # written a minute ago: no file is "racy" (see definitions.RACY_SECONDS)
+    past = time.time() - 60  # written a minute ago: no file is "racy" (see folder.RACY_SECONDS)
     for i in range(MANIFESTS):
         path = folder / f"s{i:03d}.yaml"
         path.write_text(manifest(f"s{i:03d}", "0 3 * * *", ["true"]))
@@ -69,8 +69,8 @@ def test_an_idle_runner_with_500_manifests_reads_none_of_them_and_steps_at_littl
     r.step()
     assert len(r.controller.state.jobs) == MANIFESTS
     reads: list[Path] = []
-    load_file = definitions.load_file
-    monkeypatch.setattr(definitions, "load_file", lambda path: reads.append(path) or load_file(path))
+    load_file = scanning.load_file
+    monkeypatch.setattr(scanning, "load_file", lambda path: reads.append(path) or load_file(path))
     cost = cpu_ms_per_step(r)
     assert reads == []
     looking = cpu_ms_to_look(folder)

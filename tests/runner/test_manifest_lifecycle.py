@@ -236,15 +236,15 @@ def test_the_folder_is_read_again_only_where_it_changed(folder: Path, monkeypatc
     is read again at the next one (two writes in one tick of the file system's clock share stamps)."""
     import os
 
-    from cronctl.runner import definitions
+    from cronctl.runner import folder as scanning
 
     reads: list[str] = []
-    load_file = definitions.load_file
-    monkeypatch.setattr(definitions, "load_file", lambda path: reads.append(Path(path).name) or load_file(path))
+    load_file = scanning.load_file
+    monkeypatch.setattr(scanning, "load_file", lambda path: reads.append(Path(path).name) or load_file(path))
     for name in ("a", "b"):
         (folder / f"{name}.yaml").write_text(manifest(name, "*/5 * * * *", ["true"]))
     os.utime(folder / "a.yaml", (1e9, 1e9))  # long ago; b was just written
-    scanned = definitions.ManifestFolder(folder)
+    scanned = scanning.ManifestFolder(folder)
     first, changed = scanned.scan()
     assert changed and sorted(reads) == ["a.yaml", "b.yaml"]
     second, changed = scanned.scan()

@@ -16,7 +16,7 @@ import pytest
 
 from cronctl.runner import retention
 from cronctl.runner.backfills import Request
-from cronctl.runner.definitions import ManifestFolder
+from cronctl.runner.folder import ManifestFolder
 from cronctl.runner.effects import RemovePause, Say, SetAside, Start, Stop
 from cronctl.runner.ends import Report
 from cronctl.runner.executor import Ended, RunKey

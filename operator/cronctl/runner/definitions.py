@@ -19,9 +19,6 @@ a name defined twice, and the first container as the runner needs it
 ``valueFrom`` refers to cluster objects the runner does not have). Where the
 schema has something to say on the way to the container (no ``jobTemplate``,
 say), the record has no command and the reader refuses the object.
-:class:`Judge` gives the verdict on a folder's load: which schedules are
-valid, and which are invalid and so do not fire (each with its one-line
-message: file, schedule, field, reason).
 
 Nothing here raises for a bad manifest. Every problem is a
 :class:`DefinitionError` naming the file, the object and the field path,
@@ -32,30 +29,20 @@ the others from loading. A file that is not valid YAML is refused whole
 Objects of other kinds (a ConfigMap next to the schedules) are skipped with
 a notice, and so are the containers after the first.
 
-:class:`ManifestFolder` reads a folder again only where it changed: a file
-whose size, modification time, inode and change time are those of the last
-read keeps its records (the same objects), so a runner stepping every second
-parses nothing while nobody edits. A file modified within the last
-``RACY_SECONDS`` is read again at the next scan too, since two writes within
-one tick of the file system's clock can leave the same stamps (git's "racy"
-files).
+The folder's scan is :mod:`.folder`'s; the verdict on what it read, :mod:`.judge`'s.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import yaml
 
-from ..manifest import POOL_KIND, PoolSpec, ScheduleSpec, SpecError, read_manifest, read_pool, yaml_problem
-from .book import BOOK_NAME
+from ..manifest import POOL_KIND, PoolSpec, SpecError, read_pool, yaml_problem
 from .expansion import expand
 
 # libyaml's loader where PyYAML was built with it: 10x faster on a large manifest
@@ -63,7 +50,6 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 API_VERSION = "cronctl.dev/v1"
 KIND = "CronSchedule"
-RACY_SECONDS = 2.0
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 CONTAINER = "spec.jobTemplate.spec.template.spec.containers[0]"
 
@@ -428,159 +414,3 @@ def image_notice(definitions: list[Definition]) -> str | None:
         return None
     names = ", ".join(f"{d.name} ({d.image})" for d in with_image)
     return (f"the local runner ignores container images and runs each command on this machine: {names}")
-
-
-@dataclass
-class _Read:
-    stamp: tuple[int, int, int, int]  # mtime_ns, size, inode, ctime_ns
-    racy: bool  # modified so recently that a second write may share its stamp: read again
-    loaded: LoadedDefinitions
-
-
-class ManifestFolder:
-    """The manifests of one folder, read again only where they changed (see the module's
-    docstring). ``scan`` answers the folder's load and whether it differs from the last."""
-
-    def __init__(self, folder: str | Path, now: Callable[[], float] = time.time) -> None:
-        self.folder = Path(folder)
-        self._now = now
-        self._files: dict[str, _Read] = {}
-        self._combined: LoadedDefinitions | None = None
-        self._skipped: list[str] = []  # what the last scan passed over, and why, as notices
-        self._owners: dict[str, str] = {}
-
-    @property
-    def names(self) -> set[str]:
-        """The manifest files of the last scan, by name."""
-        return set(self._files)
-
-    def scan(self, owners: Mapping[str, str] | None = None) -> tuple[LoadedDefinitions, bool]:
-        """(the folder's load, whether any file changed since the last scan). ``owners``: the file
-        each schedule was first read from (``combine``).
-
-        Raises ``OSError`` when the folder cannot be listed (gone, not a folder).
-        """
-        stamps: dict[str, tuple[int, int, int, int]] = {}
-        skipped: list[str] = []
-        with os.scandir(self.folder) as entries:
-            for entry in entries:
-                name = entry.name
-                if name.startswith(".") or not name.endswith((".yaml", ".yml", ".json")):
-                    continue
-                if name.endswith(".json"):
-                    if name != BOOK_NAME:
-                        skipped.append(f"{self.folder / name}: skipped: the runner reads .yaml and .yml files")
-                    continue
-                try:
-                    info = entry.stat()
-                except OSError as error:  # a dangling symlink, a loop; or gone since the listing
-                    if entry.is_symlink():
-                        skipped.append(f"{self.folder / name}: skipped: a symlink that leads nowhere "
-                                       f"({error.strerror or error})")
-                    continue
-                if not stat.S_ISREG(info.st_mode):
-                    skipped.append(f"{self.folder / name}: skipped: not a file")
-                    continue
-                stamps[name] = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
-        if not stamps and not skipped:
-            skipped.append(f"{self.folder}: no .yaml or .yml manifest here: nothing fires until one is added")
-        changed = self._combined is None or stamps.keys() != self._files.keys() or skipped != self._skipped
-        self._skipped = sorted(skipped)
-        now = self._now()
-        for name, stamp in stamps.items():
-            known = self._files.get(name)
-            if known is not None and known.stamp == stamp and not known.racy:
-                continue
-            loaded = load_file(self.folder / name)
-            if known is None or _differs(known.loaded, loaded):
-                changed = True
-            else:
-                loaded = known.loaded  # the same records: whoever keeps them by identity keeps them
-            self._files[name] = _Read(stamp, now - stamp[0] / 1e9 < RACY_SECONDS, loaded)
-        for name in [name for name in self._files if name not in stamps]:
-            del self._files[name]
-        owners = dict(owners or {})
-        changed |= owners != self._owners
-        self._owners = owners
-        if changed or self._combined is None:
-            self._combined = combine([self._files[name].loaded for name in sorted(self._files)], owners)
-            self._combined.notices[:0] = self._skipped
-        return self._combined, changed
-
-
-def _differs(before: LoadedDefinitions, after: LoadedDefinitions) -> bool:
-    return (before.errors != after.errors or before.notices != after.notices or before.pools != after.pools
-            or [_meaning(d) for d in before.definitions] != [_meaning(d) for d in after.definitions])
-
-
-def _meaning(d: Definition) -> tuple[Any, ...]:
-    return d.name, d.body, d.command, d.args, d.env, d.working_dir, d.active_deadline_seconds, d.backoff_limit
-
-
-@dataclass
-class Verdict:
-    """Which schedules of a folder's load fire and which do not (see :class:`Judge`)."""
-
-    valid: dict[str, tuple[Definition, ScheduleSpec]] = field(default_factory=dict)
-    # schedule -> (file, the one-line message: file, schedule, field, reason); it does not fire
-    invalid: dict[str, tuple[Path, str]] = field(default_factory=dict)
-    others: list[DefinitionError] = field(default_factory=list)  # problems that hold no schedule
-
-
-class Judge:
-    """Each definition read with :func:`cronctl.manifest.read_manifest` (the CRD's schema,
-    then the core's checks), once per record: a record the folder's scan kept (the same
-    object) keeps its verdict."""
-
-    def __init__(self) -> None:
-        self._read: dict[str, tuple[Definition, ScheduleSpec | SpecError]] = {}
-
-    def __call__(self, loaded: LoadedDefinitions, known: dict[str, str | None], files: set[str]) -> Verdict:
-        """The verdict on ``loaded``. ``known`` names the schedules the runner has, each with
-        the file (name) it was last read from, and ``files`` the folder's manifest files now.
-
-        A known schedule that the load does not define is invalid, not gone, while its file
-        is still there with a problem that names no schedule (it does not parse; a document
-        lost its name), so that a half-saved edit does not retire it.
-        """
-        verdict = Verdict()
-        for definition in loaded.definitions:
-            read = self._judged(definition)
-            if isinstance(read, SpecError):
-                verdict.invalid[definition.name] = (definition.file, f"{definition.file}: {KIND} "
-                                                                     f"{definition.name!r}: {read.message}")
-            else:
-                verdict.valid[definition.name] = (definition, read)
-        defined = {definition.name for definition in loaded.definitions}
-        self._read = {name: read for name, read in self._read.items() if name in defined}
-        unnamed: dict[str, list[DefinitionError]] = {}
-        for error in loaded.errors:
-            if error.schedule is not None and error.schedule not in verdict.valid:
-                verdict.invalid.setdefault(error.schedule, (error.file, str(error)))
-            elif error.schedule is None:
-                unnamed.setdefault(error.file.name, []).append(error)
-            else:
-                verdict.others.append(error)  # a second definition of a schedule defined before
-        used: set[str] = set()
-        for name, file in known.items():
-            if name in verdict.valid or name in verdict.invalid or file not in files or file not in unnamed:
-                continue
-            verdict.invalid[name] = (unnamed[file][0].file, "; ".join(str(e) for e in unnamed[file]))
-            used.add(file)
-        verdict.others += [error for file, errors in unnamed.items() if file not in used for error in errors]
-        return verdict
-
-    def _judged(self, definition: Definition) -> ScheduleSpec | SpecError:
-        cached = self._read.get(definition.name)
-        if cached is not None and cached[0] is definition:
-            return cached[1]
-        result: ScheduleSpec | SpecError
-        try:
-            result = read_manifest(definition.body, 0)
-        except SpecError as error:
-            result = error
-        else:
-            if not definition.command:  # not reached: the schema refuses what hides the container
-                result = SpecError(f"{CONTAINER}.command", "missing", "InvalidManifest")
-        self._read[definition.name] = (definition, result)
-        return result

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import backfills
-from .definitions import ManifestFolder
+from .folder import ManifestFolder
 from .ends import Report
 from .firing import SWITCH_OFF_FILE, TRIGGERS_DIR
 from .homes import Homes

@@ -18,7 +18,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .definitions import KIND, LoadedDefinitions, Verdict, image_notice
+from .definitions import KIND, LoadedDefinitions, image_notice
+from .judge import Verdict
 from .effects import Out, RemovePause
 from .journal import entry, remember, unrun
 from .memory import RunnerState

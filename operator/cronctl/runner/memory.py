@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.controller import Controller
-from .definitions import Definition, Judge
+from .definitions import Definition
+from .judge import Judge
 from .executor import RunKey
 from .firing import BookContents, Firing
 from .pauses import Pause, Suspension

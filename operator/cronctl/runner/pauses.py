@@ -41,7 +41,7 @@ PAUSED_DIR = "paused"
 MAX_REASON = 256  # characters, as the CRD's maxLength of spec.suspendReason
 BY_COMMAND = "cronctl suspend"
 BY_MANIFEST = "manifest"
-RACY_SECONDS = 2.0  # as definitions.RACY_SECONDS: a record this fresh is read again at the next scan
+RACY_SECONDS = 2.0  # as folder.RACY_SECONDS: a record this fresh is read again at the next scan
 
 
 @dataclass(frozen=True)

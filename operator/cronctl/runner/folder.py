@@ -1,0 +1,111 @@
+"""The manifest folder of ``cronctl local DIR``, scanned for changes.
+
+:class:`ManifestFolder` reads a folder again only where it changed: a file
+whose size, modification time, inode and change time are those of the last
+read keeps its records (the same objects), so a runner stepping every second
+parses nothing while nobody edits. A file modified within the last
+``RACY_SECONDS`` is read again at the next scan too, since two writes within
+one tick of the file system's clock can leave the same stamps (git's "racy"
+files).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .book import BOOK_NAME
+from .definitions import Definition, LoadedDefinitions, combine, load_file
+
+RACY_SECONDS = 2.0
+
+
+@dataclass
+class _Read:
+    stamp: tuple[int, int, int, int]  # mtime_ns, size, inode, ctime_ns
+    racy: bool  # modified so recently that a second write may share its stamp: read again
+    loaded: LoadedDefinitions
+
+
+class ManifestFolder:
+    """The manifests of one folder, read again only where they changed (see the module's
+    docstring). ``scan`` answers the folder's load and whether it differs from the last."""
+
+    def __init__(self, folder: str | Path, now: Callable[[], float] = time.time) -> None:
+        self.folder = Path(folder)
+        self._now = now
+        self._files: dict[str, _Read] = {}
+        self._combined: LoadedDefinitions | None = None
+        self._skipped: list[str] = []  # what the last scan passed over, and why, as notices
+        self._owners: dict[str, str] = {}
+
+    @property
+    def names(self) -> set[str]:
+        """The manifest files of the last scan, by name."""
+        return set(self._files)
+
+    def scan(self, owners: Mapping[str, str] | None = None) -> tuple[LoadedDefinitions, bool]:
+        """(the folder's load, whether any file changed since the last scan). ``owners``: the file
+        each schedule was first read from (``combine``).
+
+        Raises ``OSError`` when the folder cannot be listed (gone, not a folder).
+        """
+        stamps: dict[str, tuple[int, int, int, int]] = {}
+        skipped: list[str] = []
+        with os.scandir(self.folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or not name.endswith((".yaml", ".yml", ".json")):
+                    continue
+                if name.endswith(".json"):
+                    if name != BOOK_NAME:
+                        skipped.append(f"{self.folder / name}: skipped: the runner reads .yaml and .yml files")
+                    continue
+                try:
+                    info = entry.stat()
+                except OSError as error:  # a dangling symlink, a loop; or gone since the listing
+                    if entry.is_symlink():
+                        skipped.append(f"{self.folder / name}: skipped: a symlink that leads nowhere "
+                                       f"({error.strerror or error})")
+                    continue
+                if not stat.S_ISREG(info.st_mode):
+                    skipped.append(f"{self.folder / name}: skipped: not a file")
+                    continue
+                stamps[name] = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
+        if not stamps and not skipped:
+            skipped.append(f"{self.folder}: no .yaml or .yml manifest here: nothing fires until one is added")
+        changed = self._combined is None or stamps.keys() != self._files.keys() or skipped != self._skipped
+        self._skipped = sorted(skipped)
+        now = self._now()
+        for name, stamp in stamps.items():
+            known = self._files.get(name)
+            if known is not None and known.stamp == stamp and not known.racy:
+                continue
+            loaded = load_file(self.folder / name)
+            if known is None or _differs(known.loaded, loaded):
+                changed = True
+            else:
+                loaded = known.loaded  # the same records: whoever keeps them by identity keeps them
+            self._files[name] = _Read(stamp, now - stamp[0] / 1e9 < RACY_SECONDS, loaded)
+        for name in [name for name in self._files if name not in stamps]:
+            del self._files[name]
+        owners = dict(owners or {})
+        changed |= owners != self._owners
+        self._owners = owners
+        if changed or self._combined is None:
+            self._combined = combine([self._files[name].loaded for name in sorted(self._files)], owners)
+            self._combined.notices[:0] = self._skipped
+        return self._combined, changed
+
+
+def _differs(before: LoadedDefinitions, after: LoadedDefinitions) -> bool:
+    return (before.errors != after.errors or before.notices != after.notices or before.pools != after.pools
+            or [_meaning(d) for d in before.definitions] != [_meaning(d) for d in after.definitions])
+
+
+def _meaning(d: Definition) -> tuple[Any, ...]:
+    return d.name, d.body, d.command, d.args, d.env, d.working_dir, d.active_deadline_seconds, d.backoff_limit

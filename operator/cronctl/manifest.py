@@ -84,29 +84,15 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     texts, expressions = _schedules(spec)
     expression = expressions[0]
     zone = _zone(spec, expressions)
-    policy = POLICIES.get(spec.get("concurrencyPolicy", "Allow"))
-    if policy is None:
-        raise SpecError("spec.concurrencyPolicy", "must be Allow, Forbid, Replace or WaitForLast", "InvalidPolicy")
-    catch_up = CATCH_UP.get(spec.get("catchUp", "Latest"))
-    if catch_up is None:
-        raise SpecError("spec.catchUp", "must be Latest or All", "InvalidCatchUp")
-    jitter = _in_range(spec, "jitterSeconds", 0, 0, MAX_JITTER_SECONDS, "InvalidJitter")
-    for field, each in zip(texts, expressions):
-        try:
-            check_jitter_allowed(each, jitter)
-        except CronctlError as error:
-            raise SpecError(field, error.message, "InvalidJitter") from None
-        if len(expressions) > 1 and rule_jitter(each) is not None:
-            raise SpecError(field, "a rule in a list cannot set .jitter(); spec.jitterSeconds applies to all",
-                            "InvalidJitter")
+    policy = _one_of(spec, "concurrencyPolicy", POLICIES, "Allow", "InvalidPolicy")
+    catch_up = _one_of(spec, "catchUp", CATCH_UP, "Latest", "InvalidCatchUp")
+    jitter = _jitter(spec, texts, expressions)
     exclude = spec.get("exclude", [])
     try:
         parse_exclusions(exclude, "spec.exclude")
     except ExpressionError as error:
         raise SpecError(error.field, error.reason, "InvalidExclusion") from None
-    daylight_saving = DAYLIGHT_SAVING.get(spec.get("daylightSaving", "Vixie"))
-    if daylight_saving is None:
-        raise SpecError("spec.daylightSaving", "must be Vixie, Literal or Skip", "InvalidDaylightSaving")
+    daylight_saving = _one_of(spec, "daylightSaving", DAYLIGHT_SAVING, "Vixie", "InvalidDaylightSaving")
     missed_limit = _in_range(spec, "missedSchedulesLimit", MAX_MISSED, 1, MAX_MISSED_LIMIT,
                              "InvalidMissedSchedulesLimit")
     upcoming = _in_range(spec, "upcomingTimes", DEFAULT_UPCOMING, 1, MAX_UPCOMING, "InvalidUpcomingTimes")
@@ -140,6 +126,30 @@ def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     return ScheduleSpec(job=job, suspend=bool(spec.get("suspend", False)),
                         job_template=spec.get("jobTemplate", {}), upcoming=upcoming,
                         suspend_reason=suspend_reason or None, pool=_pool_name(spec))
+
+
+def _one_of(spec: Mapping[str, Any], name: str, choices: Mapping[str, Any], default: str, reason: str) -> Any:
+    """The core's value for the word ``spec.<name>`` gives (``default`` when absent)."""
+    word = spec.get(name, default)
+    value = choices.get(word) if isinstance(word, str) else None
+    if value is None:
+        words = list(choices)
+        raise SpecError(f"spec.{name}", f"must be {', '.join(words[:-1])} or {words[-1]}", reason)
+    return value
+
+
+def _jitter(spec: Mapping[str, Any], texts: list[str], expressions: list[Expression]) -> int:
+    """spec.jitterSeconds, checked against each expression (a rule's own .jitter() only alone)."""
+    jitter = _in_range(spec, "jitterSeconds", 0, 0, MAX_JITTER_SECONDS, "InvalidJitter")
+    for field, each in zip(texts, expressions):
+        try:
+            check_jitter_allowed(each, jitter)
+        except CronctlError as error:
+            raise SpecError(field, error.message, "InvalidJitter") from None
+        if len(expressions) > 1 and rule_jitter(each) is not None:
+            raise SpecError(field, "a rule in a list cannot set .jitter(); spec.jitterSeconds applies to all",
+                            "InvalidJitter")
+    return jitter
 
 
 def _pool_name(spec: Mapping[str, Any]) -> str | None:

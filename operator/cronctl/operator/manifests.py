@@ -107,16 +107,9 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
     suspended and labelled with it, and the pool's look resumes it."""
     metadata = schedule["metadata"]
     template_metadata = template.get("metadata") or {}
-    spec = orjson.loads(orjson.dumps(template.get("spec") or {}))  # a deep copy, 8x faster than deepcopy's
-    if timeout_minutes is not None:
-        elapsed = 0 if now is None else now - started
-        deadline = max(60, (timeout_minutes - elapsed) * 60)
-        spec["activeDeadlineSeconds"] = min(deadline, spec.get("activeDeadlineSeconds", deadline))
-    if retries:
-        spec["backoffLimit"] = 0  # each attempt is its own Job: cronctl retries, not the Job
+    spec = _job_spec(template, started, timeout_minutes, now, retries,
+                     suspended=start_at is not None or pool is not None)
     recorded = _recorded(start_at, replaces, overflow, trigger)
-    if start_at is not None or pool is not None:
-        spec["suspend"] = True
     facts: dict[str, str | dict[str, Any]] = {
         "CRONCTL_SCHEDULE": metadata["name"], "CRONCTL_NOMINAL_TIME": rfc3339(scheduled),
         "CRONCTL_REASON": reason, "CRONCTL_ATTEMPT": str(attempt)}
@@ -152,6 +145,22 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         },
         "spec": spec,
     }
+
+
+def _job_spec(template: Mapping[str, Any], started: int, timeout_minutes: int | None, now: int | None,
+              retries: int, suspended: bool) -> dict[str, Any]:
+    """The template's Job spec with what the launch sets: the deadline its timeout leaves (from
+    the run's first launch), no Job-level retries when cronctl retries, suspended when it waits."""
+    spec = orjson.loads(orjson.dumps(template.get("spec") or {}))  # a deep copy, 8x faster than deepcopy's
+    if timeout_minutes is not None:
+        elapsed = 0 if now is None else now - started
+        deadline = max(60, (timeout_minutes - elapsed) * 60)
+        spec["activeDeadlineSeconds"] = min(deadline, spec.get("activeDeadlineSeconds", deadline))
+    if retries:
+        spec["backoffLimit"] = 0  # each attempt is its own Job: cronctl retries, not the Job
+    if suspended:
+        spec["suspend"] = True
+    return spec
 
 
 def _recorded(start_at: int | None, replaces: Sequence[str], overflow: OverflowNote | None,

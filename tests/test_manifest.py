@@ -137,3 +137,20 @@ def test_a_bad_window_says_what_an_instant_must_look_like() -> None:
         read_manifest(with_spec(startTime="2027-01-04T09:00:00"), anchor=0)
     assert str(refused.value) == ('spec.startTime: "2027-01-04T09:00:00" must be an RFC 3339 time with its '
                                   'offset, such as 2027-01-04T09:00:00Z')
+
+
+@pytest.mark.parametrize("field, value, reason, words", [
+    ("concurrencyPolicy", ["Forbid"], "InvalidPolicy", "Allow, Forbid, Replace or WaitForLast"),
+    ("catchUp", 3, "InvalidCatchUp", "Latest or All"),
+    ("daylightSaving", "vixie", "InvalidDaylightSaving", "Vixie, Literal or Skip"),
+])
+def test_the_spec_reader_refuses_a_word_field_it_does_not_know_naming_the_field_and_the_words(
+        field: str, value: Any, reason: str, words: str) -> None:
+    """Called without the schema in front (the core's own reader), a list or a number where a
+    word belongs is refused as any unknown word is, never a TypeError."""
+    from cronctl.manifest import read_spec
+
+    with pytest.raises(SpecError) as refused:
+        read_spec({"metadata": {"name": "a"}, "spec": {"schedule": "* * * * *", field: value}}, 0)
+    assert (refused.value.field, refused.value.reason) == (f"spec.{field}", reason)
+    assert refused.value.message.endswith(f"must be {words}")

@@ -48,11 +48,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence, TextIO
 
-from .core.controller import MAX_BULK, Controller
+from .core.controller import Controller
 from .core.errors import CronctlError
 from .core.every import is_every
 from .core.schedule import IntervalExpression, Timeline, parse_seed_expression
-from .core.spec import HARNESS_POLICIES, MAX_NAME_LENGTH, JobSpec, check_name
+from .core.spec import HARNESS_POLICIES, MAX_BULK, MAX_NAME_LENGTH, JobSpec, check_name
 from .core.state import RUNNING
 from .core.tick import Launch, Overflow, Replace, Skip
 from .core.times import format_time, parse_time

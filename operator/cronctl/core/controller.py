@@ -24,15 +24,13 @@ from typing import Collection, NamedTuple
 from . import backfill as backfills
 from .errors import Code, CronctlError
 from .retention import history_order
-from .schedule import Timeline, never_fires, parse_seed_expression
-from .spec import JobSpec, Options, check_name, check_zone_allowed, parse_options, parse_policy
+from .schedule import Timeline, never_fires
+from .spec import JobSpec, read_bulk, read_job
 from .window import within_run_limit
 from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
 from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, decide, expiry, manual_launch
 from .transitions import Applied, apply, apply_tick, hold
-from .zones import UTC
 
-MAX_BULK = 5000
 _POPPED = -1  # a wake time no heap entry can carry
 _BY_INDEX = itemgetter(0)  # sorts (index, ...) entries into creation order
 _DECISION = itemgetter(0)  # an Applied's decision
@@ -101,13 +99,7 @@ class Controller:
     def create_job(self, now: int, name: object, expression: object, policy: object,
                    options: object = None) -> JobSpec:
         self.advance(now)
-        check_name(name)
-        compiled = parse_seed_expression(expression)
-        parsed_policy = parse_policy(policy)
-        parsed_options = parse_options(options, compiled)
-        assert isinstance(name, str) and isinstance(expression, str)
-        return self.add_job(JobSpec(name, expression, parsed_policy, parsed_options, now,
-                                    len(self.state.jobs)))
+        return self.add_job(read_job(now, name, expression, policy, options, len(self.state.jobs)))
 
     def add_job(self, spec: JobSpec, launched: int = 0) -> JobSpec:
         """Add a validated job (drivers build their own specs, with options the harness lacks).
@@ -124,39 +116,15 @@ class Controller:
 
     def bulk_create(self, now: int, prefix: object, count: object, expressions: object,
                     policy: object, options: object = None) -> list[JobSpec]:
-        """Jobs <prefix>-0 .. <prefix>-<count-1>, job i using expressions[i % len]: all or nothing.
-
-        ``options`` is the harness's options object (a dict, or None for every
-        default), or ``Options`` a driver has already read, with the fields the
-        harness lacks (``cronctl fleet preview`` reads them from the fleet's
-        CronSchedule manifests). An ``Options`` value cannot tell a zone given as
-        ``+00:00`` from none: with it, a zone other than UTC with an ``@every``
-        expression is refused (its reader refuses any zone with one).
-        """
+        """Jobs <prefix>-0 .. <prefix>-<count-1>, job i using expressions[i % len]: all or nothing
+        (``spec.read_bulk`` says what ``options`` may be)."""
         self.advance(now)
-        check_name(prefix, "prefix")
-        if not _is_int(count) or not 1 <= count <= MAX_BULK:  # type: ignore[operator]
-            raise CronctlError(f"count: {count!r} must be a whole number from 1 to {MAX_BULK}",
-                               Code.INVALID_COUNT)
-        assert isinstance(prefix, str) and isinstance(count, int)
-        if not isinstance(expressions, list) or not expressions:
-            raise CronctlError("exprs: must be a non-empty list of expressions", Code.INVALID_EXPRESSION)
-        compiled = [parse_seed_expression(text) for text in expressions]
-        parsed_policy = parse_policy(policy)
-        used = compiled[:count]
-        parsed_options = options if isinstance(options, Options) else parse_options(options, used[0])
-        if (isinstance(options, dict) and "tz" in options) or (isinstance(options, Options) and options.tz != UTC):
-            for expression in used:
-                check_zone_allowed(expression, "tz")
-        names = [check_name(f"{prefix}-{i}") for i in range(count)]
-        taken = next((name for name in names if name in self.state.jobs), None)
+        specs, used = read_bulk(now, prefix, count, expressions, policy, options, len(self.state.jobs))
+        taken = next((spec.name for spec in specs if spec.name in self.state.jobs), None)
         if taken is not None:
             raise CronctlError(f"name: a job named {taken!r} exists", Code.JOB_EXISTS)
-        first_index = len(self.state.jobs)
-        specs = [JobSpec(name, expressions[i % len(expressions)], parsed_policy, parsed_options, now,
-                         first_index + i) for i, name in enumerate(names)]
         # Jobs that share an expression share a timeline: same anchor, same zone.
-        timelines = [self._timeline_for(spec) for spec in specs[:len(used)]]
+        timelines = [self._timeline_for(spec) for spec in specs[:used]]
         if not all(timeline.fires for timeline in timelines):
             raise never_fires()
         for i, spec in enumerate(specs):
@@ -487,7 +455,3 @@ class Controller:
         else:
             self._expires_at[run.id] = expires
             heapq.heappush(self._expiries, (expires, spec.index, run.id))
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .errors import Code, CronctlError, OptionError
 from .dst import DaylightSaving
 from .merged import MergedExpression, merged_expression
-from .schedule import Expression, IntervalExpression, Timeline, parse_expression
+from .schedule import Expression, IntervalExpression, Timeline, parse_expression, parse_seed_expression
 from .window import Window
 from .zones import UTC, AnyZone, parse_offset
 
@@ -191,3 +191,46 @@ class JobSpec:
             return parse_expression(self.expression)
         return merged_expression((self.expression, *options.more_schedules), options.exclude,
                                  options.daylight_saving, window)
+
+
+MAX_BULK = 5000  # the most jobs one bulk_create makes
+
+
+def read_job(now: int, name: object, expression: object, policy: object, options: object,
+             index: int) -> JobSpec:
+    """The job a harness's create_job asks for, each field checked in the seed's order
+    (name, expression, policy, options); ``index``: its place in creation order."""
+    check_name(name)
+    compiled = parse_seed_expression(expression)
+    parsed_policy = parse_policy(policy)
+    parsed_options = parse_options(options, compiled)
+    assert isinstance(name, str) and isinstance(expression, str)
+    return JobSpec(name, expression, parsed_policy, parsed_options, now, index)
+
+
+def read_bulk(now: int, prefix: object, count: object, expressions: object, policy: object,
+              options: object, first_index: int) -> tuple[list[JobSpec], int]:
+    """The jobs a bulk_create asks for, <prefix>-0 .. <prefix>-<count-1>, job i with
+    expressions[i % len], and how many of the expressions they use (the first ``count``).
+
+    ``options`` is the harness's options object (a dict, or None for every default), or
+    ``Options`` a driver has already read, with the fields the harness lacks (``cronctl fleet
+    preview`` reads them from the fleet's CronSchedule manifests). An ``Options`` value cannot
+    tell a zone given as ``+00:00`` from none: with it, a zone other than UTC with an ``@every``
+    expression is refused (its reader refuses any zone with one)."""
+    check_name(prefix, "prefix")
+    if not _is_int(count) or not 1 <= count <= MAX_BULK:  # type: ignore[operator]
+        raise CronctlError(f"count: {count!r} must be a whole number from 1 to {MAX_BULK}", Code.INVALID_COUNT)
+    assert isinstance(prefix, str) and isinstance(count, int)
+    if not isinstance(expressions, list) or not expressions:
+        raise CronctlError("exprs: must be a non-empty list of expressions", Code.INVALID_EXPRESSION)
+    compiled = [parse_seed_expression(text) for text in expressions]
+    parsed_policy = parse_policy(policy)
+    used = compiled[:count]
+    parsed_options = options if isinstance(options, Options) else parse_options(options, used[0])
+    if (isinstance(options, dict) and "tz" in options) or (isinstance(options, Options) and options.tz != UTC):
+        for expression in used:
+            check_zone_allowed(expression, "tz")
+    names = [check_name(f"{prefix}-{i}") for i in range(count)]
+    return [JobSpec(name, expressions[i % len(expressions)], parsed_policy, parsed_options, now, first_index + i)
+            for i, name in enumerate(names)], len(used)

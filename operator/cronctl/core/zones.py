@@ -419,86 +419,95 @@ def _rule_day(date: _RuleDate, year: int) -> int:
 
 
 def _parse_tz_string(text: str) -> _Rule:
-    pos = 0
+    """The rule of a POSIX TZ string (a TZif file's footer), e.g. ``CET-1CEST,M3.5.0,M10.5.0/3``."""
+    return _TzString(text).rule()
 
-    def name() -> str:
-        nonlocal pos
-        if text[pos:pos + 1] == "<":
-            close = text.index(">", pos)
-            found, pos = text[pos + 1:close], close + 1
+
+class _TzString:
+    """A reader of one POSIX TZ string, left to right: ``std offset [dst [offset] ,start[/time],end[/time]]``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def rule(self) -> _Rule:
+        std_abbr = self.name()
+        std = (std_abbr, -self.clock() // 60)
+        if self.at_end():
+            return _Rule(std, None, None, None)
+        dst_abbr = self.name()
+        dst_offset = std[1] + 60
+        if not self.at_end() and self.text[self.pos] != ",":
+            dst_offset = -self.clock() // 60
+        if self.at_end():  # daylight time named but no rule: POSIX leaves it open; use none
+            return _Rule(std, None, None, None)
+        self.pos += 1  # ","
+        start = self.when()
+        self.pos += 1  # ","
+        end = self.when()
+        return _Rule(std, (dst_abbr, dst_offset), start, end)
+
+    def at_end(self) -> bool:
+        return self.pos == len(self.text)
+
+    def name(self) -> str:
+        """An abbreviation: three letters or more, or anything between < and >."""
+        text = self.text
+        if text[self.pos:self.pos + 1] == "<":
+            close = text.index(">", self.pos)
+            found, self.pos = text[self.pos + 1:close], close + 1
             return found
-        start = pos
-        while pos < len(text) and text[pos].isalpha():
-            pos += 1
-        if pos - start < 3:
+        start = self.pos
+        while self.pos < len(text) and text[self.pos].isalpha():
+            self.pos += 1
+        if self.pos - start < 3:
             raise ValueError(f"bad zone abbreviation in TZ string {text!r}")
-        return text[start:pos]
+        return text[start:self.pos]
 
-    def clock() -> int:
+    def clock(self) -> int:
         """[+-]hh[:mm[:ss]] in seconds."""
-        nonlocal pos
         sign = 1
-        if text[pos:pos + 1] in ("+", "-"):
-            sign = -1 if text[pos] == "-" else 1
-            pos += 1
+        if self.text[self.pos:self.pos + 1] in ("+", "-"):
+            sign = -1 if self.text[self.pos] == "-" else 1
+            self.pos += 1
         parts = []
         for _ in range(3):
-            start = pos
-            while pos < len(text) and text[pos].isdigit():
-                pos += 1
-            if start == pos:
-                raise ValueError(f"bad time in TZ string {text!r}")
-            parts.append(int(text[start:pos]))
-            if text[pos:pos + 1] != ":":
+            parts.append(self.number("time"))
+            if self.text[self.pos:self.pos + 1] != ":":
                 break
-            pos += 1
+            self.pos += 1
         parts += [0] * (3 - len(parts))
         return sign * (parts[0] * 3600 + parts[1] * 60 + parts[2])
 
-    def number() -> int:
-        nonlocal pos
-        start = pos
-        while pos < len(text) and text[pos].isdigit():
-            pos += 1
-        if start == pos:
-            raise ValueError(f"bad rule date in TZ string {text!r}")
-        return int(text[start:pos])
+    def number(self, what: str = "rule date") -> int:
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos].isdigit():
+            self.pos += 1
+        if start == self.pos:
+            raise ValueError(f"bad {what} in TZ string {self.text!r}")
+        return int(self.text[start:self.pos])
 
-    def when() -> _RuleWhen:
-        nonlocal pos
-        if text[pos] == "J":
-            pos += 1
-            date: _RuleDate = ("J", number(), 0, 0)
-        elif text[pos] == "M":
-            pos += 1
-            month = number()
-            pos += 1  # "."
-            week = number()
-            pos += 1  # "."
-            date = ("M", month, week, number())
+    def when(self) -> _RuleWhen:
+        """A rule date (Jn, n or Mm.w.d) and its time of day, 02:00 by default."""
+        kind = self.text[self.pos]
+        date: _RuleDate
+        if kind == "J":
+            self.pos += 1
+            date = ("J", self.number(), 0, 0)
+        elif kind == "M":
+            self.pos += 1
+            month = self.number()
+            self.pos += 1  # "."
+            week = self.number()
+            self.pos += 1  # "."
+            date = ("M", month, week, self.number())
         else:
-            date = ("n", number(), 0, 0)
+            date = ("n", self.number(), 0, 0)
         seconds = 7200
-        if text[pos:pos + 1] == "/":
-            pos += 1
-            seconds = clock()
+        if self.text[self.pos:self.pos + 1] == "/":
+            self.pos += 1
+            seconds = self.clock()
         return date, seconds
-
-    std_abbr = name()
-    std = (std_abbr, -clock() // 60)
-    if pos == len(text):
-        return _Rule(std, None, None, None)
-    dst_abbr = name()
-    dst_offset = std[1] + 60
-    if pos < len(text) and text[pos] != ",":
-        dst_offset = -clock() // 60
-    if pos == len(text):  # daylight time named but no rule: POSIX leaves it open; use none
-        return _Rule(std, None, None, None)
-    pos += 1  # ","
-    start = when()
-    pos += 1  # ","
-    end = when()
-    return _Rule(std, (dst_abbr, dst_offset), start, end)
 
 
 def local_rfc3339(utc_minute: int, zone: Zone) -> str:

@@ -194,9 +194,23 @@ def parse_every(text: object) -> EveryRule:
                               f"({MAX_TOTAL_MINUTES} minutes)")
     count = int(count_text)
 
+    at, jitter = _at_and_jitter(calls[1:], unit, unit_name)
+
+    canonical = f"every({count}).{_SINGULAR[unit] if count == 1 else unit}"
+    if at is not None:
+        canonical += f".at({at // 60:02d}:{at % 60:02d})"
+    if jitter is not None:
+        canonical += f".jitter({jitter})"
+    step_days = None if unit in ("minutes", "hours") else count * unit_minutes // MINUTES_PER_DAY
+    return EveryRule(text=canonical, count=count, unit=unit, step_minutes=count * unit_minutes,
+                     step_days=step_days, at=at, jitter_seconds=jitter)
+
+
+def _at_and_jitter(calls: list[tuple[str, str | None]], unit: str, unit_name: str) -> tuple[int | None, int | None]:
+    """The ``.at(HH:MM)`` and ``.jitter(S)`` after a rule's unit, each at most once."""
     at: int | None = None
     jitter: int | None = None
-    for name, arg in calls[1:]:
+    for name, arg in calls:
         if name == "at":
             if at is not None:
                 raise ExpressionError("at", ".at() is given twice")
@@ -212,15 +226,7 @@ def parse_every(text: object) -> EveryRule:
         else:
             raise ExpressionError("every", f"{_shown(name)} is not part of a rule; after the unit "
                                   "come .at(HH:MM) and .jitter(S)")
-
-    canonical = f"every({count}).{_SINGULAR[unit] if count == 1 else unit}"
-    if at is not None:
-        canonical += f".at({at // 60:02d}:{at % 60:02d})"
-    if jitter is not None:
-        canonical += f".jitter({jitter})"
-    step_days = None if unit in ("minutes", "hours") else count * unit_minutes // MINUTES_PER_DAY
-    return EveryRule(text=canonical, count=count, unit=unit, step_minutes=count * unit_minutes,
-                     step_days=step_days, at=at, jitter_seconds=jitter)
+    return at, jitter
 
 
 def _split_calls(rest: str) -> list[tuple[str, str | None]]:

@@ -61,3 +61,23 @@ def test_the_pre_commit_hook_runs_cronctl_lint_on_yaml_files() -> None:
     assert (hook["id"], hook["entry"], hook["language"]) == ("cronctl-lint", "cronctl lint", "python")
     assert all(re.search(hook["files"], name) for name in ("a.yaml", "dir/b.yml"))
     assert not re.search(hook["files"], "notes.txt")
+
+
+def test_a_folder_is_linted_as_the_runner_reads_it_its_own_yaml_files_only(tmp_path: Path) -> None:
+    """`cronctl lint DIR`, as `cronctl local DIR` reads DIR: its .yaml and .yml files, not the
+    subfolders', not dot files; a folder with none is a problem, not a silent pass."""
+    (tmp_path / "a.yaml").write_text(manifest("a", "*/5 * * * *", ["true"]))
+    (tmp_path / "b.yml").write_text(manifest("b", "61 * * * *", ["true"]))
+    (tmp_path / ".c.yaml").write_text(manifest("c", "61 * * * *", ["true"]))  # an editor's swap file
+    (tmp_path / "notes.txt").write_text("not a manifest")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "d.yaml").write_text(manifest("d", "61 * * * *", ["true"]))
+    (tmp_path / "empty").mkdir()
+    result = cronctl_lint(str(tmp_path), str(tmp_path / "empty"))
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        f"{tmp_path / 'empty'}: no .yaml or .yml manifest in this folder (its subfolders are not read)",
+        f"{tmp_path / 'b.yml'}: CronSchedule 'b': spec.schedule: minute: 61 is out of range 0-59"]
+    assert result.stderr == "2 problems; 1 CronSchedule valid\n"
+    clean = cronctl_lint(str(ROOT / "examples" / "local"), str(ROOT / "examples" / "pools"))
+    assert (clean.returncode, clean.stdout) == (0, ""), clean.stdout

@@ -209,8 +209,10 @@ def _add_manifest_tools(commands: Any) -> None:
     """What works on manifest files alone, no runner and no cluster: lint and convert."""
     lint = commands.add_parser("lint", help="check CronSchedule manifests as the runner and the API server read "
                                              "them (exit 1 on any problem; for CI and pre-commit)")
-    lint.add_argument("files", nargs="+", metavar="FILE", help="YAML files (several documents each); - for "
-                                                              "standard input; other kinds of objects are skipped")
+    lint.add_argument("files", nargs="+", metavar="FILE", help="YAML files (several documents each), or folders "
+                                                              "(their .yaml and .yml files, as cronctl local reads "
+                                                              "them); - for standard input; other kinds of objects "
+                                                              "are skipped")
     lint.add_argument("-o", "--output", choices=("text", "json"), default="text",
                       help="a line per problem, or one JSON object {valid, problems} (default: text)")
     lint.set_defaults(command=_lint)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..manifest import SpecError, read_manifest
-from .definitions import KIND, DefinitionError, combine, load_file, load_text
+from .definitions import KIND, DefinitionError, combine, load_file, load_text, manifest_files
 
 STDIN = Path("-")
 
@@ -45,9 +45,11 @@ class Linted:
 
 
 def lint(paths: list[Path], now: int, stdin: str | None = None) -> Linted:
-    """The problems of the files (``-``: ``stdin``), each judged at ``now`` (minutes since 1970)."""
-    loaded = combine([load_text(stdin or "", STDIN) if path == STDIN else load_file(path) for path in paths])
-    problems = [_problem(error) for error in loaded.errors]
+    """The problems of the files (``-``: ``stdin``; a folder: its manifests, as ``cronctl local``
+    reads them), each judged at ``now`` (minutes since 1970)."""
+    files, problems = _files(paths)
+    loaded = combine([load_text(stdin or "", STDIN) if path == STDIN else load_file(path) for path in files])
+    problems += [_problem(error) for error in loaded.errors]
     valid = []
     for definition in loaded.definitions:
         problem = _judged(definition.file, definition.name, definition.body, now)
@@ -56,6 +58,23 @@ def lint(paths: list[Path], now: int, stdin: str | None = None) -> Linted:
         else:
             problems.append(problem)
     return Linted(valid, problems)
+
+
+def _files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
+    """The files to read: each path given, a folder's ``.yaml`` and ``.yml`` files in its place
+    (not its subfolders'), and a problem for a folder with none."""
+    files: list[Path] = []
+    problems: list[Problem] = []
+    for path in paths:
+        if path == STDIN or not path.is_dir():
+            files.append(path)
+            continue
+        found = manifest_files(path)
+        if not found:
+            problems.append(Problem(str(path), None, None, "no .yaml or .yml manifest in this folder "
+                                                           "(its subfolders are not read)"))
+        files += found
+    return files, problems
 
 
 def _problem(error: DefinitionError) -> Problem:

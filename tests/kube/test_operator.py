@@ -8,6 +8,7 @@ wall-clock minutes). Scenarios replay the seed's Part 2 and Part 3 examples.
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -178,6 +179,21 @@ def test_kubectl_get_shows_the_printer_columns(operator: Operator, cluster: Clus
     assert cluster.status("shown")["nextScheduleTimes"][:2] == [  # kept by the API server's schema
         {"time": "2024-03-01T00:10:00Z", "localTime": "2024-03-01T05:40:00+05:30"},
         {"time": "2024-03-01T00:20:00Z", "localTime": "2024-03-01T05:50:00+05:30"}]
+
+
+def test_kubectl_get_shows_a_list_of_schedules_in_the_schedule_column(operator: Operator, cluster: Cluster) -> None:
+    """A schedule given as spec.schedules is not a blank SCHEDULE: the column shows the list."""
+    body = json.loads(schedule_manifest("listed", "unused"))
+    body["spec"].pop("schedule")
+    body["spec"]["schedules"] = ["0 9 * * MON-FRI", "30 13 * * MON-FRI"]
+    cluster.apply(json.dumps(body))
+    wait_for("seen", ready(cluster, "listed"))
+    out = kubectl(cluster.cp, "get", "cronschedules", "listed", "-n", cluster.namespace).stdout
+    header, row = out.splitlines()[:2]
+    column = header.index("SCHEDULE")
+    assert row[column:].startswith('["0 9 * * MON-FRI","30 13 * * MON-FRI"]'), out
+    assert "SCHEDULES" not in kubectl(cluster.cp, "get", "cronschedules", "-o", "wide", "-n",
+                                      cluster.namespace).stdout  # one column says it, not two
 
 
 def test_a_suspension_reason_shows_in_kubectl_get_and_in_an_event(operator: Operator, cluster: Cluster) -> None:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from .runner.support import manifest
@@ -81,3 +82,14 @@ def test_a_folder_is_linted_as_the_runner_reads_it_its_own_yaml_files_only(tmp_p
     assert result.stderr == "2 problems; 1 CronSchedule valid\n"
     clean = cronctl_lint(str(ROOT / "examples" / "local"), str(ROOT / "examples" / "pools"))
     assert (clean.returncode, clean.stdout) == (0, ""), clean.stdout
+
+
+def test_a_folder_that_cannot_be_listed_is_a_problem_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cronctl.runner import lint as linting
+
+    def refused(folder: Path) -> list[Path]:
+        raise PermissionError(13, "Permission denied", str(folder))
+
+    monkeypatch.setattr(linting, "manifest_files", refused)
+    [problem] = linting.lint([tmp_path], 0).problems
+    assert str(problem) == f"{tmp_path}: cannot read: Permission denied"

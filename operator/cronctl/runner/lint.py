@@ -69,7 +69,11 @@ def _files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
         if path == STDIN or not path.is_dir():
             files.append(path)
             continue
-        found = manifest_files(path)
+        try:
+            found = manifest_files(path)
+        except OSError as error:  # a folder it may not list
+            problems.append(Problem(str(path), None, None, f"cannot read: {error.strerror or error}"))
+            continue
         if not found:
             problems.append(Problem(str(path), None, None, "no .yaml or .yml manifest in this folder "
                                                            "(its subfolders are not read)"))

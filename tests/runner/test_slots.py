@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cronctl.runner.slots import SlotPool, default_workers, slot_names
+from cronctl.runner.slots import SlotPool, default_workers, pool_missing, slot_names, workers_busy
 
 
 @pytest.mark.parametrize("size, first, last", [
@@ -56,3 +56,18 @@ def test_misuse_is_refused():
         with pytest.raises(ValueError):
             SlotPool(size)
     assert default_workers() >= 1
+
+
+@pytest.mark.parametrize("busy, workers, pool, said", [
+    (4, 4, None, "4/4 workers busy"),
+    (1, 1, None, "1/1 worker busy"),
+    (2, 2, "reports", "2/2 workers of CronPool 'reports' busy"),
+    (1, 1, "reports", "1/1 worker of CronPool 'reports' busy"),
+])
+def test_why_a_firing_waits_is_worded_once_for_the_node_and_for_a_pool(busy: int, workers: int, pool: str | None,
+                                                                        said: str) -> None:
+    assert workers_busy(busy, workers, pool) == said
+
+
+def test_a_missing_pool_is_named() -> None:
+    assert pool_missing("reports") == "CronPool 'reports' is not in the folder"

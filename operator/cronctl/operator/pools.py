@@ -8,10 +8,11 @@ after a look that failed (the API away: its time is the network's, not the
 schedules' clock, which tests set by hand) and every ``POLL_SECONDS`` while
 its queue is not empty (a worker freed by a schedule of another shard, whose
 Job this shard's watch does not see). ``look_all`` says which pools want
-those real-time looks; the scheduling loop keeps the timers. Only the shard the pool belongs to (by its
-``cronctl.dev/shard`` label, as a schedule) starts its Jobs, and only while
-it leads (the scheduling loop calls ``look`` only then); looks at one pool
-never overlap (the loop makes them on one thread).
+those real-time looks; the scheduling loop keeps the timers. Only the shard
+the pool belongs to (by its ``cronctl.dev/shard`` label, as a schedule)
+starts its Jobs, and only while it leads (the scheduling loop calls ``look``
+only then); looks at one pool never overlap (the loop makes them on one
+thread).
 
 ``look`` returns the schedules whose Jobs it started, which the loop then
 reconciles, so their status says the run is running, no longer queued.

@@ -80,9 +80,19 @@ class SlotPool:
 
     def describe_wait(self) -> str:
         """Why a due firing waits, e.g. ``queued: 4/4 workers busy``."""
-        noun = "worker" if self.size == 1 else "workers"
-        return f"queued: {self.busy_count}/{self.size} {noun} busy"
+        return f"queued: {workers_busy(self.busy_count, self.size)}"
 
     def _check(self, name: str) -> None:
         if name not in self.names:
             raise ValueError(f"{name!r}: not a slot of this pool ({self.names[0]}..{self.names[-1]})")
+
+
+def workers_busy(busy: int, workers: int, pool: str | None = None) -> str:
+    """Why a firing waits for a worker: ``4/4 workers busy``, ``2/2 workers of CronPool 'reports' busy``."""
+    noun = "worker" if workers == 1 else "workers"
+    return f"{busy}/{workers} {noun}{'' if pool is None else f' of CronPool {pool!r}'} busy"
+
+
+def pool_missing(pool: str) -> str:
+    """Why a firing of a schedule whose CronPool is not in the folder waits."""
+    return f"CronPool {pool!r} is not in the folder"

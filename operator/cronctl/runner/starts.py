@@ -15,6 +15,7 @@ from .effects import Out, Start, line
 from .executor import RunRequest
 from .journal import facts, time_of
 from .memory import RunnerState
+from .slots import pool_missing, workers_busy
 from ..core.pool import admitted_across, seed_order
 
 
@@ -60,7 +61,7 @@ def waiting_reason(state: RunnerState) -> str | None:
     room = pool_room(state)
     for pool in sorted({state.pool_of[f.schedule] for f in startable if f.schedule in state.pool_of}):
         if pool not in room:
-            return f"queued: CronPool {pool!r} is not in the folder"
+            return f"queued: {pool_missing(pool)}"
         if room[pool] <= 0:
-            return f"queued: {state.pools[pool]}/{state.pools[pool]} workers of CronPool {pool!r} busy"
+            return f"queued: {workers_busy(state.pools[pool] - room[pool], state.pools[pool], pool)}"
     return None

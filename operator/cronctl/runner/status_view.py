@@ -16,6 +16,7 @@ from .firing import SWITCH_OFF_FILE, Firing, both_times
 from .folder_view import (FolderView, ScheduleView, backfill_waits, expressions, folder_view, rfc3339, rules_of,
                           suspended_line)
 from .lock import describe_holder
+from .slots import pool_missing, workers_busy
 
 
 def status(folder: Path, now: int | None = None) -> dict[str, Any]:
@@ -138,11 +139,10 @@ def _why_queued(view: ScheduleView, folder: FolderView) -> str:
     """``2/2 workers of CronPool 'reports' busy``, ``CronPool 'reports' is not in the folder``, or the
     node's ``4/4 workers busy``."""
     if view.pool is not None and view.pool_workers is None:
-        return f"CronPool {view.pool!r} is not in the folder"
+        return pool_missing(view.pool)
     if view.pool is not None and view.pool_workers is not None and view.pool_busy >= view.pool_workers:
-        return f"{view.pool_busy}/{view.pool_workers} workers of CronPool {view.pool!r} busy"
-    noun = "worker" if folder.workers == 1 else "workers"
-    return f"{folder.busy}/{folder.workers} {noun} busy"
+        return workers_busy(view.pool_busy, view.pool_workers, view.pool)
+    return workers_busy(folder.busy, folder.workers)
 
 
 def _outcomes_line(view: ScheduleView, zone: AnyZone) -> str:

@@ -27,7 +27,7 @@ from .kube.cache import Cache
 from .kube.jobwatch import watches
 from .kube.poolwatch import pool_watches
 from .pools import Pools
-from ..clock import ApiServerClock, SkewEstimate, clock_from_environment, node_clock_from_environment
+from ..clock import SkewEstimate, node_clock_from_environment, operator_clock
 from .kube.leader import Election, Leadership
 from .kube.events import POSTERS, EventRecorder
 from .loop import CONCURRENCY, Scheduler
@@ -98,7 +98,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
                       skew=skew)
     leadership = Leadership(options.election, cluster.rest)
     leadership.start()
-    clock = ApiServerClock(node, skew) if options.clock == "api-server" else clock_from_environment()
+    clock = operator_clock(options.clock, node, skew)
     scheduler = Scheduler(cluster, clock, leading=leadership.leading, staging=staged, pools=Pools(cluster, shard))
     # Every Job a schedule owns is in the cache before the first reconcile (the schedules' watch
     # lists its schedules on its thread, and the loop reconciles them as they come).

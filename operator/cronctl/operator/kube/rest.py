@@ -134,7 +134,7 @@ class Connection:
         answers = _Answers()
         parser = httptools.HttpResponseParser(answers)
         answers.parser = parser
-        sent = None if self.skew is None else self.skew.node()
+        sent = None if self.skew is None else self.skew.stamp()
         try:
             self.sock.sendall(b"".join(_request(method, path, self.host_header, headers, body)
                                        for method, path, body, headers in requests))
@@ -159,9 +159,9 @@ class Connection:
         return answers.done
 
     def _sample(self, sent: float, date: bytes) -> None:
-        """The exchange's first Date against the node's clock, at most once a second."""
+        """The exchange's first Date against the monotonic clock (clock.SkewEstimate), at most once a second."""
         assert self.skew is not None
-        received = self.skew.node()
+        received = self.skew.stamp()
         if self.skew.wants(received):
             try:
                 stamp = email.utils.parsedate_to_datetime(date.decode("latin-1")).timestamp()

@@ -114,7 +114,9 @@ def test_the_api_servers_clock_is_bounded_by_the_estimate() -> None:
     estimate = node.estimate()
     answered(estimate, T)  # Date T, asked at T, answered at T + 0.2: the server's clock minus monotonic in [-0.2, 1]
     node.now = T + 30
-    assert estimate.server() == (pytest.approx(T + 29.8), pytest.approx(T + 31))
+    server = estimate.server()
+    assert server is not None
+    assert (server[0] - T, server[1] - T) == (pytest.approx(29.8), pytest.approx(31))
 
 
 # The API server's clock reads the monotonic one (T + 31 s when read); one answer asked at T bounds it
@@ -139,7 +141,7 @@ def test_the_default_clock_is_never_ahead_of_the_api_servers(
     if answer:
         answered(estimate, T)
     node.now, node.ahead = T + 31, ahead_now
-    assert NeverAheadClock(node, estimate).seconds() == pytest.approx(T + reads)
+    assert NeverAheadClock(node, estimate).seconds() - T == pytest.approx(reads)  # T is too large for approx
 
 
 @pytest.mark.parametrize("answer, ahead, reads", [
@@ -155,7 +157,7 @@ def test_the_api_server_clock_reads_the_earliest_the_api_servers_can_show(
     if answer:
         answered(estimate, T)
     node.now = T + 31
-    assert ApiServerClock(node, estimate).seconds() == pytest.approx(T + reads)
+    assert ApiServerClock(node, estimate).seconds() - T == pytest.approx(reads)
 
 
 def test_a_forward_step_past_a_minute_boundary_passes_over_no_minute() -> None:

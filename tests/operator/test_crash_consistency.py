@@ -24,7 +24,7 @@ import pytest
 from cronctl.core.every import actual_time
 from cronctl.core.times import parse_time
 from cronctl.operator.effects import (DROPPED, LEFT_OVER, REPLACED, UNSTAGED, CreateJob, DeleteJob, Effect,
-                                      PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob, StageJob)
+                                      PatchStatus, Plan, PostEvent, RecordReplaced, ReleaseJob, ResumeJob, StageJob)
 from cronctl.operator.resource import TRIGGER_ANNOTATION
 
 from .world import World
@@ -81,6 +81,31 @@ def replace_of_a_run_on_its_second_attempt() -> Moment:
     world.finish(world.job_named(t("2024-03-01T00:10")), "Failed", t("2024-03-01T00:12"))
     world.reconcile(t("2024-03-01T00:12"))
     assert world.job_named(t("2024-03-01T00:10"), 2) in world.jobs
+    return world, t("2024-03-01T00:20"), None
+
+
+def replace_of_a_held_run() -> Moment:
+    """The run replaced waits, suspended, for its jittered second: its Job goes all the same."""
+    world = seen("*/10 * * * *", concurrencyPolicy="Replace", jitterSeconds=540)
+    world.reconcile(t("2024-03-01T00:10"))
+    return world, t("2024-03-01T00:20"), None
+
+
+def replace_by_a_staged_firing() -> Moment:
+    """With staging, the new run's Job exists (suspended) before the old one is deleted; its
+    release, the write that lets it start, comes after the delete."""
+    world = seen("*/10 * * * *", concurrencyPolicy="Replace")
+    world.staging = True
+    for minute in ("2024-03-01T00:09", "2024-03-01T00:10", "2024-03-01T00:19"):
+        world.reconcile(t(minute))
+    assert any(job["metadata"]["labels"].get("cronctl.dev/staged") for job in world.jobs.values())
+    return world, t("2024-03-01T00:20"), None
+
+
+def manual_run_replacing_a_scheduled_one() -> Moment:
+    world = seen("*/10 * * * *", concurrencyPolicy="Replace")
+    world.reconcile(t("2024-03-01T00:10"))
+    world.annotate(TRIGGER_ANNOTATION, "now")
     return world, t("2024-03-01T00:20"), None
 
 
@@ -186,6 +211,7 @@ def wait_for_last_catching_up() -> Moment:
 
 PLANS: list[Callable[[], Moment]] = [
     launch, catch_up_launch, replace_with_a_real_failure_in_history, replace_of_a_run_on_its_second_attempt,
+    replace_of_a_held_run, replace_by_a_staged_firing, manual_run_replacing_a_scheduled_one,
     retention_drops_an_older_run, retention_drops_the_run_that_just_finished, a_finish_a_drop_and_a_launch_at_once,
     retry_at_once, retry_after_its_delay, timeout_and_the_next_launch, jittered_launch, jittered_release,
     manual_trigger, forbid_skip, overflow_launches_the_latest, overflow_under_catch_up_all, overflow_and_replace,
@@ -242,7 +268,7 @@ def settle(world: World, now: int, second: float | None) -> None:
 
 
 @pytest.mark.parametrize("moment", PLANS, ids=[m.__name__ for m in PLANS])
-def test_the_order_is_releases_resumes_unstaged_creates_status_deletes_stages_events(
+def test_the_order_is_record_clear_releases_resumes_unstaged_creates_status_deletes_stages_events(
         moment: Callable[[], Moment]) -> None:
     assert_ordered(moment)
 
@@ -250,10 +276,68 @@ def test_the_order_is_releases_resumes_unstaged_creates_status_deletes_stages_ev
 def assert_ordered(moment: Callable[[], Moment]) -> None:
     world, now, second = moment()
     effects = world.plan(now, second).effects
-    rank = {ReleaseJob: 0, ResumeJob: 1, CreateJob: 3, PatchStatus: 4, DeleteJob: 5, StageJob: 6, PostEvent: 7}
-    ranks = [2 if isinstance(e, DeleteJob) and e.why == UNSTAGED else rank[type(e)] for e in effects]
+    rank = {RecordReplaced: -2, ReleaseJob: 0, ResumeJob: 1, CreateJob: 3, PatchStatus: 4, DeleteJob: 5,
+            StageJob: 6, PostEvent: 7}
+    clearing = {REPLACED: -1, LEFT_OVER: -1, UNSTAGED: 2}
+    ranks = [clearing.get(e.why, 5) if isinstance(e, DeleteJob) else rank[type(e)] for e in effects]
     assert ranks == sorted(ranks)
     assert [type(e) for e in effects].count(PatchStatus) <= 1
+    assert [type(e) for e in effects].count(RecordReplaced) <= 1
+
+
+REPLACES = [replace_with_a_real_failure_in_history, replace_of_a_run_on_its_second_attempt, replace_of_a_held_run,
+            replace_by_a_staged_firing, manual_run_replacing_a_scheduled_one, overflow_and_replace]
+
+
+@pytest.mark.parametrize("moment", REPLACES, ids=[m.__name__ for m in REPLACES])
+def test_under_replace_the_old_jobs_are_gone_before_the_new_one_is_made_or_let_start(
+        moment: Callable[[], Moment]) -> None:
+    """As CronJob: delete, then create, so the replaced run and its successor never run at once.
+    The status write that ends the replaced runs goes first (it changes ``active`` only), and
+    the Jobs a plan creates name no run they replace: the status said it already."""
+    world, now, second = moment()
+    effects = world.plan(now, second).effects
+    kinds = [type(e) for e in effects]
+    deleted = [i for i, e in enumerate(effects) if isinstance(e, DeleteJob) and e.why == REPLACED]
+    starts = [i for i, e in enumerate(effects) if isinstance(e, (CreateJob, ReleaseJob, ResumeJob))]
+    assert deleted and starts and max(deleted) < min(starts)
+    assert kinds[0] is RecordReplaced
+    record = effects[0].status  # type: ignore[union-attr]
+    old = world.schedule["status"]
+    assert {k: v for k, v in record.items() if k != "active"} == {k: v for k, v in old.items() if k != "active"}
+    gone = {e.name for e in effects if isinstance(e, DeleteJob) and e.why == REPLACED}
+    assert [entry["name"] for entry in record["active"]] == [
+        entry["name"] for entry in old["active"] if entry["name"] not in gone]
+    for effect in effects:
+        if isinstance(effect, CreateJob):
+            assert "cronctl.dev/replaces" not in effect.manifest["metadata"]["annotations"]
+        if isinstance(effect, ReleaseJob):
+            assert "cronctl.dev/replaces" not in (effect.patch["metadata"].get("annotations") or {})
+
+
+def test_a_crash_between_the_delete_and_the_create_launches_the_minute_once_and_fails_nothing() -> None:
+    world, now, _ = replace_with_a_real_failure_in_history()
+    effects = world.plan(now).effects
+    cut = max(i for i, e in enumerate(effects) if isinstance(e, DeleteJob) and e.why == REPLACED) + 1
+    assert not any(isinstance(e, CreateJob) for e in effects[:cut])
+    replaced = f"sync-{t('2024-03-01T00:20')}"
+    world.carry_out(effects[:cut])
+    assert replaced not in world.jobs
+    assert replaced not in [entry["name"] for entry in world.schedule["status"]["active"]]
+    restarted = world.reconcile(now)
+    assert [job["metadata"]["name"] for job in restarted.create] == [f"sync-{now}"]
+    assert "JobGone" not in [event.reason for event in restarted.events]
+    assert [h["state"] for h in world.schedule["status"]["history"]] == ["failed"]  # the real failure, kept
+    assert world.reconcile(now).create == []  # once
+
+
+def test_the_loops_first_pass_carries_a_replace_through_its_launch() -> None:
+    """The record and the deletes lead the plan, so the loop's urgent part (``Plan.split``) runs
+    to the create: the launch is not put off to the second pass by the writes before it."""
+    world, now, _ = replace_with_a_real_failure_in_history()
+    urgent, rest = world.plan(now).split()
+    assert [type(e) for e in urgent.effects] == [RecordReplaced, DeleteJob, CreateJob]
+    assert rest.status is not None and rest.status["active"][0]["name"] == f"sync-{now}"
 
 
 def test_a_replaced_run_is_never_failed_whatever_point_the_crash_hit() -> None:
@@ -267,9 +351,10 @@ def test_a_replaced_run_is_never_failed_whatever_point_the_crash_hit() -> None:
 
 
 def test_cronjobs_order_would_count_the_replaced_run_failed_and_drop_the_real_failure() -> None:
-    """The order apply used to follow (the replaced Jobs deleted first, then creates, resumes,
-    status, retention's deletes, events) fails this suite: the crash the issue found."""
+    """CronJob's order with no record first (the replaced Jobs deleted first, then creates,
+    resumes, status, retention's deletes, events) fails this suite: why ``RecordReplaced``."""
     def old_order(p: Plan) -> list[Effect]:
+        p.effects = [e for e in p.effects if not isinstance(e, RecordReplaced)]
         first = [e for e in p.effects if isinstance(e, DeleteJob) and e.why == REPLACED]
         rest = [e for e in p.effects if isinstance(e, (CreateJob, ResumeJob, PatchStatus))]
         later = [e for e in p.effects if isinstance(e, DeleteJob) and e.why != REPLACED]

@@ -50,6 +50,12 @@ class PatchStatus:
     status: dict[str, Any]  # the whole new status
 
 
+@dataclass(frozen=True)
+class RecordReplaced(PatchStatus):
+    """The status as it was, less the active runs a Replace ends: written before their Jobs are
+    deleted (``ordered``), it changes ``active`` only."""
+
+
 REPLACED, DROPPED, LEFT_OVER, UNSTAGED = "replaced", "dropped", "left-over", "unstaged"
 NEVER_STARTED = "never-started"  # the waiting Job of a run that ended before its pool gave it a worker
 
@@ -71,8 +77,14 @@ class PostEvent:
 Effect = Union[ReleaseJob, ResumeJob, LabelJob, CreateJob, StageJob, PatchStatus, DeleteJob, PostEvent]
 # The writes that start runs at their second, when they lead a plan: the loop's first pass. A
 # launch's create is one of them (with staging off, or a firing that could not be staged), so
-# its status and Event follow once every launch of the second is out, as a release's do.
-URGENT = (ReleaseJob, ResumeJob, CreateJob)
+# its status and Event follow once every launch of the second is out, as a release's do. So
+# are the writes that must come before a launch: a Replace's record and its deletes.
+URGENT = (RecordReplaced, ReleaseJob, ResumeJob, CreateJob)
+CLEARING = (REPLACED, LEFT_OVER)  # the deletes that go before a plan's launches (``ordered``)
+
+
+def is_urgent(effect: Effect) -> bool:
+    return isinstance(effect, URGENT) or isinstance(effect, DeleteJob) and effect.why in CLEARING
 
 
 @dataclass
@@ -103,14 +115,15 @@ class Plan:
         """(the leading writes that start runs, the rest): the loop carries out the first part
         of every schedule due at a second before the rest of any (``ordered`` puts them first)."""
         count = 0
-        while count < len(self.effects) and isinstance(self.effects[count], URGENT):
+        while count < len(self.effects) and is_urgent(self.effects[count]):
             count += 1
         return Plan(effects=self.effects[:count]), replace(self, effects=self.effects[count:])
 
     @property
     def status(self) -> dict[str, Any] | None:
-        """The new status, when it differs from the old."""
-        return next((e.status for e in self.effects if isinstance(e, PatchStatus)), None)
+        """The new status, when it differs from the old (not a Replace's record before it)."""
+        return next((e.status for e in reversed(self.effects)
+                     if isinstance(e, PatchStatus) and not isinstance(e, RecordReplaced)), None)
 
     @property
     def events(self) -> list[EventSpec]:
@@ -145,18 +158,30 @@ class Effects:
         self.events.append(PostEvent(EventSpec(kind, reason, message)))
 
 
-def ordered(effects: Effects, status: dict[str, Any] | None) -> list[Effect]:
+def ordered(effects: Effects, status: dict[str, Any] | None,
+            old: dict[str, Any] | None = None) -> list[Effect]:
     """The effects of one reconcile in the order that makes every crash point restart-safe.
+    ``status`` is the new status (None: unchanged), ``old`` the status the plan read.
 
+    0. Clear the way, as CronJob does before it creates a Job, so that a
+       replaced run and its successor never run at once: write ``old`` less
+       the active runs a Replace ends (``RecordReplaced``: one status write
+       more, for Replace only), then delete their Jobs (background
+       propagation), then the Jobs of runs the status forgot already (left
+       over by a crash). A crash after the record leaves Jobs of runs no
+       status names: the next reconcile deletes them as left over, never
+       adopts them or counts them failed, and launches the minute (the
+       record moved no schedule time); a crash after a delete, the same with
+       fewer Jobs. Only the Replaced Event is lost, as an Event after a
+       status write may be (7).
     1. Release staged Jobs, then resume held ones: the writes that start runs
-       at their second go first, so that the loop carries them out for every
-       due schedule before anything else (``Plan.split``). A release records
-       its launch as a create does (step 3): in one write it gives the staged
-       Job its run number and what the launch decided besides it (the runs it
-       replaces, the overflow it was launched past; a late launch's reason
-       and minute). A crash after it leaves a launch the next reconcile
-       adopts; before it, no launch at all. A resume changes no status, and
-       is idempotent.
+       at their second go first after 0, so that the loop carries them out for
+       every due schedule before anything else (``Plan.split``). A release
+       records its launch as a create does (step 3): in one write it gives the
+       staged Job its run number and what the launch decided besides it (the
+       overflow it was launched past; a late launch's reason and minute). A
+       crash after it leaves a launch the next reconcile adopts; before it, no
+       launch at all. A resume changes no status, and is idempotent.
     1b. Relabel the Jobs another shard made (a schedule moved between
        shards): idempotent, and no status depends on it.
     2. Delete the staged Jobs that must not run. No status names them, so a
@@ -166,9 +191,8 @@ def ordered(effects: Effects, status: dict[str, Any] | None) -> list[Effect]:
        ``observe`` adopts a Job whose run the status does not know yet (its
        number and nominal time are on it), so a crash before the status write
        neither doubles a launch nor a retry's attempt. It also records what
-       the same reconcile decided besides it: the runs it replaces
-       (``cronctl.dev/replaces``), the overflow it was launched past, the
-       trigger a manual run answers.
+       the same reconcile decided besides it: the overflow it was launched
+       past, the trigger a manual run answers.
     4. Write the status, once: it records what the creates and releases made
        and forgets what the deletes will remove. (A jittered firing released
        from staging is recorded here first, at its minute, and released at its
@@ -186,17 +210,25 @@ def ordered(effects: Effects, status: dict[str, Any] | None) -> list[Effect]:
        status does not record; a launch it adopts from its Job is not said again); after
        it, some may be lost, none is posted twice.
 
-    Replace deletes the old Jobs in step 5, after the new Job exists (created,
-    or released with their names), not first as CronJob does: deleted first, a
-    crash before the status write left a run the status calls active with its
-    Job gone, which a restart can only count as failed (JobGone), pushing a
-    real failure out of a short history and deleting its Job. Created first,
-    the new Job names the runs it replaces, so a restart at any point knows
-    them replaced, and it costs no write more (marking the runs in the status
-    before deleting them would cost one status write more per Replace). The
-    old pods run one status write longer; with background propagation old and
-    new pods overlap briefly in either order, as CronJob's do.
+    Deleting a replaced run's Jobs with no record first (CronJob's order) is
+    not safe here: a crash before the status write left a run the status calls
+    active with its Job gone, which a restart can only count as failed
+    (JobGone), pushing a real failure out of a short history and deleting its
+    Job. Recording it in the new Job instead (``cronctl.dev/replaces``, as
+    this operator did) saved the write but needed the new Job to exist
+    first, so for a moment the old and the new ran at once.
     """
+    clearing = [e for e in effects.deletes if e.why in CLEARING]
+    deletes = [e for e in effects.deletes if e.why not in CLEARING]
+    record = _record_replaced(old or {}, {e.name for e in clearing if e.why == REPLACED})
     patch: list[Effect] = [] if status is None else [PatchStatus(status)]
-    return [*effects.releases, *effects.resumes, *effects.labels, *effects.unstaged, *effects.creates, *patch, *effects.deletes,
-            *effects.stages, *effects.events]
+    return [*record, *clearing, *effects.releases, *effects.resumes, *effects.labels, *effects.unstaged,
+            *effects.creates, *patch, *deletes, *effects.stages, *effects.events]
+
+
+def _record_replaced(old: dict[str, Any], jobs: set[str]) -> list[Effect]:
+    """The write that ends, in the status, the active runs whose Jobs a Replace deletes; none
+    when the status names none of them (a Job an older operator made names them replaced)."""
+    active = old.get("active") or []
+    kept = [entry for entry in active if not (isinstance(entry, dict) and entry.get("name") in jobs)]
+    return [RecordReplaced({**old, "active": kept})] if len(kept) < len(active) else []

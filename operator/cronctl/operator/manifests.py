@@ -2,14 +2,20 @@
 
 A Job also records what its reconcile decided beyond the run it starts, so
 that a crash before the status write loses nothing (see ``effects.ordered``):
-the runs it replaces, the overflow it was launched past, the trigger it
-answers. ``observe`` reads them back.
+the overflow it was launched past, the trigger it answers. ``observe`` reads
+them back. (The runs a Replace ends are recorded in the status before their
+Jobs are deleted, ahead of the create; a Job an older operator made may
+still name them in ``cronctl.dev/replaces``, which ``observe`` reads.)
+
+Every Job carries CronJob's ``batch.kubernetes.io/cronjob-scheduled-timestamp``
+(``SCHEDULED_TIMESTAMP_ANNOTATION``), for tooling written for CronJob.
 
 A staged Job (``job_manifest(..., staged=True)``) is the Job of a firing
 created ahead of its minute, suspended and labelled ``cronctl.dev/staged``,
-with no run number yet; ``release_patch`` is the one write that makes it a
-run: its number and what its reconcile decided besides, and ``suspend:
-false``. Its containers read ``CRONCTL_REASON`` from the Pod's own
+with no run number yet (its scheduled timestamp is its nominal time's
+already, and part of its digest); ``release_patch`` is the one write that
+makes it a run: its number and what its reconcile decided besides, and
+``suspend: false``. Its containers read ``CRONCTL_REASON`` from the Pod's own
 annotation (the downward API), which a late release (a Forbid overlap let
 the time run as a catch-up) rewrites while the Job is still suspended.
 """
@@ -19,14 +25,19 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple
 
 import orjson
 
+from ..core.times import format_time
+from ..core.zones import UTC, AnyZone, parse_zone
 from ..manifest import API_VERSION, KIND
 from .resource import (ATTEMPT_LABEL, OVERFLOW_ANNOTATION, POOL_LABEL, REASON_ANNOTATION, REASON_LABEL, REPLACES_ANNOTATION, RUN_LABEL,
                        SCHEDULE_LABEL, SCHEDULED_ANNOTATION, SHARD_LABEL, STAGED_DIGEST_ANNOTATION, STAGED_LABEL,
                        START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, rfc3339, rfc3339_seconds)
+
+# CronJob's annotation of the time a Job was scheduled for (kubernetes pkg/controller/cronjob/utils.go).
+SCHEDULED_TIMESTAMP_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 
 
 class OverflowNote(NamedTuple):
@@ -52,7 +63,25 @@ class OverflowNote(NamedTuple):
 
 
 def replaced_runs(annotations: Mapping[str, Any]) -> list[str]:
+    """The runs a Job made by an older operator says it replaces (this one records them in the status)."""
     return [name for name in str(annotations.get(REPLACES_ANNOTATION) or "").split(",") if name]
+
+
+def scheduled_timestamp(minute: int, zone: AnyZone) -> str:
+    """The time a Job was scheduled for as CronJob writes it: RFC 3339 in the schedule's zone
+    (Go's ``time.RFC3339``, which writes a zero offset as ``Z``)."""
+    offset = zone.utc_offset(minute)
+    if offset == 0:
+        return rfc3339(minute)
+    hours, minutes = divmod(abs(offset), 60)
+    return f"{format_time(minute + offset)}:00{'-' if offset < 0 else '+'}{hours:02d}:{minutes:02d}"
+
+
+def schedule_zone(schedule: Mapping[str, Any]) -> AnyZone:
+    """The zone a CronSchedule's times are read in (UTC unless ``spec.timeZone`` names one; the
+    plan read the spec before it builds a Job, so the name is one the reader takes)."""
+    name = (schedule.get("spec") or {}).get("timeZone")
+    return UTC if name is None else parse_zone(name, "spec.timeZone")
 
 
 # Runs asked for by hand have names of their own: a manual run at a schedule time's minute, or a
@@ -89,15 +118,15 @@ def _fitted(schedule: str, suffix: str) -> str:
 def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], number: int, scheduled: int,
                  started: int, timeout_minutes: int | None, attempt: int = 1, now: int | None = None,
                  retries: int = 0, reason: str = "scheduled", start_at: int | None = None,
-                 replaces: Sequence[str] = (), overflow: OverflowNote | None = None,
+                 overflow: OverflowNote | None = None,
                  trigger: str | None = None, staged: bool = False, pool: str | None = None) -> dict[str, Any]:
     """The Job of one attempt. ``started`` is the run's first launch: the timeout counts
     from it, so a later attempt gets only the time that is left.
 
     ``start_at`` (seconds since 1970), when given, is a start the jitter put off:
     the Job is created suspended, so its name holds the firing across a crash,
-    and the operator resumes it at that second. ``replaces``, ``overflow`` and
-    ``trigger`` are what the reconcile that launches it decided besides it.
+    and the operator resumes it at that second. ``overflow`` and ``trigger``
+    are what the reconcile that launches it decided besides it.
 
     ``staged``: the Job of a firing created before its minute (``start_at`` is
     then the second it is due), suspended, with no run yet: ``number`` is not
@@ -109,7 +138,8 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
     template_metadata = template.get("metadata") or {}
     spec = _job_spec(template, started, timeout_minutes, now, retries,
                      suspended=start_at is not None or pool is not None)
-    recorded = _recorded(start_at, replaces, overflow, trigger)
+    recorded = _recorded(start_at, overflow, trigger)
+    stamp = scheduled_timestamp(scheduled, schedule_zone(schedule))
     facts: dict[str, str | dict[str, Any]] = {
         "CRONCTL_SCHEDULE": metadata["name"], "CRONCTL_NOMINAL_TIME": rfc3339(scheduled),
         "CRONCTL_REASON": reason, "CRONCTL_ATTEMPT": str(attempt)}
@@ -126,7 +156,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         run_labels = {STAGED_LABEL: "true"}
     _add_run_env(spec, facts)
     if staged:
-        recorded[STAGED_DIGEST_ANNOTATION] = _digest(spec, template_metadata, start_at)
+        recorded[STAGED_DIGEST_ANNOTATION] = _digest(spec, template_metadata, start_at, stamp)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -137,7 +167,7 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
                        SCHEDULE_LABEL: metadata["name"], **shard_labels, **run_labels, ATTEMPT_LABEL: str(attempt)},
             "annotations": {**(template_metadata.get("annotations") or {}),
                             SCHEDULED_ANNOTATION: rfc3339(scheduled), STARTED_ANNOTATION: rfc3339(started),
-                            REASON_ANNOTATION: reason, **recorded},
+                            REASON_ANNOTATION: reason, SCHEDULED_TIMESTAMP_ANNOTATION: stamp, **recorded},
             "ownerReferences": [{
                 "apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"], "uid": metadata["uid"],
                 "controller": True, "blockOwnerDeletion": True,
@@ -163,12 +193,9 @@ def _job_spec(template: Mapping[str, Any], started: int, timeout_minutes: int | 
     return spec
 
 
-def _recorded(start_at: int | None, replaces: Sequence[str], overflow: OverflowNote | None,
-              trigger: str | None) -> dict[str, str]:
+def _recorded(start_at: int | None, overflow: OverflowNote | None, trigger: str | None) -> dict[str, str]:
     """The annotations that record what a launch's reconcile decided besides the Job."""
     recorded = {} if start_at is None else {START_AT_ANNOTATION: rfc3339_seconds(start_at)}
-    if replaces:
-        recorded[REPLACES_ANNOTATION] = ",".join(replaces)
     if overflow is not None:
         recorded[OVERFLOW_ANNOTATION] = overflow.to_annotation()
     if trigger is not None:
@@ -176,7 +203,7 @@ def _recorded(start_at: int | None, replaces: Sequence[str], overflow: OverflowN
     return recorded
 
 
-def release_patch(number: int, replaces: Sequence[str] = (), overflow: OverflowNote | None = None,
+def release_patch(number: int, overflow: OverflowNote | None = None,
                   late: tuple[str, int] | None = None) -> dict[str, Any]:
     """The one write that makes a staged Job its run (a merge patch): the run's number, the
     staged label gone, what the launch decided besides it (as ``job_manifest`` records it),
@@ -184,8 +211,6 @@ def release_patch(number: int, replaces: Sequence[str] = (), overflow: OverflowN
     staged for: its reason and launch minute replace the staged ones, on the Job and on the
     Pod template (which a suspended Job that never started may still change)."""
     annotations: dict[str, Any] = {}
-    if replaces:
-        annotations[REPLACES_ANNOTATION] = ",".join(replaces)
     if overflow is not None:
         annotations[OVERFLOW_ANNOTATION] = overflow.to_annotation()
     spec: dict[str, Any] = {"suspend": False}
@@ -214,12 +239,14 @@ def staged_digest(manifest: Mapping[str, Any]) -> str | None:
     return ((manifest.get("metadata") or {}).get("annotations") or {}).get(STAGED_DIGEST_ANNOTATION)
 
 
-def _digest(spec: Mapping[str, Any], template_metadata: Mapping[str, Any], start_at: int) -> str:
+def _digest(spec: Mapping[str, Any], template_metadata: Mapping[str, Any], start_at: int, stamp: str) -> str:
     """What a staged Job was made of, in 16 hex digits: equal digests, the same Job. (Canonical
     JSON by orjson, a third of the standard library's time; a Job staged by an operator that
-    wrote it with json and non-ASCII text reads as another Job once, and is staged again.)"""
+    wrote it with json and non-ASCII text reads as another Job once, and is staged again, as
+    does one staged before Jobs carried their scheduled timestamp, so that none is released
+    without it.)"""
     text = orjson.dumps([spec, template_metadata.get("labels") or {}, template_metadata.get("annotations") or {},
-                         start_at], option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+                         start_at, stamp], option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
     return hashlib.sha256(text).hexdigest()[:16]
 
 

@@ -64,17 +64,22 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     observed = observe(status, jobs, schedule["metadata"]["uid"])
     pause = pauses.standing(schedule, spec)
     spec = pauses.paused(spec, pause.pause)
+    deleting = bool(schedule["metadata"].get("deletionTimestamp"))
     context = Context(schedule, spec, timeline, read, observed, anchor, now, second,
-                      Effects(labels=_relabels(schedule, jobs)), pool_missing=spec.pool is not None and not pool_found)
+                      Effects(labels=_relabels(schedule, jobs)), pool_missing=spec.pool is not None and not pool_found,
+                      deleting=deleting)
     trigger = pending_trigger(schedule)
     asked = backfills.asked(schedule, spec, now)
     seen = Seen(runs=[_seen(observed, name) for name in observed.state.active],
                 staged=[StagedSeen(nominal, is_current(schedule, spec, nominal, view.digest))
                         for nominal, view in observed.staged.items()],
                 known=frozenset(observed.runs), recorded_overflow=_recorded_overflow(context),
-                suspended=spec.suspend, staging=staging and spec.pool is None,
+                # A schedule being deleted (held by a finalizer) launches nothing, as a suspended one,
+                # and unstages what it staged; its runs under way end as usual.
+                suspended=spec.suspend or deleting, staging=staging and spec.pool is None and not deleting,
                 edited=(schedule.get("status") or {}).get("observedGeneration") != context.generation,
-                trigger=trigger is not None and trigger not in observed.answered,  # else the status write was lost
+                trigger=trigger is not None and trigger not in observed.answered and not deleting,  # else the
+                # status write was lost
                 backfill=asked.under_way)
     result = reconcile(spec.job, observed.state, timeline, seen, now, second,
                        key=lambda launch: job_name(spec.job.name, launch.scheduled_for, reason=launch.reason))
@@ -93,7 +98,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     else:
         _say_suspension(context)
     _say_missing_pool(context)
-    return Plan(effects=ordered(context.out, changed(status, new_status)), wake_at=result.wake_at,
+    return Plan(effects=ordered(context.out, changed(status, new_status), status), wake_at=result.wake_at,
                 release_at=result.release_at, lost=list(observed.lost))
 
 
@@ -216,7 +221,7 @@ def _create(context: Context, item: Launched, trigger: str | None = None) -> Non
     options = spec.job.options
     context.out.creates.append(CreateJob(job_manifest(
         schedule, spec.job_template, launch.number, launch.scheduled_for, context.now, options.timeout,
-        retries=options.retries, reason=launch.reason, start_at=item.held_until, replaces=item.replaces,
+        retries=options.retries, reason=launch.reason, start_at=item.held_until,
         overflow=_overflow_note(item), trigger=trigger, pool=spec.pool)))
     context.post(messages.launched(launch, item.run_key, item.held_until))
 
@@ -231,8 +236,8 @@ def _release(context: Context, item: Launched) -> None:
                                        reason=launch.reason, held_until=item.held_until,
                                        staged=item.held_until is not None)
     if item.held_until is None:
-        context.out.releases.append(ReleaseJob(view.name, release_patch(launch.number, item.replaces,
-                                                                        _overflow_note(item), late), item.start_at))
+        context.out.releases.append(ReleaseJob(view.name, release_patch(launch.number, _overflow_note(item), late),
+                                               item.start_at))
     context.post(messages.released(launch, view.name, item.held_until))
 
 
@@ -274,7 +279,7 @@ def _say_suspension(context: Context) -> None:
 
 def _say_missing_pool(context: Context) -> None:
     """A Warning when the schedule's pool goes missing (not again while it stays missing)."""
-    if not context.pool_missing:
+    if not context.pool_missing or context.deleting:
         return
     said = any(c.get("type") == "Ready" and c.get("reason") == messages.POOL_NOT_FOUND
                for c in context.old_status.get("conditions") or [])
@@ -284,8 +289,14 @@ def _say_missing_pool(context: Context) -> None:
 
 def first_anchor(schedule: Mapping[str, Any], now: int) -> int:
     """Where a new schedule's times start after: the anchor annotation's minute (an import from a
-    CronJob: its last schedule time), else now; a future one counts as now."""
-    asked = parse_rfc3339(((schedule.get("metadata") or {}).get("annotations") or {}).get(ANCHOR_ANNOTATION))
+    CronJob: its last schedule time), else the minute it was created in, as CronJob counts from its
+    creationTimestamp (a schedule created while no operator ran, or during a rollout or failover,
+    loses no time: its starting deadline and catch-up rules say which of the times since still
+    run); now when neither is known. A future one (the API server's clock ahead) counts as now."""
+    metadata = schedule.get("metadata") or {}
+    asked = parse_rfc3339((metadata.get("annotations") or {}).get(ANCHOR_ANNOTATION))
+    if asked is None:
+        asked = parse_rfc3339(metadata.get("creationTimestamp"))
     return now if asked is None or asked > now else asked
 
 

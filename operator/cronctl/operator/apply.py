@@ -29,6 +29,7 @@ from .kube.cache import Cache
 from .kube.event_series import Written
 from .kube.events import EventRecorder, about_of, event_name
 from .manifests import EventSpec
+from .refusals import Refusal, event as refusal_event, refused_conditions, refusal_of
 from ..clock import SkewEstimate
 from .effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
                       StageJob)
@@ -216,6 +217,8 @@ class Cluster:
                     if write.answered(answer) is False:
                         outcomes[index] = False
                     positions[index] += 1
+                except ApiException as error:
+                    outcomes[index] = write.refused(error)
                 except Exception as error:
                     outcomes[index] = error
 
@@ -233,28 +236,30 @@ class Cluster:
         namespace, owner = schedule["metadata"]["namespace"], schedule["metadata"]["name"]
         if isinstance(effect, ReleaseJob):
             return _Write(Calls.patch_namespaced_job(namespace, effect.name, effect.patch),
-                          lambda answer: self._released(namespace, owner, effect.name, answer))
+                          lambda answer: self._released(namespace, owner, effect.name, answer),
+                          "patch", "jobs", effect.name)
         if isinstance(effect, (CreateJob, StageJob)):
             manifest = effect.manifest
             return _Write(Calls.create_namespaced_job(namespace, manifest),
-                          lambda answer: self._created(schedule, manifest, answer))
+                          lambda answer: self._created(schedule, manifest, answer),
+                          "create", "jobs", manifest["metadata"]["name"])
         if isinstance(effect, DeleteJob):
             if self.cache is not None:
                 self.cache.drop_job(namespace, owner, effect.name)
             return _Write(Calls.delete_namespaced_job(namespace, effect.name, propagation_policy="Background"),
-                          _deleted)
+                          _deleted, "delete", "jobs", effect.name)
         if isinstance(effect, ResumeJob):
             return _Write(Calls.patch_namespaced_job(namespace, effect.name, {"spec": {"suspend": False}}),
-                          lambda answer: self._resumed(namespace, effect.name, answer))
+                          lambda answer: self._resumed(namespace, effect.name, answer), "patch", "jobs", effect.name)
         if isinstance(effect, LabelJob):
             return _Write(Calls.patch_namespaced_job(namespace, effect.name,
                                                      {"metadata": {"labels": {SHARD_LABEL: effect.shard}}}),
-                          lambda answer: self._labelled(answer))
+                          lambda answer: self._labelled(answer), "patch", "jobs", effect.name)
         if isinstance(effect, PatchStatus):
             changes = status_changes(schedule.get("status") or {}, effect.status)
             return _Write(Calls.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, owner,
                                                                       {"status": changes}),
-                          lambda answer: self._status_patched(answer))
+                          lambda answer: self._status_patched(answer), "patch", f"{PLURAL}/status", owner)
         if isinstance(effect, PostEvent):
             self.record_event(schedule, effect.event)
         return None
@@ -318,6 +323,25 @@ class Cluster:
             now = dt.datetime.now(dt.timezone.utc).timestamp()
             self.post_events([Written(about_of(schedule), event, now, now, 1, new=True)])
 
+    def say_refusal(self, schedule: Mapping[str, Any], refusal: Refusal, minute: int) -> None:
+        """A refused write said on its schedule (``refusals``): its Warning Event (a series, however
+        often the write is tried) and, when that is news, its Ready condition. The condition's own
+        write is a courtesy: refused too, it is left to the Event."""
+        self.record_event(schedule, refusal_event(refusal))
+        status = schedule.get("status") or {}
+        conditions = refused_conditions(status.get("conditions") or [], refusal,
+                                        schedule["metadata"].get("generation", 0), minute)
+        if conditions is None:
+            return
+        metadata = schedule["metadata"]
+        [answer] = self.rest.send([Calls.patch_namespaced_custom_object_status(
+            GROUP, VERSION, metadata["namespace"], PLURAL, metadata["name"], {"status": {"conditions": conditions}})])
+        if isinstance(answer, ApiException):
+            log.debug("%s/%s: could not write the refusal's condition: %s", metadata["namespace"], metadata["name"],
+                      answer.reason)
+        else:
+            self._status_patched(answer)
+
     def post_event_on(self, involved: Mapping[str, str], event: EventSpec) -> None:
         """One Event about an object that is no CronSchedule (the operator's Lease), posted now; a
         refusal is logged, never raised (an Event is a courtesy)."""
@@ -373,6 +397,17 @@ class Cluster:
 Answer = Union[dict, ApiException]  # a write's answer, or the API's refusal of it
 
 
+class WriteRefused(ApiException):
+    """A plan stopped at a write the API server refused (``refusals``): the API's answer, named."""
+
+    def __init__(self, refusal: Refusal, error: ApiException) -> None:
+        super().__init__(status=error.status, reason=error.reason)
+        self.body, self.headers, self.refusal = error.body, error.headers, refusal
+
+    def __str__(self) -> str:
+        return self.refusal.said()
+
+
 def _event_gone(written: Written, answer: Any) -> bool:
     """A series' count written for an Event the API server does not have."""
     return not written.new and isinstance(answer, ApiException) and answer.status == NOT_FOUND
@@ -385,10 +420,19 @@ def _event_time(seconds: float) -> str:
 @dataclass(frozen=True)
 class _Write:
     """One effect's request, and what its answer means: ``answered`` raises the refusals that
-    stop the plan, and returns False for a release whose Job is gone."""
+    stop the plan, and returns False for a release whose Job is gone; what it writes, to name a
+    refusal."""
 
     call: Call
     answered: Callable[[Answer], bool | None]
+    verb: str
+    resource: str
+    name: str
+
+    def refused(self, error: ApiException) -> Exception:
+        """The error that stopped the plan: a refusal (``refusals``) named, a passing failure as it is."""
+        refusal = refusal_of(self.verb, self.resource, self.name, error.status, error.reason, error.body)
+        return error if refusal is None else WriteRefused(refusal, error)
 
 
 def _answered(answer: Answer) -> dict[str, Any]:

@@ -30,6 +30,7 @@ class Context:
     second: float  # within it: when a jittered or staged Job may start
     out: Effects
     pool_missing: bool = False  # spec.pool names a CronPool that does not exist
+    deleting: bool = False  # the schedule has a deletionTimestamp (a finalizer holds it): nothing launches
 
     @property
     def old_status(self) -> Mapping[str, Any]:

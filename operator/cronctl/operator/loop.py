@@ -43,8 +43,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
+from kubernetes.client.exceptions import ApiException
+
 from .kube import retry
-from .apply import Cluster
+from .apply import Cluster, WriteRefused
 from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
@@ -52,6 +54,7 @@ from .effects import Plan
 from .backfill import pending_backfill
 from .pause import pending_resume
 from .plan import pending_trigger, plan
+from .refusals import Refusal
 from .pools import POLL_SECONDS, RETRY_SECONDS, Pools, pool_of
 
 log = logging.getLogger("cronctl.operator")
@@ -85,6 +88,7 @@ class Scheduler:
         self._preparing_for: float | None = None  # the second of the plans being made ahead
         self._to_prepare: list[Key] = []
         self._failures: dict[Key, int] = {}  # failed reconciles in a row, of the schedules failing now
+        self._refused_now: set[Key] = set()  # the schedules whose last reconcile the API server refused
         self._polled: set[Key] = set()  # the pools with a queue whose next real-time look is set
         self._signal = asyncio.Event()
         self._loop = _running_loop()  # the loop ``run`` runs on: made on it, or set when ``run`` starts
@@ -142,6 +146,7 @@ class Scheduler:
 
     def _forget(self, key: Key) -> None:
         self.known.discard(key)
+        self._not_refused(key)
         if self._failures.pop(key, None) is not None:
             METRICS.reconciles_failing.set(len(self._failures))
         self._dirty.discard(key)
@@ -285,22 +290,53 @@ class Scheduler:
             self._retry_in(key, self._failed(key, outcome))
             return None
         failures = self._failures.pop(key, 0)
+        self._not_refused(key)
         if failures:
             METRICS.reconciles_failing.set(len(self._failures))
             log.info("reconciled %s/%s after %d failed tries", *key, failures)
         return outcome
 
     def _failed(self, key: Key, error: Exception) -> float:
-        """Count and say a failed reconcile; the seconds to wait before it is tried again."""
+        """Count and say a failed reconcile, in one log line a failing streak (the streak's end says
+        how many tries it took); the seconds to wait before it is tried again."""
         failures = self._failures[key] = self._failures.get(key, 0) + 1
         wait = retry.delay(error, failures)
         METRICS.reconcile_errors.inc()
         METRICS.reconciles_failing.set(len(self._failures))
-        if not retry.transient(error):
-            log.error("reconciling %s/%s failed; trying again in %.1f s", *key, wait, exc_info=error)
-        elif failures == 1:  # one line a failing streak: the fault's end says how many it took
+        if isinstance(error, WriteRefused):
+            self._refused(key, error.refusal, failures == 1)
+        elif failures > 1:
+            return wait
+        elif retry.transient(error) or isinstance(error, ApiException):  # the API's answer: no traceback
             log.warning("reconciling %s/%s failed (%s); trying again in %.1f s", *key, retry.said(error), wait)
+        else:  # a bug: its traceback, once a streak
+            log.error("reconciling %s/%s failed; trying again in %.1f s", *key, wait, exc_info=error)
         return wait
+
+    def _refused(self, key: Key, refusal: Refusal, first: bool) -> None:
+        """A write the API server refused: counted, said in the log once a streak, and on the schedule
+        (``Cluster.say_refusal``) unless its namespace is being terminated (the schedule goes next)."""
+        METRICS.refusals.labels(refusal.verb, refusal.resource, refusal.reason).inc()
+        if key not in self._refused_now:
+            self._refused_now.add(key)
+            METRICS.schedules_refused.set(len(self._refused_now))
+        if first:
+            log.warning("%s/%s: the API server refused a write (%s %s): %s; trying again until it is let through",
+                        *key, refusal.code, refusal.reason, refusal.said())
+        if refusal.terminating:
+            return
+        schedule = self.cluster.schedule(*key)
+        if schedule is None:
+            return
+        try:
+            self.cluster.say_refusal(schedule, refusal, int(self.clock.seconds() // 60))
+        except Exception as error:  # the Event is queued; only the condition's write can fail here
+            log.debug("%s/%s: could not say the refusal on the schedule: %s", *key, retry.said(error))
+
+    def _not_refused(self, key: Key) -> None:
+        if key in self._refused_now:
+            self._refused_now.discard(key)
+            METRICS.schedules_refused.set(len(self._refused_now))
 
     def _retry_in(self, key: Key, seconds: float) -> None:
         """Reconcile the schedule again in ``seconds`` of real time: a wait for the API server to

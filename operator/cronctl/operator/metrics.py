@@ -122,6 +122,13 @@ class Metrics:
         self.reconciles_failing = Gauge(
             "cronctl_reconciles_failing", "Schedules whose last reconcile failed and that wait to be tried again.",
             registry=self.registry)
+        self.refusals = Counter(
+            "cronctl_refusals", "Writes the API server refused (an admission policy, a quota, RBAC, an invalid "
+            "object, a namespace being terminated), by verb, resource and the API's reason; each is tried again "
+            "as a failed reconcile is.", ["verb", "resource", "reason"], registry=self.registry)
+        self.schedules_refused = Gauge(
+            "cronctl_schedules_refused", "Schedules whose last reconcile stopped at a write the API server refused, "
+            "and that wait to be tried again.", registry=self.registry)
         self.plans_ahead = Counter(
             "cronctl_plans_ahead", "Plans made seconds before the second their schedules were due at, by whether "
             "the schedule took it at that second (taken) or had changed since and was planned again (stale).",

@@ -2,8 +2,10 @@
 and ``describe``, and what the next reconcile rebuilds its state from (``observe``).
 
 Conditions keep their lastTransitionTime while their status holds. Ready
-says whether the spec is valid (or why not) and whether the schedule is
-suspended; MissedSchedules is True from the reconcile an overflow began in,
+says whether the spec is valid (or why not), whether the schedule is
+suspended or being deleted, and whether the API server refused its last write of a kind
+(``refusals``: until a write of that kind goes through); MissedSchedules
+is True from the reconcile an overflow began in,
 with the core's count, until a firing is launched on time; Ended (for a
 schedule with a window or a run limit) says whether and why it fires no
 more. A status equal to the old one (fields set to None counting as absent)
@@ -16,6 +18,7 @@ from typing import Any, Mapping, NamedTuple
 
 from ..core.window import END_TIME_REACHED, MAX_RUNS_REACHED, ended_reason, remaining_runs
 from ..manifest import SpecError
+from . import refusals
 from .context import Context
 from .manifests import condition
 from .messages import POOL_NOT_FOUND, pool_not_found_message
@@ -25,6 +28,7 @@ from .shard import shard_of
 
 MISSED_SCHEDULES = "MissedSchedules"  # the condition an overflow sets
 ENDED = "Ended"  # the condition of a schedule past its endTime or its maxRuns
+DELETING = "Deleting"  # Ready's reason while a schedule's deletion waits for its finalizers
 
 
 class Missed(NamedTuple):
@@ -38,18 +42,22 @@ def status_of(context: Context, missed: Missed) -> dict[str, Any]:
     spec, state, observed = context.spec, context.observed.state, context.observed
     generation, now = context.generation, context.now
     previous = context.old_status.get("conditions") or []
-    if spec.suspend:
+    if context.deleting:
+        ready = condition("Ready", False, DELETING, deleting_message(context.schedule), generation, now, previous)
+    elif spec.suspend:
         message = "suspended: nothing fires" + (f" ({spec.suspend_reason})" if spec.suspend_reason else "")
         ready = condition("Ready", True, "Suspended", message, generation, now, previous)
     elif context.pool_missing:
         ready = condition("Ready", False, POOL_NOT_FOUND, pool_not_found_message(spec.pool or "", context.namespace),
                           generation, now, previous)
+    elif (refused := _refusal_standing(context, previous)) is not None:
+        ready = {**refused, "observedGeneration": generation}
     else:
         ready = condition("Ready", True, "Scheduled", "the schedule is valid", generation, now, previous)
     options = spec.job.options
     next_time = context.timeline.next_after(now)
     ended = ended_reason(options.window, options.max_runs, state.scheduled_runs, next_time)
-    next_fire = None if spec.suspend or ended else next_time
+    next_fire = None if spec.suspend or ended or context.deleting else next_time
     left = remaining_runs(options.max_runs, state.scheduled_runs)
     history = sorted((observed.runs[item.run_id] for item in state.kept_succeeded + state.kept_failed),
                      key=lambda run: (run.finished, run.number))
@@ -81,6 +89,20 @@ def status_of(context: Context, missed: Missed) -> dict[str, Any]:
                        *_ended(context, ended, previous)],
         "shard": shard_of(context.schedule),
     }
+
+
+def deleting_message(schedule: Mapping[str, Any]) -> str:
+    """What Ready says of a schedule being deleted: nothing fires, and what it waits for."""
+    finalizers = schedule["metadata"].get("finalizers") or []
+    waiting = f" (waiting for its finalizers: {', '.join(map(str, finalizers))})" if finalizers else ""
+    return f"being deleted since {schedule['metadata'].get('deletionTimestamp')}: nothing fires{waiting}"
+
+
+def _refusal_standing(context: Context, previous: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The Ready condition an API server's refusal set, while this plan does not end it."""
+    out = context.out
+    return refusals.carried(previous, creates=bool(out.creates),
+                            patches=bool(out.releases or out.resumes or out.labels), deletes_after=bool(out.deletes))
 
 
 def _ended(context: Context, ended: str | None, previous: list[Mapping[str, Any]]) -> list[dict[str, Any]]:

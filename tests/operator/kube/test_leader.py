@@ -1,6 +1,7 @@
 """Where the Lease lives and who holds it (the operator's own namespace and Pod name first), the
-rules on its record, and how the holder keeps it: every failed renewal tried again until the
-renew deadline, and leading stopped before another replica can take the Lease."""
+rules on its record and on its tries' times, and how the holder keeps it: every failed renewal
+tried again until the renew deadline, a try allowed what is left of it (a slow API server costs
+no renewal), and leading stopped before another replica can take the Lease."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Callable
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from cronctl.operator.kube.leader import Election, Leadership, Seen, claimed, election_from, expired, observed
+from cronctl.operator.kube.leader import (Election, Leadership, Seen, claimed, election_from, expired, next_try_in,
+                                          observed, try_seconds)
 
 
 def test_the_lease_lives_in_the_pods_namespace_and_is_held_by_the_pods_name(monkeypatch) -> None:
@@ -69,6 +71,37 @@ def test_a_renewal_keeps_the_acquire_time_and_a_takeover_counts_a_transition() -
     assert claimed({}, "pod-a", 15, NOON)["leaseTransitions"] == 0
 
 
+# -- the rules on the tries' times ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("now, deadline, seconds", [
+    (100.0, None, 15.0),  # a candidate: a lease duration, enough to connect, read and write on a slow path
+    (102.0, 110.0, 7.0),  # a renewal: what is left of the deadline, but the last second
+    (106.0, 110.0, 3.0),
+    (108.0, 110.0, 2.0),  # no more than two seconds left: all of it, this is the last try
+    (109.0, 110.0, 1.0),
+    (109.5, 110.0, 0.5),
+], ids=["candidate", "renewal-8-s-left", "renewal-4-s-left", "renewal-2-s-left", "last-try", "half-a-second-left"])
+def test_a_try_may_use_what_is_left_of_the_renew_deadline_but_the_last_second(now, deadline, seconds) -> None:
+    assert try_seconds(now, deadline, 15) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("now, last_try, deadline, failing, wait", [
+    (100.1, 100.0, 110.0, False, 1.9),  # renewed at once: a retry period from the try's start
+    (104.1, 100.0, 110.0, False, 0.0),  # a round trip of 4.1 s: the next try at once, not 2 s more
+    (100.1, 100.0, 110.0, True, 1.9),  # failed at once: again a retry period later
+    (107.6, 107.5, 110.0, True, 1.4),  # the last try one second before the deadline, not at 109.5
+    (109.05, 102.0, 110.0, True, 0.0),  # a try that timed out past that moment: the last try at once
+    (109.01, 109.0, 110.0, True, None),  # the last try was made
+    (110.0, 108.0, 110.0, False, None),  # the deadline passed
+], ids=["renewed", "slow-renewal", "failed", "last-try-before-the-deadline", "last-try-after-a-slow-failure",
+        "last-try-made", "deadline-passed"])
+def test_the_next_try_comes_a_retry_period_after_the_last_ones_start_and_the_last_before_the_deadline(
+        now, last_try, deadline, failing, wait) -> None:
+    got = next_try_in(now, last_try, deadline, 2, failing)
+    assert got == (None if wait is None else pytest.approx(wait))
+
+
 # -- the shell: renewals tried again until the renew deadline ------------------------------------
 
 
@@ -77,13 +110,25 @@ class LeaseServer:
 
     def __init__(self, clock: list[float]) -> None:
         self.clock, self.lease, self.down, self.calls = clock, None, False, []
+        self.started: list[float] = []  # the clock when each call began
         self.version, self.taken_at = 0, 0.0  # the clock when the last write was taken
+        self.round_trip, self.handshake = 0.01, 0.0  # a slow API server: seconds a call, a new connection's more
+        self.connected = False
+        self.down_from = float("inf")  # the clock from which every call is refused
 
     def _call(self, what: str, seconds: float) -> None:
         self.calls.append((what, seconds))
-        self.clock[0] += 0.01
-        if self.down:
+        self.started.append(self.clock[0])
+        if self.down or self.clock[0] >= self.down_from:
+            self.clock[0] += 0.01
             raise ConnectionRefusedError(111, "Connection refused")
+        took = self.round_trip + (0.0 if self.connected else self.handshake)
+        if took > seconds:  # no answer within the try's time: the connection is dropped
+            self.clock[0] += seconds
+            self.connected = False
+            raise TimeoutError("The read operation timed out")
+        self.clock[0] += took
+        self.connected = True
 
     def read_namespaced_lease(self, namespace: str, name: str, seconds: float) -> dict:
         self._call("read", seconds)
@@ -117,6 +162,7 @@ class Stepped:
         return self.now[0]
 
     def sleep(self, seconds: float) -> None:
+        assert self.now[0] < 1000, "the replica never stopped: the test's clock ran out"
         before, self.now[0] = self.now[0], self.now[0] + seconds
         for when in sorted(self.at):
             if before < when <= self.now[0]:
@@ -171,8 +217,11 @@ def test_each_try_waits_at_most_what_is_left_of_the_renew_deadline() -> None:
     clock.at[10.0] = lambda: setattr(server, "down", True)
     with pytest.raises(Lost):
         leader.campaign()
-    failed = [seconds for what, seconds in server.calls[-5:]]
-    assert all(seconds <= 10 / 3 + 1e-9 for seconds in failed) and failed == sorted(failed, reverse=True)
+    deadline = server.taken_at + 10
+    failed = [(at, seconds) for at, (what, seconds) in zip(server.started, server.calls) if at > server.taken_at]
+    assert len(failed) >= 4
+    assert all(at + seconds <= deadline + 0.02 for at, seconds in failed)  # never past the deadline
+    assert max(seconds for _, seconds in failed) > 10 / 3  # more than a third of it, as client-go allows
 
 
 def test_a_renewal_stuck_on_a_dead_connection_costs_one_try_not_the_lease() -> None:
@@ -193,6 +242,26 @@ def test_a_renewal_stuck_on_a_dead_connection_costs_one_try_not_the_lease() -> N
     with pytest.raises(Lost) as raised:
         leader.campaign()
     assert raised.value.args[0] > 40.0  # kept through the stuck try at ~12 s, lost only once down
+
+
+def test_a_slow_api_server_costs_no_renewal_and_a_candidate_takes_the_lease_through_a_new_connection() -> None:
+    """Every request delayed 2 s each way (4.1 s a round trip), a new connection's TLS handshake
+    6 s more: the candidate reads and takes the Lease within its try, and the holder renews in
+    every try, for two minutes, until the API server is away."""
+    clock = Stepped()
+    server = LeaseServer(clock.now)
+    server.round_trip, server.handshake = 4.1, 6.0
+    leader = a_leader(clock, server)
+    led: list[float] = []
+    original = leader.leading.set
+    leader.leading.set = lambda: led.append(clock.now[0]) or original()  # type: ignore[method-assign]
+    server.down_from = 130.0
+    with pytest.raises(Lost) as raised:
+        leader.campaign()
+    assert led == [pytest.approx(14.2)]  # a read through a new connection (10.1 s), then the write (4.1 s)
+    assert raised.value.args[0] > 130.0  # held until the API server went away
+    writes = [at for at, (what, _) in zip(server.started, server.calls) if what == "replace" and 14.2 < at < 130]
+    assert len(writes) >= 25 and max(b - a for a, b in zip(writes, writes[1:])) == pytest.approx(4.1)
 
 
 def test_another_replicas_takeover_is_refused_as_a_conflict_and_read_afresh() -> None:

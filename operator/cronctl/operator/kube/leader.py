@@ -7,12 +7,19 @@ as client-go's ``leaderelection`` keeps it:
 - a candidate takes the Lease once the record it last saw has not changed
   for a lease duration, measured on its own monotonic clock from when it saw
   it (never from the record's times: the replicas' clocks may differ);
-- the holder renews every retry period; a renewal that fails for any reason
-  (a refusal, a connection refused or reset, a timeout, the API server
-  restarting) is tried again every retry period until the renew deadline,
-  counted from the last renewal that was taken; each try waits at most a
-  third of the deadline (a request stuck on a dead connection costs one try,
-  not the Lease), and never past it;
+- the holder renews every retry period, counted from the start of its last
+  try (a slow round trip is not followed by a whole period more); a renewal
+  that fails for any reason (a refusal, a connection refused or reset, a
+  timeout, the API server restarting) is tried again every retry period
+  until the renew deadline, counted from the start of the last write that was
+  taken (the Lease says no earlier). As client-go's, a try may use what is
+  left of the deadline, a new connection's connect and TLS handshake
+  included, so a round trip of several seconds costs no renewal: with the
+  default 15 s lease, up to about 4.5 s a round trip keeps the Lease. It
+  leaves the last second for one more try, on a new connection: a request
+  stuck on a dead connection costs one try, not the Lease. A candidate's try
+  may take a lease duration (reading and taking the Lease through a new
+  connection on a slow path takes several round trips);
 - past the renew deadline, which is shorter than the lease, the holder stops
   acting (``leading`` is cleared, and the loop acts on nothing) before another
   replica can take the Lease, and campaigns again: the process lives on. An
@@ -28,9 +35,10 @@ Written here rather than through the kubernetes client's ``leaderelection``:
 that one lets a renewal's failure other than a refusal (a connection error)
 end the election at once, so every API server restart ended the operator,
 it bounds no single try by the deadline, so a renewal hung on a dead
-connection outlived the lease, and it cannot campaign again. The rules on the record are pure functions
-(``expired``, ``claimed``); ``Leadership`` is the shell that reads, writes
-and waits, with its clocks injected.
+connection outlived the lease, and it cannot campaign again. The rules on the
+record and on the tries' times are pure functions (``expired``, ``claimed``,
+``next_try_in``, ``try_seconds``); ``Leadership`` is the shell that reads,
+writes and waits, with its clocks injected.
 
 The identity is the Pod's name (``POD_NAME``), so a restarted container of the
 same Pod takes its Lease back at once instead of waiting for it to expire.
@@ -58,7 +66,8 @@ DEFAULT_LEASE_NAME = "cronctl-operator"
 DEFAULT_LEASE_SECONDS = 15
 MIN_LEASE_SECONDS = 3
 LEASE_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-LAST_TRY_SECONDS = 1.0  # after failed renewals, the last try comes this long before the renew deadline
+LAST_TRY_SECONDS = 1.0  # kept for the last try, on a new connection, before the renew deadline
+TRIED = 1e-3  # a try that started this close to the last-try moment was the last try
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,36 @@ def micro_time(instant: datetime) -> str:
     return instant.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+# -- the rules on the tries' times: pure ---------------------------------------------------------
+
+
+def try_seconds(now: float, deadline: float | None, lease_seconds: float) -> float:
+    """How long a try that starts at ``now`` may take, connection set-up included. A holder's
+    (``deadline``: its renew deadline) may use what is left of it, as client-go's, but for
+    LAST_TRY_SECONDS kept for one more try on a new connection, unless no more than that is
+    left; a candidate's (no deadline) may take a lease duration."""
+    if deadline is None:
+        return float(lease_seconds)
+    left = deadline - now
+    return left - LAST_TRY_SECONDS if left > 2 * LAST_TRY_SECONDS else left
+
+
+def next_try_in(now: float, last_try: float, deadline: float, retry_seconds: float, failing: bool) -> float | None:
+    """How long the holder waits from ``now`` before its next try, the last having started at
+    ``last_try``: a retry period from that start; after a failure, no later than LAST_TRY_SECONDS
+    before the deadline (at once if that passed during a slow try). None: no try is left, the
+    last one having been made, or the deadline passed."""
+    if now >= deadline:
+        return None
+    wait = max(0.0, last_try + retry_seconds - now)
+    if not failing:
+        return wait
+    last_chance = deadline - LAST_TRY_SECONDS
+    if last_try >= last_chance - TRIED:
+        return None
+    return min(wait, max(0.0, last_chance - now))
+
+
 # -- the Lease on the API server -------------------------------------------------------------
 
 
@@ -200,6 +239,7 @@ class Leadership:
         self._seen: Seen | None = None
         self._failing = False  # a renewal failed since the last one taken (``_say_failure`` sets it)
         self._refusal: str | None = None  # why the last try to take the Lease failed, as said
+        self._wrote_at = 0.0  # when the last write of the Lease that was taken began (monotonic)
 
     def start(self) -> None:
         if not self.election.enabled:
@@ -213,7 +253,7 @@ class Leadership:
         e = self.election
         while True:
             log.info("waiting for the Lease %s/%s as %s", e.namespace, e.name, e.identity)
-            while not self.try_to_hold(self.try_seconds):
+            while not self.try_to_hold(try_seconds(self._monotonic(), None, e.lease_seconds)):
                 self._sleep(e.retry_seconds)
             log.info("holding the Lease %s/%s as %s: this replica acts", e.namespace, e.name, e.identity)
             self.leading.set()
@@ -225,36 +265,31 @@ class Leadership:
             self._lost()
 
     def keep(self) -> None:
-        """Renew every retry period; return once no renewal was taken for the renew deadline.
-        After a failure the last try comes LAST_TRY_SECONDS before the deadline, so an outage
-        of nearly the whole deadline costs nothing."""
+        """Renew (``next_try_in``, ``try_seconds``); return once no renewal was taken for the
+        renew deadline, counted from the start of the last write taken."""
         e = self.election
-        renewed, self._failing = self._monotonic(), False
+        renewed = last_try = self._wrote_at
+        self._failing = False
         while True:
             deadline = renewed + e.renew_seconds
-            wait = e.retry_seconds if not self._failing else min(e.retry_seconds,
-                                                                 deadline - LAST_TRY_SECONDS - self._monotonic())
-            if wait < 0:
-                return  # no time left for a try
-            self._sleep(wait)
-            started = self._monotonic()
-            if started >= deadline:
+            wait = next_try_in(self._monotonic(), last_try, deadline, e.retry_seconds, self._failing)
+            if wait is None:
                 return
-            if self.try_to_hold(min(deadline - started, self.try_seconds)):
-                renewed = started  # counted from the try's start: the Lease says no earlier
+            self._sleep(wait)
+            last_try = self._monotonic()
+            if last_try >= deadline:
+                return
+            if self.try_to_hold(try_seconds(last_try, deadline, e.lease_seconds)):
+                renewed = self._wrote_at
                 if self._failing:
                     log.info("renewed the Lease %s/%s again", e.namespace, e.name)
                 self._failing = False
 
-    @property
-    def try_seconds(self) -> float:
-        """How long one renewal waits: a third of the renew deadline, so a request stuck on a dead
-        connection costs one try, and the next goes on a new connection before the deadline."""
-        return max(1.0, self.election.renew_seconds / 3)
-
     def try_to_hold(self, seconds: float) -> bool:
-        """One try to take or renew the Lease, waiting at most ``seconds``: whether it holds it."""
+        """One try to take or renew the Lease, within ``seconds`` from now, connection set-up
+        included: whether it holds it (``_wrote_at``: when the write that took it began)."""
         e = self.election
+        until = self._monotonic() + seconds
         try:
             spec = self.lock.read(seconds)
             now = self._monotonic()
@@ -262,15 +297,17 @@ class Leadership:
                 self._seen = observed(self._seen, spec, now)
                 if not expired(self._seen, e.identity, now, e.lease_seconds):
                     return False
-            self.lock.write(claimed(spec or {}, e.identity, e.lease_seconds, self._wall()), seconds)
+            if until - now <= 0:
+                raise TimeoutError("no time left to write the Lease")
+            self.lock.write(claimed(spec or {}, e.identity, e.lease_seconds, self._wall()), until - now)
         except Exception as error:  # any failure is a failed try: retried until the deadline
             self._say_failure(error)
             return False
+        self._wrote_at = now
         self._refusal = None
         self._seen = observed(self._seen, self.lock.lease.get("spec") or {} if self.lock.lease else {},
                               self._monotonic())
         return True
-
 
     def _say_failure(self, error: Exception) -> None:
         """A holder's failed renewal, once a failing streak; a candidate's failure to take the

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import gc
+import json
 import threading
 import time
 from typing import Any, Callable
@@ -434,3 +435,81 @@ def test_a_pool_look_that_failed_is_made_again_a_second_later_in_real_time_whate
     looks, dirty = asyncio.run(failing_once())
     assert len(looks) == 2 and 0.9 <= looks[1] - looks[0] < 2.0
     assert dirty == {("team-a", "report")}  # the schedule whose Job started is reconciled
+
+
+class Refusing:
+    """A cluster stand-in that records what a refusal said on the schedule."""
+
+    def __init__(self) -> None:
+        self.said: list[Any] = []
+
+    def schedule(self, namespace: str, name: str) -> dict[str, Any]:
+        return {"metadata": {"namespace": namespace, "name": name, "uid": "u", "generation": 1}}
+
+    def say_refusal(self, schedule: dict[str, Any], refusal: Any, minute: int) -> None:
+        self.said.append((schedule["metadata"]["name"], refusal.event_reason, minute))
+
+
+class At:
+    def seconds(self) -> float:
+        return 600.0
+
+
+def refused_error(body: dict[str, Any]) -> Exception:
+    from kubernetes.client.exceptions import ApiException
+
+    from cronctl.operator.apply import WriteRefused
+    from cronctl.operator.refusals import refusal_of
+
+    error = ApiException(status=body["code"], reason=body["reason"])
+    error.body = json.dumps(body)
+    refusal = refusal_of("create", "jobs", "sync-10", error.status, error.reason, error.body)
+    assert refusal is not None
+    return WriteRefused(refusal, error)
+
+
+QUOTA = {"kind": "Status", "code": 403, "reason": "Forbidden",
+         "message": "jobs.batch \"sync-10\" is forbidden: exceeded quota: jobs, requested: count/jobs.batch=1"}
+
+
+def test_a_refused_write_is_said_on_the_schedule_each_try_and_logged_once_a_streak_without_a_traceback(
+        caplog: pytest.LogCaptureFixture) -> None:
+    cluster = Refusing()
+    scheduler = Scheduler(cluster=cluster, clock=At())  # type: ignore[arg-type]
+    key = ("team-a", "sync")
+    before = METRICS.refusals.labels("create", "jobs", "Forbidden")._value.get()
+    with caplog.at_level("DEBUG", logger="cronctl.operator"):
+        for _ in range(5):
+            scheduler._failed(key, refused_error(QUOTA))
+    lines = [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+    assert len(lines) == 1 and lines[0].exc_info is None
+    assert "exceeded quota: jobs" in lines[0].getMessage() and "team-a/sync" in lines[0].getMessage()
+    assert cluster.said == [("sync", "FailedCreate", 10)] * 5  # the Event's series counts each try
+    assert METRICS.refusals.labels("create", "jobs", "Forbidden")._value.get() == before + 5
+    assert METRICS.schedules_refused._value.get() == 1
+    scheduler._after(key, 660.0, 601.0)  # let through
+    assert METRICS.schedules_refused._value.get() == 0
+
+
+def test_a_namespace_being_terminated_is_logged_not_said_on_the_schedule(caplog: pytest.LogCaptureFixture) -> None:
+    cluster = Refusing()
+    scheduler = Scheduler(cluster=cluster, clock=At())  # type: ignore[arg-type]
+    terminating = {**QUOTA, "message": "unable to create new content in namespace team-a because it is being "
+                   "terminated", "details": {"causes": [{"reason": "NamespaceTerminating"}]}}
+    with caplog.at_level("WARNING", logger="cronctl.operator"):
+        for _ in range(3):
+            scheduler._failed(("team-a", "sync"), refused_error(terminating))
+    assert cluster.said == []
+    assert len(caplog.records) == 1 and caplog.records[0].exc_info is None
+
+
+def test_an_api_servers_answer_that_is_no_refusal_is_one_line_without_a_traceback(
+        caplog: pytest.LogCaptureFixture) -> None:
+    from kubernetes.client.exceptions import ApiException
+
+    scheduler = Scheduler(cluster=Refusing(), clock=At())  # type: ignore[arg-type]
+    with caplog.at_level("WARNING", logger="cronctl.operator"):
+        for _ in range(4):
+            scheduler._failed(("team-a", "sync"), ApiException(status=403, reason="Forbidden"))  # a read refused
+    assert len(caplog.records) == 1 and caplog.records[0].exc_info is None
+    assert "403 Forbidden" in caplog.records[0].getMessage()

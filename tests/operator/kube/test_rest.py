@@ -61,7 +61,7 @@ class Recording:
         self.calls: list[tuple[str, str, bytes | None, dict[str, str]]] = []
 
     def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]],
-             seconds: float = 60.0) -> list[tuple[int, str, bytes]]:
+             seconds: float = 60.0, deadline: float | None = None) -> list[tuple[int, str, bytes]]:
         self.calls.extend(requests)
         return [(self.status, "OK" if self.status == 200 else "Not Found", self.answer) for _ in requests]
 

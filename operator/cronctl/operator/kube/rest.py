@@ -30,6 +30,14 @@ thread or sixteen; 0.08-0.10 ms pipelined 125 at a time, in the same wall
 time (the API server was the bound either way). A watch is read on a
 connection of its own (``stream``).
 
+A request may be given a ``deadline`` instead (a Lease's renewal): its
+connect, TLS handshake and answer all end by then, as client-go's context
+bounds a request, so a slow path's handshake counts within the try's time,
+not as a second timeout of its own. A server certificate that does not
+verify (another CA, a changed or expired certificate, another name) is one
+ERROR line per streak of handshakes that met it (``Trust``), whichever
+thread met it: every request and watch fails until it is trusted.
+
 Errors are the client's ``ApiException`` with the status and reason, so
 callers tell NotFound from Conflict as they would with the client. The
 calls are named as the client's are (``create_namespaced_job``...), which is
@@ -40,6 +48,7 @@ from __future__ import annotations
 
 import email.utils
 import http.client
+import logging
 import socket
 import ssl
 import threading
@@ -60,6 +69,8 @@ from ...manifest import GROUP, POOL_PLURAL, VERSION
 from .proxy import Proxy
 from .stream import Stream
 
+log = logging.getLogger("cronctl.operator")
+
 MERGE_PATCH = "application/merge-patch+json"
 SECONDS = 60.0  # a connection's timeout, to connect and for each read of a list or a read
 # ... and of a write's answer, which comes in milliseconds unless the connection is dead (a
@@ -78,6 +89,14 @@ class Closed(ConnectionError):
 
 class Unreachable(ConnectionError):
     """No connection could be made (refused, reset during the TLS handshake, timed out): nothing was sent."""
+
+
+def left(deadline: float) -> float:
+    """The seconds until ``deadline`` (monotonic); a TimeoutError once none are left."""
+    seconds = deadline - time.monotonic()
+    if seconds <= 0:
+        raise TimeoutError("timed out")
+    return seconds
 
 
 def _reason(error: BaseException) -> str:
@@ -124,11 +143,13 @@ class Connection:
             self.sock.settimeout(seconds)
             self.seconds = seconds
 
-    def exchange(self, requests: list[tuple[str, str, bytes | None, Mapping[str, str]]]) -> list[Answer]:
+    def exchange(self, requests: list[tuple[str, str, bytes | None, Mapping[str, str]]],
+                 deadline: float | None = None) -> list[Answer]:
         """Requests written in one send (several: HTTP/1.1 pipelining), their answers read in order:
         the server takes them one after another, and the thread wakes for a read of several answers,
         not one each. Fewer answers than requests: the server closed the connection after the last
-        (the rest were not taken); an answer cut short raises ``http.client.IncompleteRead``."""
+        (the rest were not taken); an answer cut short raises ``http.client.IncompleteRead``.
+        With a ``deadline``, the answers are read by then (else TimeoutError)."""
         if self.sock is None:
             return []
         answers = _Answers()
@@ -142,6 +163,8 @@ class Connection:
             self.close()
             return []
         while len(answers.done) < len(requests) and not answers.closing:
+            if deadline is not None:
+                self.wait_at_most(left(deadline))
             try:
                 data = self.sock.recv(READ_BYTES)
             except STALE:
@@ -283,6 +306,7 @@ class Connections:
         self.port = port if port is not None else (443 if scheme == "https" else 80)
         self.host_header = host if port is None else f"{host}:{port}"
         self.server_name = server_name or self.host  # the name TLS asks for and checks
+        self.trust = Trust(f"{scheme}://{self.host_header}")
         self._local = threading.local()
 
     @classmethod
@@ -300,20 +324,21 @@ class Connections:
                    Proxy.of(configuration), skew)
 
     def send(self, requests: list[tuple[str, str, bytes | None, dict[str, str]]],
-             seconds: float = SECONDS) -> list[Answer]:
+             seconds: float = SECONDS, deadline: float | None = None) -> list[Answer]:
         """Each request's answer, in order, the requests pipelined (``pipelined``).
         What a closing connection left unanswered goes again on a new one: a kept connection the
         API server had closed while idle, once (``_connection`` then opens one: not reused, so a
         request is never sent a third time); one it closed after some answers, for the rest. An
         answer cut short raises: the server took that request, and sending it again could do it twice.
-        A connect and each read wait at most ``seconds``."""
+        A connect and each read wait at most ``seconds``; with a ``deadline`` (monotonic), all of it
+        (a new connection's connect and TLS handshake too) ends by then."""
         answers: list[Answer] = []
         while len(answers) < len(requests):
             batch = pipelined(requests, len(answers))
-            connection, reused = self._connection(seconds)
-            connection.wait_at_most(seconds)
+            connection, reused = self._connection(seconds, deadline)
+            connection.wait_at_most(seconds if deadline is None else left(deadline))
             try:
-                got = connection.exchange(batch)
+                got = connection.exchange(batch, deadline)
             except BaseException:
                 connection.close()  # half an exchange: the next request opens anew
                 raise
@@ -322,7 +347,7 @@ class Connections:
             answers.extend(got)  # none from a stale kept connection: the batch goes again on a new one
         return answers
 
-    def _connection(self, seconds: float = SECONDS) -> tuple[Connection, bool]:
+    def _connection(self, seconds: float = SECONDS, deadline: float | None = None) -> tuple[Connection, bool]:
         """This thread's connection, and whether it was open already (and, as far as can be told
         without sending, still is)."""
         connection: Connection | None = getattr(self._local, "connection", None)
@@ -332,14 +357,17 @@ class Connections:
             connection.close()
         self._local.connection = None
         try:
-            sock = self.open(seconds)
+            sock = self.open(seconds, deadline)
         except (OSError, ssl.SSLError) as error:  # refused, reset in the handshake, timed out
             raise Unreachable(f"cannot connect to {self.host_header}: {_reason(error)}") from error
         connection = self._local.connection = Connection(sock, self.host_header, seconds, self.skew)
         return connection, False
 
-    def open(self, seconds: float = SECONDS) -> socket.socket:
-        """A new connection's socket, whose connect and each read wait at most ``seconds``."""
+    def open(self, seconds: float = SECONDS, deadline: float | None = None) -> socket.socket:
+        """A new connection's socket, whose connect, TLS handshake and each read wait at most
+        ``seconds``; with a ``deadline``, the connect and the handshake end by then."""
+        if deadline is not None:
+            seconds = min(seconds, left(deadline))
         if self.proxy is None:
             sock = socket.create_connection((self.host, self.port), timeout=seconds)
         else:
@@ -347,11 +375,52 @@ class Connections:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # a request is one send: never held back
         if self.context is not None:
             try:
+                if deadline is not None:
+                    sock.settimeout(left(deadline))  # the whole handshake's bound (Python 3.5+)
                 sock = self.context.wrap_socket(sock, server_hostname=self.server_name)
+            except ssl.SSLCertVerificationError as error:
+                sock.close()
+                self.trust.refused(error)
+                raise
             except BaseException:
                 sock.close()
                 raise
+            if deadline is not None:
+                sock.settimeout(seconds)
+            self.trust.verified()
         return sock
+
+
+class Trust:
+    """Whether the API server's certificate verified, said once per streak: the first handshake
+    that finds it untrusted is one ERROR line naming the problem as TLS words it, whichever of the
+    operator's threads met it (the watches, the Lease, the writes fail with it each try), and the
+    first that verifies again after that says so."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._lock = threading.Lock()
+        self._refused = False
+
+    def refused(self, error: ssl.SSLCertVerificationError) -> None:
+        with self._lock:
+            said, self._refused = self._refused, True
+        if not said:
+            log.error("the API server's certificate is not trusted: %s (%s); nothing reaches the API server "
+                      "until it is: check the cluster's CA (the kubeconfig's certificate-authority, in a Pod the "
+                      "service account's ca.crt) and the server's certificate", certificate_problem(error), self.url)
+
+    def verified(self) -> None:
+        with self._lock:
+            said, self._refused = self._refused, False
+        if said:
+            log.info("the API server's certificate is trusted again (%s)", self.url)
+
+
+def certificate_problem(error: ssl.SSLCertVerificationError) -> str:
+    """What TLS found wrong with a certificate, without the OpenSSL source location."""
+    detail = getattr(error, "verify_message", None)
+    return f"certificate verify failed: {detail}" if detail else _reason(error)
 
 
 def pipelined(requests: list[tuple[str, str, bytes | None, dict[str, str]]],
@@ -482,35 +551,41 @@ class Rest:
 
     # -- Leases (leader election) -----------------------------------------------------------
 
+    # A Lease's request takes at most ``seconds`` in all, a new connection's set-up included.
+
     def read_namespaced_lease(self, namespace: str, name: str, seconds: float = SECONDS) -> dict[str, Any]:
-        return self.request("GET", _leases(namespace, name), seconds=seconds)
+        return self.request("GET", _leases(namespace, name), deadline=time.monotonic() + seconds)
 
     def create_namespaced_lease(self, namespace: str, body: Mapping[str, Any],
                                 seconds: float = SECONDS) -> dict[str, Any]:
-        return self.request("POST", _leases(namespace), body, seconds=seconds)
+        return self.request("POST", _leases(namespace), body, deadline=time.monotonic() + seconds)
 
     def replace_namespaced_lease(self, namespace: str, name: str, body: Mapping[str, Any],
                                  seconds: float = SECONDS) -> dict[str, Any]:
-        return self.request("PUT", _leases(namespace, name), body, seconds=seconds)
+        return self.request("PUT", _leases(namespace, name), body, deadline=time.monotonic() + seconds)
 
     def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
-                query: Mapping[str, str] | None = None, seconds: float | None = None) -> dict[str, Any]:
+                query: Mapping[str, str] | None = None, seconds: float | None = None,
+                deadline: float | None = None) -> dict[str, Any]:
         """The answer as a dict; a refusal raised as the client's ``ApiException``. A read waits
-        SECONDS for each part of its answer, a write WRITE_SECONDS, unless ``seconds`` says."""
+        SECONDS for each part of its answer, a write WRITE_SECONDS, unless ``seconds`` says; with
+        a ``deadline`` (monotonic), the whole request ends by then."""
         if seconds is None:
             seconds = SECONDS if method == "GET" else WRITE_SECONDS
-        return self.call(Call(method, path + ("?" + urlencode(query) if query else ""), body, content_type), seconds)
+        return self.call(Call(method, path + ("?" + urlencode(query) if query else ""), body, content_type), seconds,
+                         deadline)
 
-    def call(self, call: Call, seconds: float = WRITE_SECONDS) -> dict[str, Any]:
-        [answer] = self.send([call], seconds)
+    def call(self, call: Call, seconds: float = WRITE_SECONDS, deadline: float | None = None) -> dict[str, Any]:
+        [answer] = self.send([call], seconds, deadline)
         if isinstance(answer, ApiException):
             raise answer
         return answer
 
-    def send(self, calls: list[Call], seconds: float = WRITE_SECONDS) -> list[dict[str, Any] | ApiException]:
+    def send(self, calls: list[Call], seconds: float = WRITE_SECONDS,
+             deadline: float | None = None) -> list[dict[str, Any] | ApiException]:
         """Requests pipelined on this thread's connection (``Connections.send``): for each, in
         order, its answer or the API's refusal. A connection's failure raises; a connect and each
-        read wait at most ``seconds``."""
+        read wait at most ``seconds``, and all of it ends by a ``deadline`` (monotonic)."""
         headers = self._headers()
         requests = []
         for call in calls:
@@ -519,7 +594,7 @@ class Rest:
                              headers if data is None else {**headers, "Content-Type": call.content_type}))
         base = self.base_path.rstrip("/")
         answers = self.direct.send([(method, base + target, data, headers)
-                                    for method, target, data, headers in requests], seconds)
+                                    for method, target, data, headers in requests], seconds, deadline)
         return [(orjson.loads(answer[2]) if call.answer and answer[2] else {}) if 200 <= answer[0] < 300
                 else _api_exception(*answer) for call, answer in zip(calls, answers)]
 

@@ -286,6 +286,7 @@ def schema_problems(body: Mapping[str, Any]) -> list[SchemaProblem]:
         problems.append(SchemaProblem("spec.schedule", ONE_OF_SCHEDULES))
     if isinstance(spec, dict):
         problems.extend(_window_problems(spec))
+        problems.extend(_zone_problems(spec))
     if isinstance(name, str) and len(name) > MAX_NAME_LENGTH:
         problems.append(SchemaProblem("metadata.name", f"at most {MAX_NAME_LENGTH} characters, so that Job "
                                                        "names derived from it stay valid"))
@@ -308,6 +309,29 @@ def _window_problems(spec: Mapping[str, Any]) -> list[SchemaProblem]:
     if start is not None and end is not None and end <= start:
         problems.append(SchemaProblem("spec.endTime", END_AFTER_START))
     return problems
+
+
+def _zone_problems(spec: Mapping[str, Any]) -> list[SchemaProblem]:
+    """What the CRD's rule on spec.timeZone refuses: a name not in tzdata's list, an offset
+    the operator does not take (the core reads a name the host's zoneinfo has, such as
+    posix/Europe/Berlin, but the API server refuses it: so does this reader)."""
+    zone = spec.get("timeZone")
+    offsets, names = crd_zones()
+    if not isinstance(zone, str) or offsets.fullmatch(zone) or zone in names:
+        return []
+    return [SchemaProblem("spec.timeZone", f"unknown time zone {zone!r}: name a zone of the tz database, such "
+                                           "as Europe/Berlin or UTC, or a UTC offset such as +05:30")]
+
+
+@lru_cache(maxsize=1)
+def crd_zones() -> tuple[re.Pattern[str], frozenset[str]]:
+    """(the offsets, the zone names) that the CRD's rule on spec.timeZone takes: the pattern it
+    matches and the names it lists (tzdata's, written by scripts/sync-chart-crd.py)."""
+    schema = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    [rule] = schema["properties"]["spec"]["properties"]["timeZone"]["x-kubernetes-validations"]
+    pattern = re.search(r"self\.matches\('([^']+)'\)", rule["rule"])
+    assert pattern is not None, "the CRD's rule on spec.timeZone matches an offset pattern"
+    return re.compile(pattern.group(1)), frozenset(re.findall(r"'([^']+)'", rule["rule"].partition(" in [")[2]))
 
 
 def crd(file: str = "cronschedule-crd.yaml") -> dict[str, Any]:

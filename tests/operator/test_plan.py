@@ -108,9 +108,11 @@ def test_forbid_skips_once_per_missed_time_while_a_run_is_active() -> None:
     assert relaunch.create[0]["metadata"]["name"] == job_name("sync", t("2024-03-01T01:00"))
 
 
-def test_replace_launches_a_job_naming_the_run_it_replaces_then_deletes_the_old_job() -> None:
+def test_replace_deletes_the_old_job_then_launches_the_new_one() -> None:
+    """As CronJob: delete, then create. The status drops the replaced run first (its one write
+    more), so the new Job need not name it (``cronctl.dev/replaces``, an older operator's way)."""
     from cronctl.operator.resource import REPLACES_ANNOTATION
-    from cronctl.operator.effects import CreateJob, DeleteJob, PatchStatus
+    from cronctl.operator.effects import CreateJob, DeleteJob, PatchStatus, RecordReplaced
 
     body = after(schedule(concurrencyPolicy="Replace"),
                  plan(schedule(concurrencyPolicy="Replace"), [], CREATED).status)
@@ -118,8 +120,9 @@ def test_replace_launches_a_job_naming_the_run_it_replaces_then_deletes_the_old_
     second = plan(after(body, first.status), first.create, t("2024-03-01T00:20"))
     old = first.create[0]["metadata"]["name"]
     assert second.deletes("replaced") == [old]
-    assert second.create[0]["metadata"]["annotations"][REPLACES_ANNOTATION] == old
-    assert [type(e) for e in second.effects[:3]] == [CreateJob, PatchStatus, DeleteJob]
+    assert REPLACES_ANNOTATION not in second.create[0]["metadata"]["annotations"]
+    assert [type(e) for e in second.effects[:4]] == [RecordReplaced, DeleteJob, CreateJob, PatchStatus]
+    assert second.effects[0].status["active"] == []  # type: ignore[union-attr]
     assert [e.reason for e in second.events] == ["Replaced", "Launched"]
 
 

@@ -26,6 +26,8 @@ NAMESPACED_GRANTS = frozenset({
     ("cronctl.dev", "cronschedules", "list", None),       # kopf's watch: initial list
     ("cronctl.dev", "cronschedules", "watch", None),      # kopf's watch
     ("cronctl.dev", "cronschedules/status", "patch", None),  # the status the core's state lives in
+    # a Job's ownerReference blocks its schedule's deletion: OwnerReferencesPermissionEnforcement
+    ("cronctl.dev", "cronschedules/finalizers", "update", None),
     ("cronctl.dev", "cronpools", "get", None),            # a pool, when no watch holds it
     ("cronctl.dev", "cronpools", "list", None),           # the pools' watch: initial list
     ("cronctl.dev", "cronpools", "watch", None),          # the pools' watch

@@ -82,10 +82,9 @@ def test_the_pod_runs_non_root_read_only_without_capabilities(helm: Path) -> Non
     assert pod["automountServiceAccountToken"] is True
     assert pod["serviceAccountName"] == "cronctl"
     assert pod["securityContext"]["runAsNonRoot"] is True
-    assert pod["securityContext"]["runAsUser"] == 10001  # the Dockerfile's user
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     security = container(docs)["securityContext"]
-    assert security["runAsNonRoot"] is True and security["runAsUser"] == 10001
+    assert security["runAsNonRoot"] is True
     assert security["readOnlyRootFilesystem"] is True
     assert security["allowPrivilegeEscalation"] is False
     assert security["privileged"] is False
@@ -94,6 +93,32 @@ def test_the_pod_runs_non_root_read_only_without_capabilities(helm: Path) -> Non
     # a read-only root needs a writable /tmp, and nothing else is mounted
     assert container(docs)["volumeMounts"] == [{"name": "tmp", "mountPath": "/tmp"}]
     assert pod["volumes"] == [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}]
+
+
+PINNED_IDS = ("runAsUser", "runAsGroup", "fsGroup", "supplementalGroups")
+
+
+def pinned_ids(pod: dict[str, Any]) -> dict[str, Any]:
+    """The user and group ids a Pod spec fixes, at the Pod's level and its containers'."""
+    contexts = {"pod": pod.get("securityContext") or {}, **{
+        c["name"]: c.get("securityContext") or {} for c in pod.get("containers", []) + pod.get("initContainers", [])}}
+    return {f"{where}.{key}": context[key] for where, context in contexts.items() for key in PINNED_IDS
+            if key in context}
+
+
+def test_no_uid_is_pinned_by_default_so_openshift_can_assign_one(helm: Path) -> None:
+    """OpenShift's restricted SCCs refuse a runAsUser outside the namespace's range and assign one
+    themselves: the chart fixes none, in the operator's Pods or helm test's, unless told to."""
+    values = {"shards": ["a"]}
+    pods = [d["spec"]["template"]["spec"] for d in of_kind(render(helm, values), "Deployment")]
+    pods += [p["spec"] for p in of_kind(helm_test_objects(helm, values), "Pod")]
+    assert len(pods) == 3
+    for pod in pods:
+        assert pinned_ids(pod) == {}
+        assert pod["securityContext"]["runAsNonRoot"] is True  # the image's USER is numeric: checkable
+    pinned = {"podSecurityContext": {"runAsNonRoot": True, "runAsUser": 2000, "fsGroup": 2000}}
+    assert pinned_ids(deployment(render(helm, pinned))["spec"]["template"]["spec"]) == {
+        "pod.runAsUser": 2000, "pod.fsGroup": 2000}
 
 
 def test_probes_resources_ports_and_the_downward_api(helm: Path) -> None:
@@ -292,8 +317,10 @@ def test_aggregated_roles_let_view_read_and_edit_write_cronschedules_but_never_t
                  for verb in ("get", "list", "watch")}
         writes = {("cronctl.dev", kind, verb, None) for kind in ("cronschedules", "cronpools")
                   for verb in ("create", "update", "patch", "delete")}
+        # the import's adoption of a CronJob's Jobs (blockOwnerDeletion on the CronSchedule)
+        adopt = {("cronctl.dev", "cronschedules/finalizers", "update", None)}
         assert grants(view["rules"]) == reads
-        assert grants(edit["rules"]) == reads | writes  # patch: triggers and backfills are annotations
+        assert grants(edit["rules"]) == reads | writes | adopt  # patch: triggers and backfills are annotations
         assert "aggregationRule" not in view and "aggregationRule" not in edit
 
 
@@ -318,8 +345,9 @@ _CLIENT_CALL = re.compile(r"^(read|get|list|watch|create|delete|patch|replace)_(
 
 def _operator_api_use() -> tuple[set[tuple[str, str, str, None]], bool, bool]:
     """What the operator's code asks of the API server: the kubernetes-client calls in
-    cronctl/operator/**/*.py (and ``kube.rest``'s, named as the client's), the kopf watches (list + watch), whether it elects a leader with
-    a LeaseLock, and whether it leaves kopf's CRD scanning on."""
+    cronctl/operator/**/*.py (and ``kube.rest``'s, named as the client's), the kopf watches (list + watch),
+    an ownerReference that blocks its owner's deletion, whether it elects a leader with a LeaseLock, and
+    whether it leaves kopf's CRD scanning on."""
     from cronctl import manifest as resource  # GROUP, VERSION, PLURAL: what the resource is
 
     used: set[tuple[str, str, str, None]] = set()
@@ -335,6 +363,11 @@ def _operator_api_use() -> tuple[set[tuple[str, str, str, None]], bool, bool]:
                     verb, kind = match.group(1), match.group(2) or match.group(3)
                     assert kind in _KINDS, f"{path.name}: {node.func.attr}: map {kind!r} to its resource here"
                     used.add((*_KINDS[kind], _VERBS[verb], None))
+            if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "blockOwnerDeletion"
+                                                  for k in node.keys):
+                # An owner whose deletion a Job blocks: OwnerReferencesPermissionEnforcement asks for
+                # update of the owner's finalizers (the owner is the CronSchedule, manifests.py).
+                used.add(("cronctl.dev", "cronschedules/finalizers", "update", None))
             if isinstance(node, ast.Name) and node.id == "LeaseLock":
                 lease_lock = True
             if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True
@@ -535,9 +568,10 @@ def test_the_dockerfile_is_slim_pinned_non_root_and_matches_the_chart(helm: Path
     runtime = stages[-1]
     assert not re.search(r"apt-get install|apk add|build-essential|gcc", runtime), "build tools in the runtime stage"
     (user,) = re.findall(r"^USER (\S+)$", runtime, re.M)
-    uid = int(user.split(":")[0])
-    assert uid != 0
-    assert uid == container(render(helm))["securityContext"]["runAsUser"]
+    # Numeric, so that the chart's runAsNonRoot can be checked without a runAsUser of its own.
+    assert re.fullmatch(r"\d+(:\d+)?", user), f"USER {user}: runAsNonRoot needs a numeric user"
+    assert int(user.split(":")[0]) != 0
+    assert pinned_ids(deployment(render(helm))["spec"]["template"]["spec"]) == {}
     assert re.search(r'^ENTRYPOINT \["cronctl", "operator"\]$', runtime, re.M)
     (cmd,) = re.findall(r"^CMD (\[.*\])$", runtime, re.M)
     assert json.loads(cmd) == ["--liveness", "http://0.0.0.0:8080/healthz"]

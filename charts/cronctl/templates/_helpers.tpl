@@ -137,6 +137,12 @@ operator makes (cronctl/operator/apply.py) or a watch kopf keeps (handlers.py):
 - apiGroups: ["cronctl.dev"]
   resources: ["cronschedules/status"]
   verbs: ["patch"]
+# A Job's ownerReference to its CronSchedule sets blockOwnerDeletion, which the admission
+# plugin OwnerReferencesPermissionEnforcement (OpenShift's) allows only to who may update the
+# owner's finalizers: without this every Job create is refused there.
+- apiGroups: ["cronctl.dev"]
+  resources: ["cronschedules/finalizers"]
+  verbs: ["update"]
 - apiGroups: ["cronctl.dev"]
   resources: ["cronpools"]
   verbs: ["get", "list", "watch"]

@@ -42,6 +42,7 @@ LEASE_REFERENCE = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}
 # The reconciles, the Event posters, a spare; and one per watch (of Jobs, CronSchedules and CronPools).
 CONNECTIONS = CONCURRENCY + POSTERS + 1
 STAGING_VARIABLE = "CRONCTL_STAGING"  # on, or off (the default), where ``cronctl operator --[no-]staging`` is not given
+FIRST_LIST_SECONDS = 5.0  # start-up's first list of Jobs, tried again this often while no connection can be made
 FLUSH_SECONDS = 3.0  # at stop, how long the Event series' last counts may take (the grace period is 30 s)
 
 
@@ -103,7 +104,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     # Every Job a schedule owns is in the cache before the first reconcile (the schedules' watch
     # lists its schedules on its thread, and the loop reconciles them as they come).
     job_watches = watches(cluster.rest, cache, namespaces, shard.job_selector, scheduler.touch)
-    known = sum([await asyncio.to_thread(watch.list) for watch in job_watches])
+    known = sum([await _first_list(watch) for watch in job_watches])
     logger.info("cronctl: %s (label selector %s): %d Jobs of its CronSchedules known", shard.title,
                 shard.schedule_selector, known)
     pools = pool_watches(cluster.rest, cache, namespaces, scheduler.pool_changed)
@@ -123,6 +124,23 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
                            asyncio.create_task(_watch_skew(watch), name="cronctl-clock-skew"))
     logger.info("cronctl scheduler started; staged launches %s; firing by the %s clock", "on" if staged else "off",
                 "API server's" if options.clock == "api-server" else "node's")
+
+
+async def _first_list(watch: Watch) -> int:
+    """A watch's list before the loop starts. A connection that cannot be made (the API server
+    away, its certificate not trusted, which ``rest.Trust`` says) is tried again every
+    FIRST_LIST_SECONDS and said once, instead of failing the start-up, which kopf says with a
+    traceback each time it tries it again, a minute later."""
+    failing = False
+    while True:
+        try:
+            return await asyncio.to_thread(watch.list)
+        except OSError as error:
+            if not failing:
+                logging.getLogger("cronctl.operator").warning("listing the %s failed (%s); trying again every %g s",
+                                                              watch.what, error, FIRST_LIST_SECONDS)
+                failing = True
+            await asyncio.sleep(FIRST_LIST_SECONDS)
 
 
 def _listed_or_none(watch: Watch) -> int:

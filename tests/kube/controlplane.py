@@ -20,6 +20,30 @@ with the Stages of ``kwok-stages.yaml`` (Running at once, then Succeeded or
 Failed after the time and with the exit code the Pod's annotations give).
 Nothing writes a Job's status but the job controller.
 
+The API server is hardened as OpenShift's and CIS-benchmarked clusters are, so a
+permission the chart forgets is refused here as it would be there (``ADMISSION_PLUGINS``):
+
+* ``OwnerReferencesPermissionEnforcement``: setting ``blockOwnerDeletion`` on an
+  ownerReference needs ``update`` of the owner's ``finalizers`` subresource, and
+  changing an object's ownerReferences needs ``delete`` of the object (OpenShift
+  turns it on; a Job owned by a CronSchedule needs ``cronschedules/finalizers``);
+* ``NodeRestriction`` (with the ``Node`` authorizer): a kubelet may touch only its
+  own Node and Pods (kwok is ``system:masters``, not a kubelet, so it passes);
+* ``AlwaysPullImages``: every Pod's ``imagePullPolicy`` becomes ``Always`` (kwok
+  pulls nothing, so it costs nothing);
+* ``PodSecurity`` (on by default) enforces the ``baseline`` level in every
+  namespace without a label of its own, where upstream enforces ``privileged``:
+  no privileged, host-namespace or hostPath Pod runs;
+* ``LimitRanger`` and ``ResourceQuota`` are on by default, as in any cluster.
+
+``EventRateLimit`` is left out: its limits are a guess for a given cluster, and
+throttled Events would make the tests' waits on Events flaky without testing
+anything of cronctl's. ``ServiceAccount`` stays off: no controller here makes the
+``default`` ServiceAccount it would require of every Pod. The admin and
+the cluster's own components are in ``system:masters``, which passes every
+authorization check: these plugins bite only a client under real RBAC (the
+chart's ServiceAccount in tests/kube/test_rbac.py, a ``user_kubeconfig()``).
+
 The binaries come from ``scripts/build-control-plane.sh`` (built from the Go
 module proxy and cached under ``${CRONCTL_CACHE:-~/.cache/cronctl}``), or from
 the directory named by ``CRONCTL_CONTROL_PLANE_BIN``.
@@ -68,6 +92,19 @@ LIFECYCLE_CONTROLLERS = (*CONTROLLERS, "job", "cronjob")
 KWOK_STAGES = Path(__file__).resolve().parent / "kwok-stages.yaml"
 NODES = ("kwok-node-0", "kwok-node-1")
 FAKE_NODE = {"kwok.x-k8s.io/node": "fake"}  # the annotation kwok manages Nodes by
+# Admission plugins a hardened cluster adds to the defaults (see the module docstring).
+ADMISSION_PLUGINS = ("OwnerReferencesPermissionEnforcement", "NodeRestriction", "AlwaysPullImages", "PodSecurity")
+# PodSecurity's cluster-wide default, where upstream's is privileged.
+ADMISSION_CONFIG = {
+    "apiVersion": "apiserver.config.k8s.io/v1",
+    "kind": "AdmissionConfiguration",
+    "plugins": [{"name": "PodSecurity", "configuration": {
+        "apiVersion": "pod-security.admission.config.k8s.io/v1",
+        "kind": "PodSecurityConfiguration",
+        "defaults": {"enforce": "baseline", "enforce-version": "latest"},
+        "exemptions": {"usernames": [], "runtimeClasses": [], "namespaces": []},
+    }}],
+}
 
 __all__ = ["ControlPlane", "ControlPlaneError", "find_binaries", "ensure_binaries"]
 
@@ -477,7 +514,9 @@ class ControlPlane:
             f"--client-ca-file={d / 'ca.crt'}",
             "--service-cluster-ip-range=10.0.0.0/24",
             "--allow-privileged=true",
-            "--authorization-mode=RBAC",
+            "--authorization-mode=Node,RBAC",
+            f"--enable-admission-plugins={','.join(ADMISSION_PLUGINS)}",
+            f"--admission-control-config-file={self._admission_config()}",
             # No controller-manager creates default ServiceAccounts.
             "--disable-admission-plugins=ServiceAccount",
             f"--service-account-issuer=https://127.0.0.1:{port}/",
@@ -489,6 +528,12 @@ class ControlPlane:
         self._apiserver_argv = argv
         self._apiserver = self._spawn("kube-apiserver", argv)
         self._wait_apiserver_ready(deadline)
+
+    def _admission_config(self) -> Path:
+        assert self.tmp_dir is not None
+        path = self.tmp_dir / "admission.yaml"
+        path.write_text(yaml.safe_dump(ADMISSION_CONFIG, sort_keys=False))
+        return path
 
     def restart_apiserver(self, down_seconds: float, timeout: float = 60.0) -> float:
         """Kill kube-apiserver (SIGKILL, as a crash or an OOM kill does), start it again on the

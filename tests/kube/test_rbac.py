@@ -13,8 +13,11 @@ a permission it has but should not is refused by `kubectl auth can-i`.
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
+import subprocess
+import sys
 import urllib.request
 import uuid
 from dataclasses import dataclass
@@ -26,7 +29,7 @@ import yaml
 from kubernetes import client
 
 from ..charts.operator_chart import RELEASE_NAMESPACE, helm_test_objects, of_kind, render
-from .helpers import Cluster, Operator, job_of, kubectl, minutes, ready, schedule_manifest, wait_for
+from .helpers import ROOT, Cluster, Operator, job_of, kubectl, minutes, ready, schedule_manifest, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -251,6 +254,7 @@ AS_OPERATOR_ALLOWED = [
     ("watch", "cronschedules.cronctl.dev", "--all-namespaces"),
     ("get", "cronschedules.cronctl.dev", "-n", "default"),
     ("patch", "cronschedules.cronctl.dev", "--subresource=status", "-n", "default"),
+    ("update", "cronschedules.cronctl.dev", "--subresource=finalizers", "-n", "default"),  # blockOwnerDeletion
     ("create", "jobs.batch", "-n", "default"),
     ("delete", "jobs.batch", "-n", "default"),
     ("patch", "jobs.batch", "-n", "default"),
@@ -433,3 +437,155 @@ def test_helm_test_passes_against_the_operator_with_only_its_own_grants(control_
         operator.stop()
         kubectl(control_plane, "delete", "-f", "-", "--ignore-not-found", check=False,
                 input=yaml.safe_dump_all(grants_of_test))
+
+
+# -- OwnerReferencesPermissionEnforcement (on in the test API server, as on OpenShift) ------------------------------
+
+FINALIZERS = "cronschedules/finalizers"
+REFUSED_OWNER = "cannot set blockOwnerDeletion"  # how the admission plugin words its refusal
+
+
+def less_finalizers(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rules`` without the cronschedules/finalizers grant: the chart as it was before it."""
+    trimmed = [{**rule, "resources": [r for r in rule["resources"] if r != FINALIZERS]} for rule in rules]
+    assert trimmed != rules, "the chart's rules grant no cronschedules/finalizers"
+    return [rule for rule in trimmed if rule["resources"]]
+
+
+def bind_in(cp: Any, namespace: str, name: str, subject: dict[str, str], role: dict[str, Any] | None = None,
+            cluster_role: str | None = None) -> None:
+    """A RoleBinding in ``namespace`` of ``subject`` to a Role made of ``role``'s rules, or to ``cluster_role``."""
+    docs: list[dict[str, Any]] = []
+    if role is not None:
+        docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                     "metadata": {"name": name, "namespace": namespace}, "rules": role["rules"]})
+    ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role" if role is not None else "ClusterRole",
+           "name": name if role is not None else cluster_role}
+    docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                 "metadata": {"name": name, "namespace": namespace}, "roleRef": ref, "subjects": [subject]})
+    kubectl(cp, "apply", "-f", "-", input=yaml.safe_dump_all(docs))
+
+
+def the_chart_role(installed: Install, name: str) -> dict[str, Any]:
+    (role,) = [doc for doc in of_kind(installed.docs, "ClusterRole") if doc["metadata"]["name"] == name]
+    return role
+
+
+def test_a_job_blocking_its_schedules_deletion_needs_the_finalizers_rule(control_plane: Any, cluster_wide: Install,
+                                                                        namespace: str, tmp_path: Path) -> None:
+    """The operator under the chart's RBAC launches a Job owned by its CronSchedule with
+    blockOwnerDeletion; the same Job, asked by an identity with the chart's rules less
+    cronschedules/finalizers, is refused 403 in the admission plugin's words (and is created
+    once it does not block the deletion: the refusal is about the finalizers, nothing else)."""
+    from kubernetes.client.exceptions import ApiException
+
+    cluster = Cluster(control_plane, namespace)
+    wait_for("other tests' namespaces to be gone", lambda: no_namespace_terminating(control_plane), timeout=120)
+    operator = cluster_wide.operator(control_plane, namespace, tmp_path, "cronctl-7d9f-owner")
+    operator.set_clock("2024-03-01T00:00")
+    operator.start()
+    try:
+        cluster.apply(schedule_manifest("owned", "*/10 * * * *"))
+        wait_for("owned's status", ready(cluster, "owned"))
+        operator.set_clock("2024-03-01T00:10")
+        launched = job_of("owned", "2024-03-01T00:10")
+        wait_for("the Job of 00:10", lambda: cluster.job_names("owned") == [launched])
+    finally:
+        operator.stop()
+        print(operator.log()[-6000:])
+    assert forbidden_lines(operator.log()) == [], "the operator was refused something the chart should grant"
+    (owner,) = cluster.batch.read_namespaced_job(launched, namespace).metadata.owner_references
+    assert (owner.kind, owner.name, owner.block_owner_deletion) == ("CronSchedule", "owned", True)
+
+    account = f"before-finalizers-{uuid.uuid4().hex[:6]}"
+    kubectl(control_plane, "create", "serviceaccount", account, "-n", SYSTEM)
+    trimmed = {"rules": less_finalizers(the_chart_role(cluster_wide, "cronctl")["rules"])}
+    bind_in(control_plane, namespace, account, {"kind": "ServiceAccount", "name": account, "namespace": SYSTEM},
+            role=trimmed)
+    before = client.BatchV1Api(config_client(token_kubeconfig(control_plane, account, tmp_path / "before.kubeconfig")))
+    reference = {"apiVersion": owner.api_version, "kind": owner.kind, "name": owner.name, "uid": owner.uid,
+                 "controller": True, "blockOwnerDeletion": True}
+    wait_for("the trimmed Role in force", lambda: can_i_as(control_plane, f"system:serviceaccount:{SYSTEM}:{account}",
+                                                           "create", "jobs.batch", "-n", namespace))
+    with pytest.raises(ApiException) as refused:
+        before.create_namespaced_job(namespace, a_job("owned-copy", reference))
+    assert refused.value.status == 403, refused.value.body
+    message = json.loads(refused.value.body)["message"]
+    assert REFUSED_OWNER in message and "finalizers" in message, message
+    made = before.create_namespaced_job(namespace, a_job("owned-copy", {**reference, "blockOwnerDeletion": False}))
+    assert made.metadata.owner_references[0].uid == owner.uid
+    kubectl(control_plane, "delete", "serviceaccount", account, "-n", SYSTEM, check=False)
+
+
+def test_the_import_adopts_a_cronjobs_job_with_the_edit_roles_and_the_finalizers_rule(
+        control_plane: Any, cluster_wide: Install, namespace: str, tmp_path: Path) -> None:
+    """`kubectl cronctl import` as a person with Kubernetes' edit rules and the chart's
+    cronctl-edit: the CronJob's active Job is adopted by the CronSchedule (an ownerReference
+    with blockOwnerDeletion). With cronctl-edit less cronschedules/finalizers the adoption is
+    refused in the admission plugin's words; run again with the chart's role, it is done."""
+    cluster = Cluster(control_plane, namespace)
+    cronjob = cluster.batch.create_namespaced_cron_job(namespace, {
+        "metadata": {"name": "nightly"}, "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}}}}}})
+    scheduled = "2024-03-01T03:00:00Z"
+    active = a_job(f"nightly-{minutes('2024-03-01T03:00')}", {
+        "apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly", "uid": cronjob.metadata.uid,
+        "controller": True, "blockOwnerDeletion": True})
+    active["metadata"]["annotations"] = {"batch.kubernetes.io/cronjob-scheduled-timestamp": scheduled}
+    cluster.batch.create_namespaced_job(namespace, active)
+
+    def person(name: str, cronctl_edit: dict[str, Any] | None) -> Path:
+        """A user with the built-in view and edit roles' own rules (no aggregation runs here) and
+        the chart's cronctl-view, and cronctl-edit or the Role ``cronctl_edit`` in its place."""
+        user = f"{name}-{namespace}"
+        subject = {"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}
+        for role in ("system:aggregate-to-view", "system:aggregate-to-edit", "cronctl-view"):
+            bind_in(control_plane, namespace, f"{name}-{role.replace(':', '-')}", subject, cluster_role=role)
+        if cronctl_edit is None:
+            bind_in(control_plane, namespace, f"{name}-cronctl-edit", subject, cluster_role="cronctl-edit")
+        else:
+            bind_in(control_plane, namespace, f"{name}-cronctl-edit", subject, role=cronctl_edit)
+        wait_for(f"{user}'s roles in force", lambda: can_i_as(control_plane, user, "create",
+                                                              "cronschedules.cronctl.dev", "-n", namespace))
+        return control_plane.user_kubeconfig(user)
+
+    edit = the_chart_role(cluster_wide, "cronctl-edit")
+    before = person("before", {"rules": less_finalizers(edit["rules"])})
+    now = person("importer", None)
+
+    refused = import_as(control_plane, before, namespace, "cronjob/nightly")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert REFUSED_OWNER in refused.stderr and "finalizers" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+    done = import_as(control_plane, now, namespace, "cronjob/nightly")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 active Job adopted" in done.stdout, done.stdout
+    schedule = cluster.schedule("nightly")
+    adopted = cluster.batch.read_namespaced_job(active["metadata"]["name"], namespace).metadata
+    assert [(o.kind, o.uid, o.block_owner_deletion) for o in adopted.owner_references] == [
+        ("CronSchedule", schedule["metadata"]["uid"], True)]
+    assert adopted.labels["cronctl.dev/run"] == "1"
+
+
+def a_job(name: str, owner: dict[str, Any]) -> dict[str, Any]:
+    """A suspended Job owned by ``owner`` (nothing runs it: no job controller on this control plane)."""
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "ownerReferences": [owner]},
+            "spec": {"suspend": True, "template": {"spec": {
+                "restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}}}}
+
+
+def config_client(kubeconfig: Path) -> client.ApiClient:
+    from kubernetes import config
+
+    return config.new_client_from_config(config_file=str(kubeconfig))
+
+
+def can_i_as(cp: Any, user: str, *request: str) -> bool:
+    return kubectl(cp, "auth", "can-i", *request, f"--as={user}", check=False).returncode == 0
+
+
+def import_as(cp: Any, kubeconfig: Path, namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**cp.env(), "KUBECONFIG": str(kubeconfig),
+           "PYTHONPATH": str(ROOT / "operator") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "cronctl.plugin", "import", *args, "-n", namespace], env=env,
+                          capture_output=True, text=True, timeout=60)

@@ -187,6 +187,13 @@ def test_the_clock_is_injected() -> None:
     assert Metrics(clock=lambda: 123.5).now_seconds() == 123.5
 
 
+
+def test_the_launch_delay_reads_the_clock_the_operator_fires_by() -> None:
+    metrics = Metrics(clock=lambda: 123.5)  # the node's clock
+    metrics.use_clock(lambda: 33.0)  # the one the scheduler fires by: the API server's, the node being ahead
+    assert metrics.now_seconds() == 33.0
+
+
 # -- the endpoint ----------------------------------------------------------------------------
 
 

@@ -100,6 +100,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     leadership = Leadership(options.election, cluster.rest)
     leadership.start()
     clock = operator_clock(options.clock, node, skew)
+    METRICS.use_clock(clock.seconds)  # a launch's delay measured by the clock it fires by
     scheduler = Scheduler(cluster, clock, leading=leadership.leading, staging=staged, pools=Pools(cluster, shard))
     # Every Job a schedule owns is in the cache before the first reconcile (the schedules' watch
     # lists its schedules on its thread, and the loop reconciles them as they come).

@@ -163,6 +163,10 @@ class Metrics:
         self.clock_skew.set_function(part(0))
         self.clock_skew_error.set_function(part(1))
 
+    def use_clock(self, seconds: Callable[[], float]) -> None:
+        """Read ``seconds`` for now (the operator's own clock, whichever it fires by)."""
+        self._clock = seconds
+
     def now_seconds(self) -> float:
         """The operator's clock in seconds since 1970 (CRONCTL_CLOCK_FILE in tests)."""
         if self._clock is None:

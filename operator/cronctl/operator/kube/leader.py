@@ -15,7 +15,10 @@ as client-go's ``leaderelection`` keeps it:
   taken (the Lease says no earlier). As client-go's, a try may use what is
   left of the deadline, a new connection's connect and TLS handshake
   included, so a round trip of several seconds costs no renewal: with the
-  default 15 s lease, up to about 4.5 s a round trip keeps the Lease. It
+  default 15 s lease, up to about 4.5 s a round trip keeps the Lease
+  (client-go counts its deadline from each renewal cycle's start, a retry
+  period after the last answer, so it keeps the Lease through longer round
+  trips but may act for a round trip and a period past what the Lease says). It
   leaves the last second for one more try, on a new connection: a request
   stuck on a dead connection costs one try, not the Lease. A candidate's try
   may take a lease duration (reading and taking the Lease through a new

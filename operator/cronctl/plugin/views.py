@@ -94,62 +94,99 @@ def describe_lines(body: Mapping[str, Any], events: Sequence[Mapping[str, Any]],
                    unlisted: str | None = None) -> list[str]:
     """Spec, next times, active and last runs, conditions and Events in one view, as kubectl describe;
     ``unlisted`` says why the Events could not be read."""
-    metadata, spec, status = body.get("metadata") or {}, body.get("spec") or {}, body.get("status") or {}
-    lines = [f"Name:               {metadata.get('name')}", f"Namespace:          {metadata.get('namespace')}"]
-    if spec.get("schedules"):
-        lines.append(f"Schedules:          {', '.join(spec['schedules'])}")
-    else:
-        lines.append(f"Schedule:           {spec.get('schedule')}")
+    spec, status = body.get("spec") or {}, body.get("status") or {}
+    return [*_identity(body), *_times(body), *_policies(spec), *_pool(spec, status),
+            *_window_and_failures(spec, status), *_counters(status),
+            "Next Fire Times:", *_indented(next_lines(body) if status.get("nextScheduleTimes")
+                                           else [why_no_next_times(body)]),
+            "Active Runs:", *_indented(_active_table(status.get("active") or [])),
+            *_last_runs(status.get("history") or []), *_backfill(status.get("backfill")),
+            "Conditions:", *_indented(_conditions_table(status.get("conditions") or [])),
+            "Events:", *_indented(_events_table(events, unlisted))]
+
+
+def _identity(body: Mapping[str, Any]) -> list[str]:
+    """describe's lines of the schedule's name and namespace."""
+    metadata = body.get("metadata") or {}
+    return [f"Name:               {metadata.get('name')}", f"Namespace:          {metadata.get('namespace')}"]
+
+
+def _times(body: Mapping[str, Any]) -> list[str]:
+    """describe's lines of when the schedule fires: its expressions, exclusions, zone and daylight-saving rule."""
+    spec = body.get("spec") or {}
+    lines = [f"Schedules:          {', '.join(spec['schedules'])}" if spec.get("schedules")
+             else f"Schedule:           {spec.get('schedule')}"]
     if spec.get("exclude"):
         lines.append(f"Exclude:            {', '.join(spec['exclude'])}")
     lines.append(f"Time Zone:          {zone_of(body)}")
     if spec.get("daylightSaving"):
         lines.append(f"Daylight Saving:    {spec['daylightSaving']}")
-    lines.append(f"Concurrency Policy: {spec.get('concurrencyPolicy') or 'Allow'}")
-    lines.append(f"Catch Up:           {spec.get('catchUp') or 'Latest'}")
-    for key, label, unit in (("startingDeadlineSeconds", "Starting Deadline:  ", "s"),
-                             ("timeoutMinutes", "Timeout:            ", "m"),
-                             ("maxRetries", "Max Retries:        ", ""),
-                             ("jitterSeconds", "Jitter:             ", "s")):
-        if spec.get(key):
-            lines.append(f"{label}{spec[key]}{unit}")
+    return lines
+
+
+_LIMITS = (("startingDeadlineSeconds", "Starting Deadline:  ", "s"), ("timeoutMinutes", "Timeout:            ", "m"),
+           ("maxRetries", "Max Retries:        ", ""), ("jitterSeconds", "Jitter:             ", "s"))
+
+
+def _policies(spec: Mapping[str, Any]) -> list[str]:
+    """describe's lines of how a run is launched: concurrency, catch-up, the limits set, suspension."""
+    lines = [f"Concurrency Policy: {spec.get('concurrencyPolicy') or 'Allow'}",
+             f"Catch Up:           {spec.get('catchUp') or 'Latest'}"]
+    lines += [f"{label}{spec[key]}{unit}" for key, label, unit in _LIMITS if spec.get(key)]
     reason = spec.get("suspendReason") if spec.get("suspend") else None
     lines.append(f"Suspend:            {'true' if spec.get('suspend') else 'false'}" + (f" ({reason})" if reason else ""))
-    lines += _pool(spec, status) + _window_and_failures(spec, status)
-    lines.append(f"Last Schedule:      {status.get('lastScheduleTime') or '-'}")
-    lines.append(f"Launched:           {status.get('launched') or 0}   Skipped: {status.get('skipped') or 0}"
-                 f"   Overflowed: {status.get('overflowed') or 0}")
-    lines.append("Next Fire Times:")
-    lines += _indented(next_lines(body) if status.get("nextScheduleTimes") else [why_no_next_times(body)])
-    lines.append("Active Runs:")
-    active = status.get("active") or []
-    lines += _indented(table(("RUN", "JOB", "STATE", "REASON", "SCHEDULED", "STARTED", "ATTEMPT"),
-                             [(str(run.get("run", "")), str(run.get("job") or run.get("name", "")),
-                               str(run.get("state") or "running"),
-                               str(run.get("reason") or "scheduled"), str(run.get("scheduledTime") or "-"),
-                               str(run.get("startedTime") or "-"), str(run.get("attempt") or 1))
-                              for run in active]) if active else ["<none>"])
-    history = status.get("history") or []
-    lines.append(f"Last Runs:{f' (the last {LAST_RUNS} of {len(history)})' if len(history) > LAST_RUNS else ''}")
-    lines += _indented(runs_table(history[-LAST_RUNS:]) if history else ["<none>"])
-    backfill = status.get("backfill")
-    if backfill:
-        lines.append(f"Backfill:           {backfill.get('request')}: {backfill.get('state')}"
-                     + (f", {backfill.get('launched', 0)}/{backfill.get('total')} launched"
-                        if backfill.get("total") is not None else "")
-                     + (f" ({backfill['message']})" if backfill.get("message") else ""))
-    conditions = status.get("conditions") or []
-    lines.append("Conditions:")
-    lines += _indented(table(("TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"),
-                             [(str(c.get("type", "")), str(c.get("status", "")), str(c.get("reason") or ""),
-                               str(c.get("lastTransitionTime") or "-"), str(c.get("message") or ""))
-                              for c in conditions]) if conditions else ["<none>"])
-    lines.append("Events:")
-    lines += _indented(table(("TYPE", "REASON", "LAST SEEN", "COUNT", "MESSAGE"),
-                             [(str(e.get("type") or ""), str(e.get("reason") or ""), event_time(e) or "-",
-                               str(e.get("count") or 1), str(e.get("message") or ""))
-                              for e in events]) if events else [f"<not shown: {unlisted}>" if unlisted else "<none>"])
     return lines
+
+
+def _counters(status: Mapping[str, Any]) -> list[str]:
+    """describe's lines of the last schedule time and what was launched, skipped and overflowed."""
+    return [f"Last Schedule:      {status.get('lastScheduleTime') or '-'}",
+            f"Launched:           {status.get('launched') or 0}   Skipped: {status.get('skipped') or 0}"
+            f"   Overflowed: {status.get('overflowed') or 0}"]
+
+
+def _active_table(active: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not active:
+        return ["<none>"]
+    return table(("RUN", "JOB", "STATE", "REASON", "SCHEDULED", "STARTED", "ATTEMPT"),
+                 [(str(run.get("run", "")), str(run.get("job") or run.get("name", "")), str(run.get("state") or "running"),
+                   str(run.get("reason") or "scheduled"), str(run.get("scheduledTime") or "-"),
+                   str(run.get("startedTime") or "-"), str(run.get("attempt") or 1))
+                  for run in active])
+
+
+def _last_runs(history: Sequence[Mapping[str, Any]]) -> list[str]:
+    """describe's table of the last finished runs (history shows them all)."""
+    more = f" (the last {LAST_RUNS} of {len(history)})" if len(history) > LAST_RUNS else ""
+    return [f"Last Runs:{more}", *_indented(runs_table(history[-LAST_RUNS:]) if history else ["<none>"])]
+
+
+def _backfill(backfill: Mapping[str, Any] | None) -> list[str]:
+    """describe's line of the backfill request the schedule is answering, or answered last."""
+    if not backfill:
+        return []
+    progress = (f", {backfill.get('launched', 0)}/{backfill.get('total')} launched"
+                if backfill.get("total") is not None else "")
+    message = f" ({backfill['message']})" if backfill.get("message") else ""
+    return [f"Backfill:           {backfill.get('request')}: {backfill.get('state')}{progress}{message}"]
+
+
+def _conditions_table(conditions: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not conditions:
+        return ["<none>"]
+    return table(("TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"),
+                 [(str(c.get("type", "")), str(c.get("status", "")), str(c.get("reason") or ""),
+                   str(c.get("lastTransitionTime") or "-"), str(c.get("message") or ""))
+                  for c in conditions])
+
+
+def _events_table(events: Sequence[Mapping[str, Any]], unlisted: str | None) -> list[str]:
+    if not events:
+        return [f"<not shown: {unlisted}>" if unlisted else "<none>"]
+    return table(("TYPE", "REASON", "LAST SEEN", "COUNT", "MESSAGE"),
+                 [(str(e.get("type") or ""), str(e.get("reason") or ""), event_time(e) or "-",
+                   str(e.get("count") or 1), str(e.get("message") or ""))
+                  for e in events])
 
 
 def condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:

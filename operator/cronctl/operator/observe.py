@@ -211,9 +211,37 @@ def _state_of(status: Mapping[str, Any]) -> JobState:
 
 
 def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_uid: str) -> Observed:
-    runs: dict[str, RunView] = {}
+    """The schedule's state and runs from its status and the Jobs it controls (the module's
+    docstring says how the Jobs correct a status a crash left behind)."""
     state = _state_of(status)
-    observed = Observed(state, runs, [])
+    observed = Observed(state, _finished_runs(status, state), [])
+    jobs = list(jobs)
+    owned = [(job, run) for job in jobs if (run := run_of_job(job, owner_uid)) is not None]
+    seen = _Seen(_listed_runs(status, observed), {name for job, _ in owned for name in replaced_runs(_annotations(job))})
+    counted = int(status.get("launched", 0))
+    for job, run in owned:
+        _take_job(observed, seen, job, run, counted)
+    for view in (view for job in jobs if (view := staged_of_job(job, owner_uid)) is not None):
+        _take_staged(observed, seen, view)
+    _take_listed(observed, seen)
+    observed.replaced = sorted(seen.replacing.values(), key=lambda r: r.number)
+    _adopt_all(observed)
+    return observed
+
+
+@dataclass
+class _Seen:
+    """What ``observe`` gathers before it places each run: the active runs the status lists
+    (by name), the runs a live Job says it replaces, and the newest attempt seen of each of those."""
+
+    listed: dict[str, RunView]
+    replaced: set[str]
+    replacing: dict[str, RunView] = field(default_factory=dict)
+
+
+def _finished_runs(status: Mapping[str, Any], state: JobState) -> dict[str, RunView]:
+    """The finished runs the status's history holds, by name, each kept in its retention class's list."""
+    runs = {}
     for entry in status.get("history") or []:
         run = _finished_run(entry)
         if run is not None:
@@ -222,53 +250,68 @@ def observe(status: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], owner_
             kept.append(Finished(run.finished, run.number, run.name))  # type: ignore[arg-type]
     state.kept_succeeded.sort()
     state.kept_failed.sort()
-    listed: dict[str, RunView] = {}
+    return runs
+
+
+def _listed_runs(status: Mapping[str, Any], observed: Observed) -> dict[str, RunView]:
+    """The active runs the status lists, by name; what it reported of each is noted in ``observed``."""
+    listed = {}
     for entry in status.get("active") or []:
         run = _active_run(entry)
         if run is not None:
             listed[run.name] = run
             observed.reported[run.name] = (str(entry.get("state", RUNNING)), run.attempt)
-    counted = int(status.get("launched", 0))
-    jobs = list(jobs)
-    staged = [view for job in jobs if (view := staged_of_job(job, owner_uid)) is not None]
-    owned = [(job, run) for job in jobs if (run := run_of_job(job, owner_uid)) is not None]
-    replaced = {name for job, _ in owned for name in replaced_runs(_annotations(job))}
-    replacing: dict[str, RunView] = {}
-    for job, run in owned:
-        annotations = _annotations(job)
-        if run.reason == "manual" and annotations.get(TRIGGER_ANNOTATION) is not None:
-            observed.answered.add(str(annotations[TRIGGER_ANNOTATION]))
-        if run.name in runs and runs[run.name].state != RUNNING:
-            continue  # a finished run: a late change of its Jobs changes nothing
-        if run.name in replaced:
-            _keep_newest_attempt(replacing, run)
-        elif run.name not in listed and run.number <= counted:
-            observed.leftovers.append(str(job["metadata"]["name"]))
-        elif run.name not in runs or runs[run.name].attempt < run.attempt:
-            runs[run.name] = run  # an older attempt's Job, seen after a newer one, changes nothing
-            if run.name not in listed and run.attempt == 1:
-                _note_overflow(observed, run, annotations)
-    for view in staged:
-        if view.name in runs:
-            continue  # the Job of a run that ended before its release: part of that run
-        run = listed.get(view.name)
-        if run is None:
-            observed.staged[view.nominal] = view
-        elif view.name not in replaced and run.attempt == 1:
-            run.staged, run.held_until = True, view.start_at if view.suspended else None
-            runs[view.name] = run
-    for name, run in listed.items():
-        if name in replaced:
-            _keep_newest_attempt(replacing, run)
-        elif name not in runs:
-            runs[name] = run
+    return listed
+
+
+def _take_job(observed: Observed, seen: _Seen, job: Mapping[str, Any], run: RunView, counted: int) -> None:
+    """Place the run an owned Job carries: a replaced run's attempt, a leftover of a run the status
+    counted and forgot, or a run (adopted, when the status does not list it yet)."""
+    annotations = _annotations(job)
+    if run.reason == "manual" and annotations.get(TRIGGER_ANNOTATION) is not None:
+        observed.answered.add(str(annotations[TRIGGER_ANNOTATION]))
+    runs = observed.runs
+    if run.name in runs and runs[run.name].state != RUNNING:
+        return  # a finished run: a late change of its Jobs changes nothing
+    if run.name in seen.replaced:
+        _keep_newest_attempt(seen.replacing, run)
+    elif run.name not in seen.listed and run.number <= counted:
+        observed.leftovers.append(str(job["metadata"]["name"]))
+    elif run.name not in runs or runs[run.name].attempt < run.attempt:
+        runs[run.name] = run  # an older attempt's Job, seen after a newer one, changes nothing
+        if run.name not in seen.listed and run.attempt == 1:
+            _note_overflow(observed, run, annotations)
+
+
+def _take_staged(observed: Observed, seen: _Seen, view: StagedView) -> None:
+    """Place a staged Job: a firing that is no run yet, or the Job of a listed run not yet released."""
+    if view.name in observed.runs:
+        return  # the Job of a run that ended before its release: part of that run
+    run = seen.listed.get(view.name)
+    if run is None:
+        observed.staged[view.nominal] = view
+    elif view.name not in seen.replaced and run.attempt == 1:
+        run.staged, run.held_until = True, view.start_at if view.suspended else None
+        observed.runs[view.name] = run
+
+
+def _take_listed(observed: Observed, seen: _Seen) -> None:
+    """Place the listed runs no Job placed: replaced, or lost (their Job is gone)."""
+    for name, run in seen.listed.items():
+        if name in seen.replaced:
+            _keep_newest_attempt(seen.replacing, run)
+        elif name not in observed.runs:
+            observed.runs[name] = run
             observed.lost.append(name)
-    observed.replaced = sorted(replacing.values(), key=lambda r: r.number)
-    active = sorted((run for run in runs.values() if run.state == RUNNING), key=lambda r: r.number)
+
+
+def _adopt_all(observed: Observed) -> None:
+    """The state's active runs, and every run's number and time adopted into its counters, in run order."""
+    state = observed.state
+    active = sorted((run for run in observed.runs.values() if run.state == RUNNING), key=lambda r: r.number)
     state.active = [run.name for run in active]
-    for run in sorted([*runs.values(), *observed.replaced], key=lambda run: run.number):
+    for run in sorted([*observed.runs.values(), *observed.replaced], key=lambda run: run.number):
         adopt(state, run.number, run.scheduled, run.reason)
-    return observed
 
 
 def _annotations(job: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -20,7 +20,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
 from cronctl.core.times import parse_time
-from cronctl.operator.manifests import job_manifest
+from cronctl.operator.manifests import JobLaunch, job_manifest
 
 from .controlplane import REPO_ROOT
 from .helpers import KUBECTL, kubectl, wait_for
@@ -109,7 +109,7 @@ def create_schedule(custom: client.CustomObjectsApi, namespace: str, name: str) 
 def create_job(batch: client.BatchV1Api, schedule: dict[str, Any]) -> client.V1Job:
     scheduled = parse_time("2024-03-01T00:10")
     assert scheduled is not None
-    manifest = job_manifest(schedule, schedule["spec"]["jobTemplate"], 1, scheduled, scheduled, None)
+    manifest = job_manifest(schedule, schedule["spec"]["jobTemplate"], JobLaunch(1, scheduled, scheduled))
     return batch.create_namespaced_job(schedule["metadata"]["namespace"], manifest)
 
 

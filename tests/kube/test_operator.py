@@ -256,14 +256,14 @@ def test_the_shipped_examples_apply_and_become_ready(operator: Operator, cluster
 
 def test_a_job_created_just_before_a_crash_is_adopted_not_duplicated(operator: Operator, cluster: Cluster) -> None:
     """The crash window between creating a Job and saving status: only the Job exists."""
-    from cronctl.operator.manifests import job_manifest
+    from cronctl.operator.manifests import JobLaunch, job_manifest
 
     cluster.apply(schedule_manifest("crashy", "*/10 * * * *"))
     wait_for("seen", ready(cluster, "crashy"))
     operator.kill()
     body = cluster.schedule("crashy")
     scheduled = minutes("2024-03-01T00:10")
-    orphan = job_manifest(body, body["spec"]["jobTemplate"], 1, scheduled, scheduled, None)
+    orphan = job_manifest(body, body["spec"]["jobTemplate"], JobLaunch(1, scheduled, scheduled))
     cluster.batch.create_namespaced_job(cluster.namespace, orphan)
     operator.set_clock("2024-03-01T00:12")
     operator.start()

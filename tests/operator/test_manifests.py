@@ -19,7 +19,7 @@ import pytest
 
 from cronctl.core.times import parse_time
 from cronctl.core.zones import FixedOffset, IanaZone
-from cronctl.operator.manifests import (SCHEDULED_TIMESTAMP_ANNOTATION, job_manifest, release_patch,
+from cronctl.operator.manifests import (SCHEDULED_TIMESTAMP_ANNOTATION, JobLaunch, job_manifest, release_patch,
                                         scheduled_timestamp)
 from cronctl.operator.resource import STAGED_DIGEST_ANNOTATION, TRIGGER_ANNOTATION
 
@@ -109,7 +109,7 @@ def test_a_template_annotation_of_the_same_name_gives_way_as_in_cronjob() -> Non
     template = copy.deepcopy(TEMPLATE)
     template["metadata"] = {"annotations": {SCHEDULED_TIMESTAMP_ANNOTATION: "yesterday"}}
     body = {"metadata": {"name": "sync", "namespace": "team-a", "uid": "uid-1"}, "spec": {}}
-    job = job_manifest(body, template, 1, t("2024-07-01T09:00"), t("2024-07-01T09:00"), None)
+    job = job_manifest(body, template, JobLaunch(1, t("2024-07-01T09:00"), t("2024-07-01T09:00")))
     assert stamp(job) == "2024-07-01T09:00:00Z"
 
 

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client import REGISTRY, enable_created_metrics
 from prometheus_client.parser import text_string_to_metric_families
 
-from cronctl.operator.manifests import EventSpec, job_manifest
+from cronctl.operator.manifests import EventSpec, JobLaunch, job_manifest
 from cronctl.operator.metrics import COUNTERS, DELAY_BUCKETS, Metrics, counts, launch_delays, parse_address, serve
 from cronctl.operator.effects import CreateJob, Plan, PostEvent
 
@@ -75,8 +75,7 @@ def test_counts_of_real_plans(scenario: Any, expected: dict[str, int]) -> None:
 
 def manifest(nominal: str, attempt: int = 1, reason: str = "scheduled") -> dict[str, Any]:
     body = scenarios.schedule()
-    return job_manifest(body, scenarios.TEMPLATE, 1, t(nominal), t(nominal), None, attempt=attempt,
-                        reason=reason)
+    return job_manifest(body, scenarios.TEMPLATE, JobLaunch(1, t(nominal), t(nominal), attempt=attempt, reason=reason))
 
 
 @pytest.mark.parametrize("created, now, expected", [

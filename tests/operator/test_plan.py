@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from cronctl.core.times import parse_time
-from cronctl.operator.manifests import job_manifest, job_name
+from cronctl.operator.manifests import JobLaunch, job_manifest, job_name
 from cronctl.operator.plan import plan
 from cronctl.operator.resource import ATTEMPT_LABEL, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION, rfc3339
 
@@ -258,7 +258,7 @@ def test_job_manifest_copies_the_template_and_keeps_a_stricter_deadline() -> Non
     template = {"metadata": {"labels": {"team": "a"}},
                 "spec": {"activeDeadlineSeconds": 60, "template": {"spec": {"containers": []}}}}
     body = schedule()
-    job = job_manifest(body, template, 3, CREATED, CREATED, timeout_minutes=45)
+    job = job_manifest(body, template, JobLaunch(3, CREATED, CREATED), timeout_minutes=45)
     assert job["spec"]["activeDeadlineSeconds"] == 60
     assert job["metadata"]["labels"]["team"] == "a"
     assert template["spec"]["activeDeadlineSeconds"] == 60  # the template itself is untouched

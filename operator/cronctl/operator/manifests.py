@@ -10,7 +10,7 @@ still name them in ``cronctl.dev/replaces``, which ``observe`` reads.)
 Every Job carries CronJob's ``batch.kubernetes.io/cronjob-scheduled-timestamp``
 (``SCHEDULED_TIMESTAMP_ANNOTATION``), for tooling written for CronJob.
 
-A staged Job (``job_manifest(..., staged=True)``) is the Job of a firing
+A staged Job (``job_manifest`` of a ``JobLaunch(..., staged=True)``) is the Job of a firing
 created ahead of its minute, suspended and labelled ``cronctl.dev/staged``,
 with no run number yet (its scheduled timestamp is its nominal time's
 already, and part of its digest); ``release_patch`` is the one write that
@@ -115,13 +115,13 @@ def _fitted(schedule: str, suffix: str) -> str:
     return f"{schedule[:MAX_RUN_NAME - len(suffix) - 7].rstrip('-')}-{digest}{suffix}"
 
 
-def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], number: int, scheduled: int,
-                 started: int, timeout_minutes: int | None, attempt: int = 1, now: int | None = None,
-                 retries: int = 0, reason: str = "scheduled", start_at: int | None = None,
-                 overflow: OverflowNote | None = None,
-                 trigger: str | None = None, staged: bool = False, pool: str | None = None) -> dict[str, Any]:
-    """The Job of one attempt. ``started`` is the run's first launch: the timeout counts
-    from it, so a later attempt gets only the time that is left.
+@dataclass(frozen=True)
+class JobLaunch:
+    """One attempt's Job as its reconcile launches it: the run (its number, nominal time, first
+    launch and reason), which attempt, and what the reconcile decided besides it.
+
+    ``started`` is the run's first launch: the timeout counts from it, so a later
+    attempt (made at ``now``) gets only the time that is left.
 
     ``start_at`` (seconds since 1970), when given, is a start the jitter put off:
     the Job is created suspended, so its name holds the firing across a crash,
@@ -134,40 +134,55 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
 
     ``pool``: the CronPool whose worker the attempt waits for: the Job is created
     suspended and labelled with it, and the pool's look resumes it."""
+
+    number: int
+    scheduled: int
+    started: int
+    attempt: int = 1
+    reason: str = "scheduled"
+    now: int | None = None
+    start_at: int | None = None
+    overflow: OverflowNote | None = None
+    trigger: str | None = None
+    pool: str | None = None
+    staged: bool = False
+
+    @property
+    def suspended(self) -> bool:
+        """Created suspended: it waits for its jittered second or its pool's worker."""
+        return self.start_at is not None or self.pool is not None
+
+
+def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], launch: JobLaunch,
+                 timeout_minutes: int | None = None, retries: int = 0) -> dict[str, Any]:
+    """The Job of one attempt (``JobLaunch`` says what each of its facts does to it), with the
+    schedule's timeout and retries applied to the template's spec."""
     metadata = schedule["metadata"]
     template_metadata = template.get("metadata") or {}
-    spec = _job_spec(template, started, timeout_minutes, now, retries,
-                     suspended=start_at is not None or pool is not None)
-    recorded = _recorded(start_at, overflow, trigger)
-    stamp = scheduled_timestamp(scheduled, schedule_zone(schedule))
+    spec = _job_spec(template, launch.started, timeout_minutes, launch.now, retries, launch.suspended)
+    recorded = _recorded(launch.start_at, launch.overflow, launch.trigger)
+    stamp = scheduled_timestamp(launch.scheduled, schedule_zone(schedule))
     facts: dict[str, str | dict[str, Any]] = {
-        "CRONCTL_SCHEDULE": metadata["name"], "CRONCTL_NOMINAL_TIME": rfc3339(scheduled),
-        "CRONCTL_REASON": reason, "CRONCTL_ATTEMPT": str(attempt)}
-    run_labels = {RUN_LABEL: str(number)}
-    if reason in _NAME_SUFFIXES:  # kubectl get jobs -l cronctl.dev/reason=backfill
-        run_labels[REASON_LABEL] = reason
-    shard = (metadata.get("labels") or {}).get(SHARD_LABEL)
-    shard_labels = {**({} if shard is None else {SHARD_LABEL: shard}), **({} if pool is None else {POOL_LABEL: pool})}
-    if staged:
-        assert start_at is not None, "a staged Job waits for the second it is due"
-        pod_metadata = spec.setdefault("template", {}).setdefault("metadata", {})
-        pod_metadata["annotations"] = {**(pod_metadata.get("annotations") or {}), REASON_ANNOTATION: reason}
-        facts["CRONCTL_REASON"] = {"fieldRef": {"fieldPath": f"metadata.annotations['{REASON_ANNOTATION}']"}}
-        run_labels = {STAGED_LABEL: "true"}
+        "CRONCTL_SCHEDULE": metadata["name"], "CRONCTL_NOMINAL_TIME": rfc3339(launch.scheduled),
+        "CRONCTL_REASON": launch.reason, "CRONCTL_ATTEMPT": str(launch.attempt)}
+    run_labels = _run_labels(launch)
+    if launch.staged:
+        assert launch.start_at is not None, "a staged Job waits for the second it is due"
+        facts["CRONCTL_REASON"] = _reason_from_the_pod(spec, launch.reason)
     _add_run_env(spec, facts)
-    if staged:
-        recorded[STAGED_DIGEST_ANNOTATION] = _digest(spec, template_metadata, start_at, stamp)
+    if launch.staged:
+        recorded[STAGED_DIGEST_ANNOTATION] = _digest(spec, template_metadata, launch.start_at, stamp)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": job_name(metadata["name"], scheduled, attempt, reason),
+            "name": job_name(metadata["name"], launch.scheduled, launch.attempt, launch.reason),
             "namespace": metadata["namespace"],
-            "labels": {**(template_metadata.get("labels") or {}),
-                       SCHEDULE_LABEL: metadata["name"], **shard_labels, **run_labels, ATTEMPT_LABEL: str(attempt)},
+            "labels": {**(template_metadata.get("labels") or {}), SCHEDULE_LABEL: metadata["name"],
+                       **_placement_labels(metadata, launch.pool), **run_labels, ATTEMPT_LABEL: str(launch.attempt)},
             "annotations": {**(template_metadata.get("annotations") or {}),
-                            SCHEDULED_ANNOTATION: rfc3339(scheduled), STARTED_ANNOTATION: rfc3339(started),
-                            REASON_ANNOTATION: reason, SCHEDULED_TIMESTAMP_ANNOTATION: stamp, **recorded},
+                            SCHEDULED_ANNOTATION: rfc3339(launch.scheduled), STARTED_ANNOTATION: rfc3339(launch.started),
+                            REASON_ANNOTATION: launch.reason, SCHEDULED_TIMESTAMP_ANNOTATION: stamp, **recorded},
             "ownerReferences": [{
                 "apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"], "uid": metadata["uid"],
                 "controller": True, "blockOwnerDeletion": True,
@@ -175,6 +190,30 @@ def job_manifest(schedule: Mapping[str, Any], template: Mapping[str, Any], numbe
         },
         "spec": spec,
     }
+
+
+def _run_labels(launch: JobLaunch) -> dict[str, str]:
+    """The run's number (and a run by hand's reason), or the staged mark of a Job that is no run yet."""
+    if launch.staged:
+        return {STAGED_LABEL: "true"}
+    labels = {RUN_LABEL: str(launch.number)}
+    if launch.reason in _NAME_SUFFIXES:  # kubectl get jobs -l cronctl.dev/reason=backfill
+        labels[REASON_LABEL] = launch.reason
+    return labels
+
+
+def _placement_labels(metadata: Mapping[str, Any], pool: str | None) -> dict[str, str]:
+    """The schedule's shard and the attempt's pool, where it has them."""
+    shard = (metadata.get("labels") or {}).get(SHARD_LABEL)
+    return {**({} if shard is None else {SHARD_LABEL: shard}), **({} if pool is None else {POOL_LABEL: pool})}
+
+
+def _reason_from_the_pod(spec: dict[str, Any], reason: str) -> dict[str, Any]:
+    """A staged Job's reason, written on its Pod template, and the ``valueFrom`` its containers read it
+    by: a late release rewrites it there while the Job is still suspended."""
+    pod_metadata = spec.setdefault("template", {}).setdefault("metadata", {})
+    pod_metadata["annotations"] = {**(pod_metadata.get("annotations") or {}), REASON_ANNOTATION: reason}
+    return {"fieldRef": {"fieldPath": f"metadata.annotations['{REASON_ANNOTATION}']"}}
 
 
 def _job_spec(template: Mapping[str, Any], started: int, timeout_minutes: int | None, now: int | None,

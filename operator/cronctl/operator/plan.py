@@ -35,7 +35,7 @@ from . import pause as pauses
 from .context import Context
 from .effects import (LEFT_OVER, NEVER_STARTED, REPLACED, DROPPED, UNSTAGED, CreateJob, DeleteJob, Effects, LabelJob, Plan,
                       PostEvent, ReleaseJob, ResumeJob, StageJob, ordered)
-from .manifests import OverflowNote, job_manifest, job_name, release_patch
+from .manifests import JobLaunch, OverflowNote, job_manifest, job_name, release_patch
 from .observe import Observed, RunView, observe, staged_of_job
 from .reading import read_schedule
 from .resource import ANCHOR_ANNOTATION, TRIGGER_ANNOTATION, parse_rfc3339
@@ -219,10 +219,10 @@ def _create(context: Context, item: Launched, trigger: str | None = None) -> Non
                                                   reason=launch.reason, held_until=item.held_until,
                                                   queued_in=spec.pool)
     options = spec.job.options
-    context.out.creates.append(CreateJob(job_manifest(
-        schedule, spec.job_template, launch.number, launch.scheduled_for, context.now, options.timeout,
-        retries=options.retries, reason=launch.reason, start_at=item.held_until,
-        overflow=_overflow_note(item), trigger=trigger, pool=spec.pool)))
+    job = JobLaunch(launch.number, launch.scheduled_for, context.now, reason=launch.reason, start_at=item.held_until,
+                    overflow=_overflow_note(item), trigger=trigger, pool=spec.pool)
+    context.out.creates.append(CreateJob(job_manifest(schedule, spec.job_template, job, options.timeout,
+                                                      options.retries)))
     context.post(messages.launched(launch, item.run_key, item.held_until))
 
 
@@ -258,9 +258,10 @@ def _retry(context: Context, decision: Retry) -> None:
     run = context.observed.runs[decision.run_id]
     run.state, run.attempt, run.ended, run.queued_in = RUNNING, decision.attempt, None, context.spec.pool
     options = context.spec.job.options
-    context.out.creates.append(CreateJob(job_manifest(
-        context.schedule, context.spec.job_template, run.number, run.scheduled, run.started, options.timeout,
-        run.attempt, context.now, options.retries, run.reason, pool=context.spec.pool)))
+    job = JobLaunch(run.number, run.scheduled, run.started, run.attempt, run.reason, now=context.now,
+                    pool=context.spec.pool)
+    context.out.creates.append(CreateJob(job_manifest(context.schedule, context.spec.job_template, job,
+                                                      options.timeout, options.retries)))
     context.post(messages.retried(run))
 
 

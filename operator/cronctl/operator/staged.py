@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from ..core.tick import Launch, start_time
 from ..manifest import ScheduleSpec
-from .manifests import job_manifest, staged_digest
+from .manifests import JobLaunch, job_manifest, staged_digest
 from .reading import Memo, spec_key
 
 
@@ -21,8 +21,8 @@ def staged_manifest(schedule: Mapping[str, Any], spec: ScheduleSpec, nominal: in
     """The Job that the firing at ``nominal`` is staged as: suspended until the second it is due."""
     options = spec.job.options
     start = start_time(spec.job, Launch(spec.job.name, "", 0, nominal))
-    return job_manifest(schedule, spec.job_template, 0, nominal, nominal, options.timeout, retries=options.retries,
-                        start_at=start, staged=True)
+    return job_manifest(schedule, spec.job_template, JobLaunch(0, nominal, nominal, start_at=start, staged=True),
+                        options.timeout, options.retries)
 
 
 _UNKNOWN = object()

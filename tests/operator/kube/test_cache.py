@@ -6,7 +6,7 @@ from typing import Any
 
 from cronctl.operator.kube.cache import Cache, slim_job
 from cronctl.operator.loop import reconcile
-from cronctl.operator.manifests import job_manifest
+from cronctl.operator.manifests import JobLaunch, job_manifest
 from cronctl.operator.plan import plan
 
 from ..test_plan import CREATED, TEMPLATE, after, schedule, t
@@ -53,8 +53,8 @@ def test_schedules_are_kept_without_their_managed_fields_whether_watched_or_list
 
 
 def test_a_slim_job_keeps_what_the_operator_reads() -> None:
-    manifest = job_manifest(schedule(), TEMPLATE, 1, t("2024-03-01T00:10"), t("2024-03-01T00:10"), None,
-                            start_at=t("2024-03-01T00:10") * 60 + 7)
+    manifest = job_manifest(schedule(), TEMPLATE, JobLaunch(1, t("2024-03-01T00:10"), t("2024-03-01T00:10"),
+                                                       start_at=t("2024-03-01T00:10") * 60 + 7))
     manifest["metadata"]["uid"] = "job-uid"
     body = after(schedule(), plan(schedule(), [], CREATED).status)
     assert plan(body, [slim_job(manifest)], t("2024-03-01T00:11")) == plan(body, [manifest], t("2024-03-01T00:11"))

@@ -35,7 +35,7 @@ from cronctl.fleet import merge_defaults, preview, read_values
 from cronctl.operator.effects import CreateJob, PostEvent
 from cronctl.operator.pooling import pool_plan
 from cronctl.runner.engine import Runner
-from cronctl.runner.executor import RunKey, nominal_iso, run_folder_name
+from cronctl.runner.values import RunKey, nominal_iso, run_folder_name
 
 from .operator.world import World, merge_patch
 

@@ -10,8 +10,9 @@ import json
 import os
 from pathlib import Path
 
-from cronctl.runner.backfills import Request, write_request
+from cronctl.runner.backfills import write_request
 from cronctl.runner.engine import Runner
+from cronctl.runner.values import Request
 from cronctl.runner.views import ask_backfill, resume, status, status_lines, suspend
 
 from .support import Clock, journal, manifest, t, until

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from cronctl.runner.executor import Ended, Executor, RunKey, RunRequest, nominal_stamp, run_folder_name
+from cronctl.runner.executor import Executor
+from cronctl.runner.values import Ended, RunKey, RunRequest, nominal_stamp, run_folder_name
 
 from .support import wait_until
 

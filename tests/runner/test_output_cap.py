@@ -13,7 +13,8 @@ import time
 import pytest
 
 from cronctl.runner import wrapper
-from cronctl.runner.executor import DEFAULT_MAX_LOG_BYTES, Executor, RunRequest
+from cronctl.runner.executor import DEFAULT_MAX_LOG_BYTES, Executor
+from cronctl.runner.values import RunRequest
 from cronctl.runner.wrapper import READ_CHUNK, CappedLog, cut_slack
 
 from .support import wait_until

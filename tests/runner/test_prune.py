@@ -11,7 +11,8 @@ import signal
 import pytest
 
 from cronctl.runner import files
-from cronctl.runner.executor import Executor, RunKey, RunRequest
+from cronctl.runner.executor import Executor
+from cronctl.runner.values import RunKey, RunRequest
 
 from .support import wait_until
 from .test_executor import NOMINAL, sh, wait_ended

@@ -15,18 +15,16 @@ from typing import Any
 import pytest
 
 from cronctl.runner import retention
-from cronctl.runner.backfills import Request
 from cronctl.runner.folder import ManifestFolder
 from cronctl.runner.effects import RemovePause, Say, SetAside, Start, Stop
 from cronctl.runner.ends import Report
-from cronctl.runner.executor import Ended, RunKey
 from cronctl.runner.lifecycle import RETIRED_NOTE, Scan
 from cronctl.runner.memory import RunnerState, start_refused
-from cronctl.runner.pauses import Pause
 from cronctl.runner.requests import RequestFile, TriggerFile
 from cronctl.runner.slots import SlotPool
 from cronctl.runner.starts import waiting_reason
 from cronctl.runner.step import Inputs, Stepped, step
+from cronctl.runner.values import Ended, Pause, Request, RunKey
 
 from .support import manifest, t
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from ..core.state import RETRY_PENDING, RUNNING
 from .effects import Out
-from .executor import RunKey
 from .files import read_json
 from .firing import BACKFILL_DIR, Firing, origin_of
 from .homes import Homes
@@ -21,6 +20,7 @@ from .journal import SCHEDULED, remember, unrun
 from .launches import LOST_FIRING
 from .memory import RunnerState
 from .stops import CANCELED
+from .values import RunKey
 
 
 

@@ -25,7 +25,8 @@ from .folder_view import (ViewError, actual_time, book_data, book_suspension, ch
                           manifest_spec, manifest_suspension, pause_records, timeline_of, wall_minute)
 from .history_view import NextTimes, next_times
 from .lock import RunnerLock
-from .pauses import MAX_REASON, Pause, pause_path, quoted, read_pause, remove_pause, write_pause
+from .pauses import read_pause, remove_pause, write_pause
+from .values import MAX_REASON, Pause, Request, pause_path, quoted
 
 # -- trigger ----------------------------------------------------------------------------------
 
@@ -141,7 +142,7 @@ def ask_backfill(folder: Path, name: str, start: int, end: int, now: int | None 
     if not plan.times:
         raise _nothing_to_backfill(plan)
     try:
-        path = backfills.write_request(folder, backfills.Request(name, start, end))
+        path = backfills.write_request(folder, Request(name, start, end))
     except OSError as error:
         raise ViewError(f"no backfill of {name} was asked: cannot write in {folder / backfills.BACKFILLS_DIR}: "
                         f"{error.strerror or error}") from None

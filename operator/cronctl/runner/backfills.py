@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection
 
@@ -35,6 +34,7 @@ from ..core.times import format_time, parse_time
 from ..core.zones import AnyZone
 from .files import atomic_write_json, fsync_dir, read_json
 from .firing import BACKFILL_DIR, both_times
+from .values import Request
 
 BACKFILLS_DIR = "backfills"  # backfills asked for by ``cronctl backfill``: one file each
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -45,13 +45,6 @@ __all__ = ["BACKFILLS_DIR", "BACKFILL_DIR", "Request", "RequestError", "describe
 
 class RequestError(ValueError):
     """A file in ``backfills/`` that is not a backfill request; the message says why."""
-
-
-@dataclass(frozen=True)
-class Request:
-    schedule: str
-    start: int  # UTC minutes, both ends included
-    end: int
 
 
 def request_id(path: Path, mtime_ns: int) -> str:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-from .executor import RunKey, RunRequest
 from .memory import RunnerState
+from .values import RunKey, RunRequest
 
 
 @dataclass(frozen=True)

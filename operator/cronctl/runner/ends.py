@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
 from .effects import Out
-from .executor import Ended, RunKey, nominal_iso
 from .firing import Firing
 from .journal import end_facts, entry, facts, how, remember, time_of
 from .memory import RunnerState
 from .stops import timed_out
+from .values import Ended, RunKey, nominal_iso
 
 
 @dataclass(frozen=True)

@@ -52,11 +52,12 @@ from .homes import Homes
 from .intake import Intake, trigger_id
 from .lock import DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_identity, wait_for_lock
 from .memory import RunnerState, start_refused, stop_refused
-from .pauses import pause_path, remove_pause, write_pause
+from .pauses import remove_pause, write_pause
 from .requests import backfills_now
 from .slots import SlotPool
 from .starts import waiting_reason
 from .step import step
+from .values import pause_path
 from .wrapper import DEFAULT_MAX_LOG_BYTES
 
 __all__ = ["LOG_FORMATS", "Runner", "job_spec", "run_forever", "trigger_id"]

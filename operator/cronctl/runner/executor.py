@@ -99,12 +99,12 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Any, Callable, Collection
 
 from .files import atomic_write_json, finish_removals, fsync_dir, read_json, remove_tree, utc_iso
+from .values import Ended, RunKey, RunRequest, nominal_iso, run_folder_name
 from .wrapper import DEFAULT_MAX_LOG_BYTES, NOT_MINE
 
 RUNS_DIR = "runs"
@@ -116,71 +116,12 @@ WRAPPER_EXIT_SECONDS = 0.5  # how long one prune waits for wrappers that wrote e
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 
 
-def nominal_stamp(nominal: int) -> str:
-    """A nominal minute (minutes since 1970 UTC) as the run folder's name, ``YYYYmmddTHHMM``."""
-    return datetime.fromtimestamp(nominal * 60, timezone.utc).strftime("%Y%m%dT%H%M")
-
-
-def run_folder_name(key: RunKey) -> str:
-    """``YYYYmmddTHHMM`` for a first attempt, ``YYYYmmddTHHMM.<attempt>`` for a later one."""
-    stamp = nominal_stamp(key.nominal)
-    return stamp if key.attempt == 1 else f"{stamp}.{key.attempt}"
-
-
-def nominal_iso(nominal: int) -> str:
-    return datetime.fromtimestamp(nominal * 60, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass(frozen=True, order=True)
-class RunKey:
-    """One process: the seed's correlation key (schedule name, nominal minute, in minutes
-    since 1970 UTC) and the attempt of that firing (1 unless a failed attempt is retried)."""
-
-    schedule: str
-    nominal: int
-    attempt: int = 1
-
-    def __str__(self) -> str:
-        return f"{self.schedule}@{run_folder_name(self)}"
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    schedule: str
-    nominal: int
-    command: Sequence[str]
-    args: Sequence[str] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    reason: str = "scheduled"
-    attempt: int = 1
-    cwd: str | None = None  # None: the base folder
-    active_deadline_seconds: int | None = None  # the wrapper stops the command once it has run this long
-    backoff_limit: int = 0  # failed tries of the command the wrapper runs again (the Job's backoffLimit)
-
-    @property
-    def key(self) -> RunKey:
-        return RunKey(self.schedule, self.nominal, self.attempt)
-
-
 @dataclass(frozen=True)
 class RunHandle:
     key: RunKey
     run_dir: Path
     request: dict[str, Any]  # as stored in request.json
     started: bool  # True when this call started the run, False when it already existed
-
-
-@dataclass(frozen=True)
-class Ended:
-    key: RunKey
-    outcome: str
-    exit_code: int | None
-    signal: int | None
-    started_at: str | None
-    finished_at: str | None
-    note: str | None
-    run_dir: Path
-    request: dict[str, Any]
 
 
 @dataclass

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from ..core.failures import pause_message, pauses
 from .effects import Out, WritePause
-from .executor import nominal_iso
 from .memory import RunnerState
-from .pauses import Pause
+from .values import Pause, nominal_iso
 
 
 def pause_on_failures(state: RunnerState, now: int, out: Out) -> bool:

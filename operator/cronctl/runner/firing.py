@@ -30,7 +30,7 @@ from ..core.state import (FAILED, RETRY_PENDING, RUNNING, STATE_VERSION, SUCCEED
 from ..core.tick import MAX_COUNTED_DROPPED, Decision, Enqueue, Launch, Overflow, Skip
 from ..core.times import format_time, parse_stored_time
 from ..core.zones import UTC, AnyZone
-from .executor import RunKey
+from .values import RunKey
 
 TRIGGERS_DIR = "triggers"  # manual firings asked for by ``cronctl trigger``: one file each
 SWITCH_OFF_FILE = "cronctl.disabled"  # the node switch: while it exists nothing fires

@@ -30,7 +30,8 @@ from .book import Book, Loaded, Status
 from .definitions import load_definitions
 from .firing import SWITCH_OFF_FILE, Firing, Overflowed, both_times
 from .lock import RunnerLock
-from .pauses import Pause, Suspension, read_pauses, suspension_of
+from .pauses import read_pauses
+from .values import Pause, Suspension, suspension_of
 
 OVERDUE_AFTER = 1  # minutes a next time may lie in the past before a stopped runner makes it overdue
 EXIT_USAGE = 2

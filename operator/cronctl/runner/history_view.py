@@ -13,13 +13,13 @@ from typing import Any, NamedTuple
 
 from ..core.spec import JobSpec
 from ..core.zones import UTC
-from .executor import RUNS_DIR, RunKey, run_folder_name
+from .executor import RUNS_DIR
 from .files import read_json
 from .firing import BACKFILL_DIR, MANUAL_DIR, both_times
 from .folder_view import (ViewError, actual_time, book_data, book_suspension, decode, defined, describe_schedule,
                           expressions, manifest_suspension, pause_records, read_manifests, rfc3339, rules_of,
                           suspended_line, timeline_of, unknown_schedule, wall_minute)
-from .pauses import Suspension
+from .values import RunKey, Suspension, run_folder_name
 
 # -- history -----------------------------------------------------------------------------------
 

@@ -18,11 +18,10 @@ from typing import Any
 from ..core.schedule import Timeline
 from ..core.tick import window_start
 from .effects import Out
-from .executor import nominal_iso
 from .firing import SWITCH_OFF_FILE
 from .journal import time_of
 from .memory import RunnerState
-from .pauses import BY_COMMAND, Pause, Suspension, pause_path, suspension_of
+from .values import BY_COMMAND, Pause, Suspension, nominal_iso, pause_path, suspension_of
 
 
 def take_pauses(state: RunnerState, pauses: dict[str, Pause] | None) -> None:

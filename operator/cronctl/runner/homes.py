@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from .executor import Ended, Executor, RunKey
+from .executor import Executor
 from .firing import BACKFILL_DIR, MANUAL_DIR
+from .values import Ended, RunKey
 
 
 class Homes:

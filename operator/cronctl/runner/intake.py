@@ -24,9 +24,10 @@ from .firing import SWITCH_OFF_FILE, TRIGGERS_DIR
 from .homes import Homes
 from .lifecycle import Scan
 from .memory import RunnerState
-from .pauses import Pause, PauseFolder
+from .pauses import PauseFolder
 from .requests import RequestFile, TriggerFile
 from .step import Inputs
+from .values import Pause
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 

@@ -11,9 +11,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..core.zones import AnyZone
-from .executor import Ended, nominal_iso
 from .firing import Firing, both_times
 from .memory import RunnerState
+from .values import Ended, nominal_iso
 
 HISTORY_LIMIT = 200
 SCHEDULED = "scheduled"

@@ -20,11 +20,11 @@ from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Ski
 from ..core.transitions import BACKFILL, Applied
 from ..core.zones import UTC
 from .effects import Out
-from .executor import nominal_iso
 from .firing import Firing, Overflowed
 from .journal import SCHEDULED, remember, time_of, unrun, zone
 from .memory import RunnerState
 from .stops import CANCELED, STOPPED, stop_or_drop
+from .values import nominal_iso
 
 
 def carry_out_tick(state: RunnerState, applied: list[Applied], now: int, out: Out) -> None:

@@ -23,8 +23,8 @@ from .judge import Verdict
 from .effects import Out, RemovePause
 from .journal import entry, remember, unrun
 from .memory import RunnerState
-from .pauses import pause_path
 from .stops import CANCELED, STOPPED, ask_stop
+from .values import pause_path
 
 RETIRED_LIMIT = 20  # retired schedules the book names (and keeps the history of)
 RETIRED_NOTE = "its schedule was retired: the manifest was deleted, or the schedule renamed"

@@ -17,10 +17,9 @@ from typing import Any
 from ..core.controller import Controller
 from .definitions import Definition
 from .judge import Judge
-from .executor import RunKey
 from .firing import BookContents, Firing
-from .pauses import Pause, Suspension
 from .slots import SlotPool
+from .values import Pause, RunKey, Suspension
 
 
 @dataclass

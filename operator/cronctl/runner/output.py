@@ -18,10 +18,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
 
-from .executor import RUNS_DIR, RunKey, run_folder_name
+from .executor import RUNS_DIR
 from .files import read_json
 from .firing import BACKFILL_DIR, MANUAL_DIR
 from .folder_view import EXIT_USAGE, ViewError, book_data, check_folder
+from .values import RunKey, run_folder_name
 
 EXIT_NO_RUN = 1
 FOLLOW_SECONDS = 0.2  # how often a followed log is looked at

@@ -23,7 +23,9 @@ record and ``cronctl suspend`` writes it again.
 :class:`Suspension` is what a suspended schedule shows (``cronctl status``,
 ``next``, the runner's lines): by whom (``cronctl suspend`` or
 ``manifest``), since when if known, and the reason, the pause record's
-before the manifest's ``spec.suspendReason``.
+before the manifest's ``spec.suspendReason``. It and :class:`Pause` are
+values the step decides with, so they live in :mod:`.values`; this module
+reads and writes the records.
 """
 
 from __future__ import annotations
@@ -36,25 +38,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .files import atomic_write_json, fsync_dir
+from .values import PAUSED_DIR, Pause, pause_path
 
-PAUSED_DIR = "paused"
-MAX_REASON = 256  # characters, as the CRD's maxLength of spec.suspendReason
-BY_COMMAND = "cronctl suspend"
-BY_MANIFEST = "manifest"
 RACY_SECONDS = 2.0  # as folder.RACY_SECONDS: a record this fresh is read again at the next scan
-
-
-@dataclass(frozen=True)
-class Pause:
-    """A pause record as read: its reason and time, or the problem that keeps it from being read."""
-
-    reason: str | None
-    since: str | None  # RFC 3339 UTC, as written
-    problem: str | None = None  # e.g. "paused/x.json: not JSON (...)"; the schedule is paused all the same
-
-
-def pause_path(folder: Path, name: str) -> Path:
-    return folder / PAUSED_DIR / f"{name}.json"
 
 
 def write_pause(folder: Path, name: str, reason: str | None, since: str) -> Path:
@@ -162,49 +148,3 @@ class PauseFolder:
         for name in [name for name in self._read if name not in stamps]:
             del self._read[name]
         return {name: read.pause for name, read in sorted(self._read.items())}, changed
-
-
-@dataclass(frozen=True)
-class Suspension:
-    """Why a schedule does not fire: by a pause record (``cronctl suspend``), by its manifest
-    (``spec.suspend: true``), or both (``by`` is then the pause record's, ``manifest`` True)."""
-
-    by: str  # BY_COMMAND or BY_MANIFEST
-    reason: str | None
-    since: str | None  # RFC 3339 UTC; None: not known
-    manifest: bool  # the manifest says spec.suspend: true (cronctl resume cannot lift that)
-    problem: str | None = None  # the pause record does not read
-
-    def describe(self) -> str:
-        """``by cronctl suspend: "db migration"``, ``by its manifest (no reason given)``, ...; the
-        reason JSON-quoted, so that the line stays one line."""
-        who = "by cronctl suspend" if self.by == BY_COMMAND else "by its manifest"
-        if self.reason:
-            text = f"{who}: {quoted(self.reason)}"
-        else:
-            text = who if self.problem else f"{who} (no reason given)"
-        if self.problem:
-            text += f"; its pause record is unreadable ({self.problem})"
-        if self.by == BY_COMMAND and self.manifest:
-            text += "; its manifest says spec.suspend: true as well"
-        return text
-
-    def to_json(self) -> dict[str, Any]:
-        return {"by": self.by, "since": self.since, "reason": self.reason, "manifest": self.manifest,
-                "problem": self.problem}
-
-
-def suspension_of(pause: Pause | None, manifest: bool, manifest_reason: str | None,
-                  manifest_since: str | None) -> Suspension | None:
-    """What suspends a schedule, if anything: its pause record first, then its manifest."""
-    if pause is not None:
-        return Suspension(BY_COMMAND, pause.reason or (manifest_reason if manifest else None), pause.since,
-                          manifest, pause.problem)
-    if manifest:
-        return Suspension(BY_MANIFEST, manifest_reason, manifest_since, True)
-    return None
-
-
-def quoted(reason: str | None) -> str:
-    """A reason as people read it in one line: JSON-quoted (``"db migration"``)."""
-    return json.dumps(reason, ensure_ascii=False)

@@ -15,16 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.backfill import BackfillError
-from . import backfills
-from .backfills import Request
+from ..core.backfill import BackfillError, finished
 from .effects import Out, SetAside
-from .executor import nominal_iso
 from .firing import SWITCH_OFF_FILE
 from .holds import why_holding
 from .journal import MANUAL, remember, time_of, unrun
 from .launches import carry_out
 from .memory import RunnerState
+from .values import Request, nominal_iso
 
 
 @dataclass(frozen=True)
@@ -105,7 +103,7 @@ def _take_backfill(state: RunnerState, request: RequestFile, now: int, out: Out)
     except BackfillError as error:
         return _set_aside(request.path, f"backfill of {name} refused: {error.message}", out, ".refused")
     state.taken[str(request.path)] = request.path
-    replaced = before if before is not None and not backfills.finished(before, job.state.active) else None
+    replaced = before if before is not None and not finished(before, job.state.active) else None
     said = f"; it replaces backfill {replaced.request} ({replaced.launched}/{replaced.total} launched)" \
         if replaced is not None else ""
     if name in state.holding and not begun.done:
@@ -130,7 +128,7 @@ def _backfill_known(state: RunnerState, name: str, request: str) -> bool:
 
 def backfills_now(state: RunnerState) -> dict[str, tuple[str, bool]]:
     """Each schedule's backfill: (request, finished)."""
-    return {name: (job.state.backfill.request, backfills.finished(job.state.backfill, job.state.active))
+    return {name: (job.state.backfill.request, finished(job.state.backfill, job.state.active))
             for name, job in state.controller.state.jobs.items() if job.state.backfill is not None}
 
 

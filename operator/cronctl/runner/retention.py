@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .executor import RunKey
 from .firing import BACKFILL_DIR, MANUAL_DIR
 from .memory import RunnerState
+from .values import RunKey
 
 
 @dataclass(frozen=True)

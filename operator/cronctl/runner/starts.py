@@ -12,10 +12,10 @@ slot back (``memory.start_refused``) and the firing waits for the next step.
 from __future__ import annotations
 
 from .effects import Out, Start, line
-from .executor import RunRequest
 from .journal import facts, time_of
 from .memory import RunnerState
 from .slots import pool_missing, workers_busy
+from .values import RunRequest
 from ..core.pool import admitted_across, seed_order
 
 

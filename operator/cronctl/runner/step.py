@@ -27,10 +27,10 @@ from .holds import hold, sync_suspensions, take_pauses
 from .launches import carry_out_tick
 from .lifecycle import Scan, sync_manifests
 from .memory import RunnerState
-from .pauses import Pause
 from .requests import RequestFile, TriggerFile, say_backfills, take_requests
 from .starts import start_waiting
 from .stops import drop_expired, stop_expired
+from .values import Pause
 
 
 @dataclass(frozen=True)

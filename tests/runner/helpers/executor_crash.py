@@ -9,7 +9,8 @@ import os
 import signal
 import sys
 
-from cronctl.runner.executor import Executor, RunRequest
+from cronctl.runner.executor import Executor
+from cronctl.runner.values import RunRequest
 
 base, point, request = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 

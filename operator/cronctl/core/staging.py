@@ -105,23 +105,38 @@ def staged_fate(spec: JobSpec, state: JobState, timeline: Timeline, now: int, st
     """
     if suspended or not current:
         return Fate(DELETE)
-    for decision in decisions:
-        if isinstance(decision, Launch) and decision.reason != "manual" and decision.scheduled_for == staged:
-            # Also with staging off (an operator that staged it, then restarted without): one
-            # write instead of a delete and a create of the same name.
-            return Fate(RELEASE, decision, start_time(spec, decision))
-    if not enabled:
+    launch = _launch_of(staged, decisions)
+    if launch is not None:
+        # Also with staging off (an operator that staged it, then restarted without): one
+        # write instead of a delete and a create of the same name.
+        return Fate(RELEASE, launch, start_time(spec, launch))
+    if not _still_staged(spec, timeline, staged, enabled):
         return Fate(DELETE)
-    if spec.policy not in STAGED_POLICIES:
-        return Fate(DELETE)  # changed to WaitForLast: its firings queue, and are created when they launch
-    if timeline.next_after(staged - 1) != staged:
-        return Fate(DELETE)  # no longer a schedule time: the expression, the zone or the anchor changed
     if state.last_schedule is not None and staged < state.last_schedule:
         return _given_up(state, staged, SUPERSEDED)  # a newer time launched first
     if state.last_schedule is not None and staged == state.last_schedule:
         return Fate(DELETE)  # dealt with otherwise
     if staged > now:
         return Fate(KEEP if staged == timeline.next_after(now) else DELETE)
+    return _fate_once_come(spec, state, timeline, now, staged)
+
+
+def _launch_of(staged: int, decisions: Sequence[Decision]) -> Launch | None:
+    """The tick's launch of the staged time itself, if it made one (a manual run is another run)."""
+    return next((decision for decision in decisions if isinstance(decision, Launch)
+                 and decision.reason != "manual" and decision.scheduled_for == staged), None)
+
+
+def _still_staged(spec: JobSpec, timeline: Timeline, staged: int, enabled: bool) -> bool:
+    """Whether the driver would stage this time still: staging is on, the policy is one that
+    stages (changed to WaitForLast, its firings queue and are created when they launch), and it
+    is still a schedule time (the expression, the zone or the anchor may have changed)."""
+    return enabled and spec.policy in STAGED_POLICIES and timeline.next_after(staged - 1) == staged
+
+
+def _fate_once_come(spec: JobSpec, state: JobState, timeline: Timeline, now: int, staged: int) -> Fate:
+    """The fate of a staged time that has come and was not launched: kept while the core may
+    still launch it as a missed time, else deleted (a miss, unless the user held it)."""
     start = window_start(spec, state.last_schedule, now, state.not_before)
     if state.not_before is not None and staged <= state.not_before:
         return Fate(DELETE)  # held (suspended) through its time: the user's choice

@@ -79,7 +79,8 @@ class Launches:
     """The operator's parts in this process, and each step's CPU per launch."""
 
     def __init__(self, size: int, watches_on: bool) -> None:
-        from cronctl.operator.apply import Cluster, load_client
+        from cronctl.operator.apply import Cluster
+        from cronctl.operator.kube.credentials import load_client
         from cronctl.operator.kube.cache import Cache
         from cronctl.operator.handlers import CONNECTIONS
         from cronctl.operator.kube.jobwatch import watches

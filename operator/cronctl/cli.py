@@ -380,7 +380,7 @@ def _read_assignment(namespace: str | None, lease_namespace: str, base: str) -> 
     from kubernetes import client
 
     from .manifest import GROUP, PLURAL, VERSION
-    from .operator.apply import load_client
+    from .operator.kube.credentials import load_client
     from .operator.assignment import lease_view
     from .operator.shard import shard_of_lease
 
@@ -402,7 +402,7 @@ def _credentials_problem() -> str | None:
     import yaml
     from kubernetes.config import ConfigException
 
-    from .operator.apply import load_configuration
+    from .operator.kube.credentials import load_configuration
 
     try:
         load_configuration()
@@ -418,7 +418,7 @@ def _credentials_problem() -> str | None:
 def _transport_problem() -> str | None:
     """Why the operator's own connections cannot reach the API server as its client is configured
     (an unsupported proxy, an address that is no http(s) URL), in one line; None when they can."""
-    from .operator.apply import load_configuration
+    from .operator.kube.credentials import load_configuration
     from .operator.kube.rest import Connections
 
     try:

@@ -25,6 +25,8 @@ from typing import Any, Iterable, Mapping
 import jsonschema
 import yaml
 
+from .api import (API_VERSION as API_VERSION, GROUP as GROUP, KIND as KIND, PLURAL as PLURAL,  # read from here too
+                  POOL_KIND as POOL_KIND, POOL_PLURAL as POOL_PLURAL, VERSION as VERSION)
 from .core.errors import CronctlError, ExpressionError
 from .core import backfill
 from .core.dst import DaylightSaving
@@ -38,12 +40,6 @@ from .core.times import parse_time
 from .core.window import Window
 from .core.zones import UTC, AnyZone, parse_zone
 
-GROUP = "cronctl.dev"
-VERSION = "v1"
-PLURAL = "cronschedules"
-KIND = "CronSchedule"
-API_VERSION = f"{GROUP}/{VERSION}"
-POOL_KIND, POOL_PLURAL = "CronPool", "cronpools"
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")  # the CRDs' pattern of spec.pool and a pool's name
 NOT_A_DNS_LABEL = "is not a DNS label (at most 63 lowercase letters, digits and '-', beginning and ending " \
                   "with a letter or digit)"

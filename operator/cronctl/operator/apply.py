@@ -1,10 +1,13 @@
-"""Carrying out a Plan against the API server, and reading what a plan needs.
+"""Carrying out a Plan on the cluster: the applier.
 
-The only module of the operator that talks to Kubernetes for writes. It
-carries out a plan's effects one by one in the plan's order (which the plan
-chose so that a crash between any two is safe: ``effects.ordered``) and decides
-nothing. Every call is namespaced to the CronSchedule's own namespace, so a
-schedule can never touch another namespace's objects.
+``Cluster`` is the operator's one Kubernetes facade (``kube.facade``: the
+reads a plan needs, the pools' I/O, Events) with the applier on it, the only
+code of the operator that writes a plan's effects. It carries them out one
+by one in the plan's order (which the plan chose so that a crash between any
+two is safe: ``effects.ordered``), says what each answer means (a Job that
+exists already is adopted if ours; a refusal is named: ``refusals``), and
+decides nothing. Every call is namespaced to the CronSchedule's own
+namespace, so a schedule can never touch another namespace's objects.
 
 Several plans are carried out together (``apply_all``), as the loop does a
 share of a busy second's launches on each thread: every plan's next write
@@ -16,32 +19,22 @@ write costs the operator (``rest``).
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
-import socket
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Union
 
-from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from .kube.cache import Cache
-from .kube.event_series import Written
-from .kube.events import EventRecorder, about_of, event_name
-from .manifests import EventSpec
-from .refusals import Refusal, event as refusal_event, refused_conditions, refusal_of
-from ..clock import SkewEstimate
+from ..api import GROUP, PLURAL, SHARD_LABEL, VERSION
 from .effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
                       StageJob)
-from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
-from .resource import POOL_LABEL, SCHEDULE_LABEL, SHARD_LABEL
-from .kube.rest import Call, Calls, Rest
-from .shard import Shard, shard_of
+from .kube.facade import CONFLICT, NOT_FOUND, KubeFacade
+from .kube.rest import Call, Calls
+from .manifests import EventSpec
+from .refusals import Refusal, event as refusal_event, refused_conditions, refusal_of
+from .shard import shard_of
 
 log = logging.getLogger("cronctl.operator")
-
-NOT_FOUND = 404
-CONFLICT = 409
 
 
 def status_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
@@ -53,123 +46,9 @@ def status_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, 
     return changes
 
 
-def load_configuration() -> client.Configuration:
-    """The client's configuration: in-cluster when running in a Pod, else the kubeconfig."""
-    try:
-        config.load_incluster_config()
-    except config.ConfigException:
-        config.load_kube_config()
-    return client.Configuration.get_default_copy()
-
-
-def load_client(connections: int | None = None) -> client.ApiClient:
-    """In-cluster credentials when running in a Pod, else the kubeconfig (KUBECONFIG).
-    ``connections``: the HTTP connections kept open to the API server, at least one per thread
-    that writes at once (the client's default, 5 per CPU, makes the threads past it open a new
-    TLS connection for each request and drop it after, at the cost of a handshake each time)."""
-    configuration = load_configuration()
-    if connections is not None:
-        configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, connections)
-    return client.ApiClient(configuration)
-
-
-class Cluster:
-    """The operator's reads and writes, with plain dicts in and out.
-
-    With a ``Cache`` (the operator's), reads come from what the watches showed
-    and every write goes through it; without one, every read asks the API.
-    It reads the CronSchedules of its ``shard`` only (the default shard's, by
-    default): another shard's schedule is as good as gone."""
-
-    def __init__(self, api_client: client.ApiClient, cache: Cache | None = None,
-                 record_events_later: bool = False, shard: Shard = Shard(),
-                 skew: SkewEstimate | None = None) -> None:
-        """``record_events_later``: queue Events for background posting (the operator's
-        choice) instead of posting them before ``apply`` returns."""
-        self.cache = cache
-        self.shard = shard
-        self.events = EventRecorder(self.post_events) if record_events_later else None
-        self.rest = Rest(api_client, skew=skew)
-        self.instance = socket.gethostname()
-
-    # -- reads ----------------------------------------------------------------
-
-    def schedule(self, namespace: str, name: str) -> dict[str, Any] | None:
-        cached = None if self.cache is None else self.cache.schedule(namespace, name)
-        if cached is not None:
-            return cached
-        try:
-            body = self.rest.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
-        except ApiException as error:
-            if error.status == NOT_FOUND:
-                return None
-            raise
-        if not self.shard.owns(body):
-            return None  # moved to another shard (its watch event may still be on its way here)
-        if self.cache is not None:
-            self.cache.put_schedule(body)
-        return body
-
-    def plan_jobs(self, schedule: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The Jobs to plan a schedule from: the cache's, or the API's for a schedule that
-        moved in from another shard (its Jobs still carry that shard's label)."""
-        metadata = schedule["metadata"]
-        if self.shard.moved_in(schedule):
-            log.info("%s/%s: moved to %s: reading its Jobs", metadata["namespace"], metadata["name"],
-                     self.shard.title)
-            return self.live_jobs(metadata["namespace"], metadata["name"])
-        return self.jobs(metadata["namespace"], metadata["name"])
-
-    def jobs(self, namespace: str, schedule: str) -> list[dict[str, Any]]:
-        if self.cache is not None:
-            return self.cache.jobs(namespace, schedule)
-        return self.live_jobs(namespace, schedule)
-
-    def live_jobs(self, namespace: str, schedule: str) -> list[dict[str, Any]]:
-        """The schedule's Jobs as the API has them now (and so the cache, from now on)."""
-        items = self.rest.list_namespaced_job(namespace, label_selector=f"{SCHEDULE_LABEL}={schedule}")["items"]
-        if self.cache is not None:
-            self.cache.replace_jobs(namespace, schedule, items)
-        return items
-
-    # -- pools ----------------------------------------------------------------
-
-    def pool(self, namespace: str, name: str) -> dict[str, Any] | None:
-        """The CronPool as the watch showed it (as the API has it, without a cache); None: none."""
-        if self.cache is not None:
-            return self.cache.pool(namespace, name)
-        try:
-            return self.rest.get_namespaced_cron_pool(namespace, name)
-        except ApiException as error:
-            if error.status == NOT_FOUND:
-                return None
-            raise
-
-    def pool_jobs(self, namespace: str, pool: str) -> list[dict[str, Any]]:
-        """The Jobs labelled with the pool, as the API has them now (whatever shard made them)."""
-        return self.rest.list_namespaced_job(namespace, label_selector=f"{POOL_LABEL}={pool}")["items"]
-
-    def start_pooled(self, namespace: str, starts: list[tuple[str, dict[str, Any]]]) -> list[bool | Exception]:
-        """Resume the Jobs a pool gives workers, pipelined: for each, True, False if it is gone, or
-        the error (not raised: the next look at the pool starts it)."""
-        if not starts:
-            return []
-        answers = self.rest.send([Calls.patch_namespaced_job(namespace, name, patch) for name, patch in starts])
-        outcomes: list[bool | Exception] = []
-        for answer in answers:
-            if isinstance(answer, ApiException) and answer.status != NOT_FOUND:
-                outcomes.append(answer)
-            elif isinstance(answer, ApiException):
-                outcomes.append(False)
-            else:
-                self._remember_job(answer)
-                outcomes.append(True)
-        return outcomes
-
-    def patch_pool_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
-        answer = self.rest.patch_namespaced_cron_pool_status(namespace, name, {"status": dict(status)})
-        if self.cache is not None:
-            self.cache.put_pool(answer)
+class Cluster(KubeFacade):
+    """The operator's cluster: the Kubernetes facade (``kube.facade``: reads, pools, Events), and
+    the applier that carries a plan out on it."""
 
     # -- writes ---------------------------------------------------------------
 
@@ -273,7 +152,7 @@ class Cluster:
                 self.cache.drop_job(namespace, schedule, name)
             log.warning("%s/%s: the staged Job %s is gone: launching afresh", namespace, schedule, name)
             return False
-        self._remember_job(answer)  # type: ignore[arg-type]
+        self.remember_job(answer)  # type: ignore[arg-type]
         return True
 
     def _created(self, schedule: Mapping[str, Any], manifest: dict[str, Any], answer: Answer) -> None:
@@ -283,12 +162,12 @@ class Cluster:
             if problem is not None:
                 self.record_event(schedule, problem)
             return
-        self._remember_job(_answered(answer))
+        self.remember_job(_answered(answer))
 
     def _adopt(self, schedule: Mapping[str, Any], manifest: dict[str, Any]) -> EventSpec | None:
         namespace, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
         existing = self.rest.read_namespaced_job(namespace, name)
-        self._remember_job(existing)
+        self.remember_job(existing)
         owners = existing["metadata"].get("ownerReferences") or []
         if any(ref.get("controller") and ref.get("uid") == schedule["metadata"]["uid"] for ref in owners):
             log.info("adopted the existing Job %s/%s", namespace, name)
@@ -303,25 +182,17 @@ class Cluster:
     def _resumed(self, namespace: str, name: str, answer: Answer) -> None:
         """A Job held for its jitter let start (it was created with spec.suspend)."""
         if _unless_missing(answer):
-            self._remember_job(answer)  # type: ignore[arg-type]
+            self.remember_job(answer)  # type: ignore[arg-type]
         log.info("%s/%s: its jittered start has come: resumed", namespace, name)
 
     def _labelled(self, answer: Answer) -> None:
         """A Job given its schedule's shard label (or its label removed), so that shard's watch sees it."""
         if _unless_missing(answer):
-            self._remember_job(answer)  # type: ignore[arg-type]
+            self.remember_job(answer)  # type: ignore[arg-type]
 
     def _status_patched(self, answer: Answer) -> None:
         if self.cache is not None:
             self.cache.put_schedule(_answered(answer))
-
-    def record_event(self, schedule: Mapping[str, Any], event: EventSpec) -> None:
-        """Queue the Event for the background posters (in series), or post it now without them."""
-        if self.events is not None:
-            self.events.record(schedule, event)
-        else:
-            now = dt.datetime.now(dt.timezone.utc).timestamp()
-            self.post_events([Written(about_of(schedule), event, now, now, 1, new=True)])
 
     def say_refusal(self, schedule: Mapping[str, Any], refusal: Refusal, minute: int) -> None:
         """A refused write said on its schedule (``refusals``): its Warning Event (a series, however
@@ -342,57 +213,6 @@ class Cluster:
         else:
             self._status_patched(answer)
 
-    def post_event_on(self, involved: Mapping[str, str], event: EventSpec) -> None:
-        """One Event about an object that is no CronSchedule (the operator's Lease), posted now; a
-        refusal is logged, never raised (an Event is a courtesy)."""
-        now = _event_time(dt.datetime.now(dt.timezone.utc).timestamp())
-        body = {"apiVersion": "v1", "kind": "Event",
-                "metadata": {"generateName": f"{involved['name']}.", "namespace": involved["namespace"]},
-                "involvedObject": dict(involved), "reason": event.reason, "message": event.message,
-                "type": event.type, "source": {"component": "cronctl"}, "firstTimestamp": now, "lastTimestamp": now,
-                "count": 1, "reportingComponent": "cronctl.dev/operator", "reportingInstance": self.instance}
-        [answer] = self.rest.send([Calls.create_namespaced_event(involved["namespace"], body)])
-        if isinstance(answer, ApiException):
-            log.warning("could not post event %s on %s %s: %s", event.reason, involved.get("kind"), involved["name"],
-                        answer.reason)
-
-    def _remember_job(self, body: dict[str, Any]) -> None:
-        if self.cache is not None:
-            self.cache.put_job(body)
-
-    def post_events(self, events: list[Written]) -> None:
-        """Post each new Event and write each series' count (``kube.event_series``), pipelined.
-        A count whose Event is gone (expired, deleted, or its create still on the way) creates
-        it under its name; a create tried again after its answer was lost is refused, and done."""
-        outcome = list(zip(events, self.rest.send([self._event_call(written) for written in events])))
-        gone = [replace(written, new=True) for written, answer in outcome if _event_gone(written, answer)]
-        if gone:
-            outcome = [(written, answer) for written, answer in outcome if not _event_gone(written, answer)]
-            outcome += zip(gone, self.rest.send([self._event_call(written) for written in gone]))
-        for written, error in outcome:
-            if isinstance(error, ApiException) and error.status != CONFLICT:  # a courtesy: never fails a reconcile
-                log.warning("could not post event %s on %s: %s", written.event.reason,
-                            written.about["metadata"]["name"], error.reason)
-
-    def _event_call(self, written: Written) -> Call:
-        metadata = written.about["metadata"]
-        namespace, name = metadata["namespace"], written.about.get("event") or event_name(metadata["name"])
-        last = _event_time(written.last)
-        if not written.new:
-            return Calls.patch_namespaced_event(namespace, name, {"count": written.count, "lastTimestamp": last,
-                                                                  "message": written.event.message})
-        event = written.event
-        return Calls.create_namespaced_event(namespace, {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": name, "namespace": namespace},
-            "involvedObject": {"apiVersion": API_VERSION, "kind": KIND, "name": metadata["name"],
-                               "namespace": namespace, "uid": metadata["uid"]},
-            "reason": event.reason, "message": event.message, "type": event.type,
-            "source": {"component": "cronctl"}, "firstTimestamp": _event_time(written.first),
-            "lastTimestamp": last, "count": written.count,
-            "reportingComponent": "cronctl.dev/operator", "reportingInstance": self.instance,
-        })
-
 
 Answer = Union[dict, ApiException]  # a write's answer, or the API's refusal of it
 
@@ -406,15 +226,6 @@ class WriteRefused(ApiException):
 
     def __str__(self) -> str:
         return self.refusal.said()
-
-
-def _event_gone(written: Written, answer: Any) -> bool:
-    """A series' count written for an Event the API server does not have."""
-    return not written.new and isinstance(answer, ApiException) and answer.status == NOT_FOUND
-
-
-def _event_time(seconds: float) -> str:
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

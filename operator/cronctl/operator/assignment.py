@@ -18,7 +18,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .kube.leader import DEFAULT_LEASE_NAME
+from ..api import DEFAULT_LEASE_NAME
 from .shard import Shard, recorded_shard, shard_of, shard_of_lease
 
 

@@ -22,7 +22,8 @@ from typing import Any, Callable, Mapping
 
 import kopf
 
-from .apply import Cluster, load_client
+from .apply import Cluster
+from .kube.credentials import load_client
 from .kube.cache import Cache
 from .kube.jobwatch import watches
 from .kube.poolwatch import pool_watches

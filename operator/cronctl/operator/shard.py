@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .resource import SCHEDULE_LABEL, SHARD_LABEL
+from ..api import SCHEDULE_LABEL, SHARD_LABEL
 
 # A label value: at most 63 characters, alphanumerics with - _ . inside.
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$")

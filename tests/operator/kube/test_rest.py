@@ -16,7 +16,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from cronctl.operator.apply import load_client
+from cronctl.operator.kube.credentials import load_client
 from cronctl.operator.handlers import CONNECTIONS
 from cronctl.operator.loop import CONCURRENCY
 from cronctl.operator.kube.proxy import Proxy

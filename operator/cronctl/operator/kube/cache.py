@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Iterable, Mapping
 
-from ..resource import SCHEDULE_LABEL
+from ...api import SCHEDULE_LABEL
 
 Key = tuple[str, str]  # (namespace, name)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping
 
-from ..resource import POOL_LABEL
+from ...api import POOL_LABEL
 from .cache import Cache, Key, owner_of
 from .rest import Rest
 from .watch import GONE, RETRY_SECONDS, Gone, Watch

@@ -61,11 +61,11 @@ from typing import Any, Callable, Mapping
 
 from kubernetes.client.exceptions import ApiException
 
+from ...api import DEFAULT_LEASE_NAME
 from .rest import Rest
 
 log = logging.getLogger("cronctl.operator")
 
-DEFAULT_LEASE_NAME = "cronctl-operator"
 DEFAULT_LEASE_SECONDS = 15
 MIN_LEASE_SECONDS = 3
 LEASE_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

@@ -54,7 +54,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple, Protocol
 from urllib.parse import quote, urlencode
 
 import httptools
@@ -64,8 +64,7 @@ from urllib3.util.wait import wait_for_read
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from ...clock import SkewEstimate
-from ...manifest import GROUP, POOL_PLURAL, VERSION
+from ...api import GROUP, POOL_PLURAL, VERSION
 from .proxy import Proxy
 from .stream import Stream
 
@@ -127,11 +126,23 @@ class Answer(NamedTuple):
     retry_after: str | None = None  # a refusal's Retry-After header (API Priority and Fairness' 429s)
 
 
+class SkewSampler(Protocol):
+    """What a connection tells the Date of an answer now and then: the operator's
+    ``clock.SkewEstimate``, named by its shape so that this layer never imports ``cronctl.clock``
+    (which parses times with the core)."""
+
+    def stamp(self) -> float: ...
+
+    def wants(self, received: float) -> bool: ...
+
+    def observe(self, sent: float, received: float, date: float) -> None: ...
+
+
 class Connection:
     """One HTTP/1.1 connection: requests written in one send, their answers parsed by httptools."""
 
     def __init__(self, sock: socket.socket, host_header: str, seconds: float = SECONDS,
-                 skew: SkewEstimate | None = None) -> None:
+                 skew: SkewSampler | None = None) -> None:
         self.sock: socket.socket | None = sock
         self.host_header = host_header
         self.seconds = seconds  # how long a read waits
@@ -300,7 +311,7 @@ class Connections:
 
     def __init__(self, scheme: str, host: str, port: int | None, context: ssl.SSLContext | None,
                  server_name: str | None = None, proxy: Proxy | None = None,
-                 skew: SkewEstimate | None = None) -> None:
+                 skew: SkewSampler | None = None) -> None:
         self.scheme, self.context, self.proxy, self.skew = scheme, context, proxy, skew
         self.host = host.strip("[]")  # an IPv6 address is bracketed in URLs and Host, not for connecting
         self.port = port if port is not None else (443 if scheme == "https" else 80)
@@ -310,7 +321,7 @@ class Connections:
         self._local = threading.local()
 
     @classmethod
-    def for_configuration(cls, configuration: Any, skew: SkewEstimate | None = None) -> Connections:
+    def for_configuration(cls, configuration: Any, skew: SkewSampler | None = None) -> Connections:
         """The connections the client's configuration describes: the API server's URL, its TLS
         settings (a ``tls-server-name``, else a pinned hostname, is the name checked), its proxy.
         Raises ValueError for what the operator cannot use (an address that is no http(s) URL,
@@ -453,7 +464,7 @@ def tls_context(configuration: Any) -> ssl.SSLContext:
 
 class Rest:
     def __init__(self, api_client: client.ApiClient, monotonic: Callable[[], float] = time.monotonic,
-                 skew: SkewEstimate | None = None) -> None:
+                 skew: SkewSampler | None = None) -> None:
         """``monotonic`` tells when the credentials' headers are built again (injected by tests);
         ``skew`` is told the API server's Date now and then (clock.SkewEstimate)."""
         self.configuration = api_client.configuration

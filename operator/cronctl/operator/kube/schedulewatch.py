@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping, Protocol
 
 from kubernetes.client.exceptions import ApiException
 
-from ...manifest import GROUP, PLURAL, VERSION
+from ...api import GROUP, PLURAL, VERSION
 from .cache import Cache, Key
 from .rest import Rest
 from .watch import Watch

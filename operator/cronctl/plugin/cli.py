@@ -20,7 +20,7 @@ from typing import Any, Callable, NoReturn, Sequence
 import yaml
 
 from ..about import SHELLS, completion_script, version_line
-from .cluster import Cluster, PluginError, Target, connect
+from .cluster import NamespaceClient, PluginError, Target, connect
 from .views import both_times, describe_lines, history_lines, next_lines, where
 
 PROG = "kubectl-cronctl"
@@ -148,7 +148,7 @@ def _target_flags(parser: argparse.ArgumentParser, default: Any) -> None:
     parser.add_argument("--kubeconfig", default=default, help="the kubeconfig file (default: $KUBECONFIG)")
 
 
-def _cluster(args: argparse.Namespace) -> Cluster:
+def _cluster(args: argparse.Namespace) -> NamespaceClient:
     return connect(Target(args.kubeconfig, args.context, args.namespace))
 
 

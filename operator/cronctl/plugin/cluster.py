@@ -3,7 +3,7 @@
 ``connect`` reads the kubeconfig as kubectl does (``--kubeconfig``, else
 ``$KUBECONFIG``, else ``~/.kube/config``; ``--context``, else the current
 one) and picks the namespace (``-n``, else the context's, else ``default``).
-Each call of ``Cluster`` turns what can go wrong into a ``PluginError`` whose
+Each call of ``NamespaceClient`` turns what can go wrong into a ``PluginError`` whose
 message names what was asked: the schedule and namespace of a NotFound (and
 whether the namespace exists at all), the verb and resource of a Forbidden,
 the address of an API server that does not answer. Requests have a timeout
@@ -41,7 +41,7 @@ class Target:
     namespace: str | None
 
 
-def connect(target: Target) -> Cluster:
+def connect(target: Target) -> NamespaceClient:
     import yaml
     from kubernetes import client, config
     from kubernetes.config import ConfigException
@@ -63,11 +63,13 @@ def connect(target: Target) -> Cluster:
         raise PluginError(f"no usable kubeconfig ({where}): {reason}") from None
     configuration.retries = 1  # urllib3 would try 4 times: an unreachable cluster is said in seconds
     namespace = target.namespace or (chosen or {}).get("context", {}).get("namespace") or "default"
-    return Cluster(client.ApiClient(configuration), namespace, configuration.host)
+    return NamespaceClient(client.ApiClient(configuration), namespace, configuration.host)
 
 
-class Cluster:
-    """The CronSchedules of one namespace and their Events."""
+class NamespaceClient:
+    """The plugin's client of one namespace: its CronSchedules and their Events (and, for the
+    import, its CronJobs and Jobs), every failure said in one line. (The operator's own facade
+    is ``operator.kube.facade``.)"""
 
     def __init__(self, api: Any, namespace: str, host: str) -> None:
         from kubernetes import client

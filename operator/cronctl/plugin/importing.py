@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 
 from ..convert import ConvertError, to_cronschedule
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
-from .cluster import CONNECT_SECONDS, READ_SECONDS, Cluster, PluginError
+from .cluster import CONNECT_SECONDS, READ_SECONDS, NamespaceClient, PluginError
 
 ANCHOR_ANNOTATION = "cronctl.dev/anchor"  # the operator reads it at first sight (operator/resource.py)
 IMPORTED_LABEL = "cronctl.dev/imported-from"
@@ -130,7 +130,7 @@ class Outcome:
 class Importer:
     """The CronJobs of ``cluster``'s namespace, imported one by one (see the module docstring)."""
 
-    def __init__(self, cluster: Cluster, namespace: str | None = None) -> None:
+    def __init__(self, cluster: NamespaceClient, namespace: str | None = None) -> None:
         from kubernetes import client
 
         self.cluster = cluster

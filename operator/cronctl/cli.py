@@ -299,10 +299,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _operator(args: argparse.Namespace) -> int:
-    import kopf
-
     from .operator import logs, metrics
-    from .operator import handlers  # noqa: F401  (registers the handlers)
+    from .operator import handlers  # registers the handlers
 
     try:
         options = operator_options(args)
@@ -324,9 +322,7 @@ def _operator(args: argparse.Namespace) -> int:
         print(f"cronctl operator: {problem}", file=sys.stderr)
         return EXIT_USAGE
     logs.configure(args.log_format, verbose=args.verbose)  # kopf's records too: one handler, one format
-    kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace,
-             liveness_endpoint=args.liveness, memo=kopf.Memo(options=options))
-    return 0
+    return handlers.run(options, args.liveness)  # 1 if the scheduler's task died
 
 
 def operator_options(args: argparse.Namespace) -> Any:

@@ -1,14 +1,20 @@
-"""kopf registrations: the operator's start and stop; nothing else.
+"""kopf registrations: the operator's process, its life and its probe.
 
-kopf runs the process (signals, the liveness probe, logging, the start-up
-and clean-up handlers). The work is the loop's: the decisions are the
-core's, the API work is ``apply``'s, the timing is ``loop``'s. What the
-loop looks at comes from the watches started here, each on a thread of its
-own (``jobwatch``, ``schedulewatch``), not from kopf's per-object event
-handlers: every launch's status patch comes back as a watch event of its
-schedule, and kopf's processing of it (views, loggers, a worker task, the
-handler's matching and call on the event loop) was a fifth of the
-operator's CPU per launch, for an event that changes nothing to look at.
+kopf runs the process: the signals, the start-up and clean-up handlers
+(``start`` makes the watches and starts the scheduler's task, ``stop`` stops
+them), the liveness probe (``health_probe``: the scheduler's last pass, each
+watch's freshness), and the process's end when the scheduler's task dies
+(``run``: the task's end sets kopf's stop flag, and the process exits 1 so
+that the Deployment restarts it). It watches nothing and posts nothing: the
+work is cronctl's own. The decisions are the core's, the API work is
+``apply``'s, the timing is ``loop``'s. What the loop looks at comes from the
+watches started here, each on a thread of its own (``jobwatch``,
+``schedulewatch``), not from kopf's per-object event handlers: every launch's
+status patch comes back as a watch event of its schedule, and kopf's
+processing of it (views, loggers, a worker task, the handler's matching and
+call on the event loop) was a fifth of the operator's CPU per launch
+(20-32% of its GIL time, benchmarks/README.md), for an event that changes
+nothing to look at; of the Jobs' events, about 28%.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import asyncio
 import gc
 import logging
 import os
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -27,7 +35,7 @@ from .kube.credentials import load_client
 from .kube.cache import Cache
 from .kube.jobwatch import watches
 from .kube.poolwatch import pool_watches
-from .pools import Pools
+from .pool_looks import Pools
 from ..clock import SkewEstimate, node_clock_from_environment, operator_clock
 from .kube.leader import Election, Leadership
 from .kube.events import POSTERS, EventRecorder
@@ -38,6 +46,7 @@ from .manifests import EventSpec
 from .metrics import METRICS
 from .skew import DEFAULT_THRESHOLD_SECONDS, EVERY_SECONDS, SkewWatch
 from .kube.watch import Watch
+from . import health
 
 LEASE_REFERENCE = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}
 # The reconciles, the Event posters, a spare; and one per watch (of Jobs, CronSchedules and CronPools).
@@ -45,6 +54,9 @@ CONNECTIONS = CONCURRENCY + POSTERS + 1
 STAGING_VARIABLE = "CRONCTL_STAGING"  # on, or off (the default), where ``cronctl operator --[no-]staging`` is not given
 FIRST_LIST_SECONDS = 5.0  # start-up's first list of Jobs, tried again this often while no connection can be made
 FLUSH_SECONDS = 3.0  # at stop, how long the Event series' last counts may take (the grace period is 30 s)
+SCHEDULER_DIED = 1  # the process's exit status when the scheduler's task died
+
+log = logging.getLogger("cronctl.operator")
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,17 @@ class Running:
     watches: list[Watch]
     events: EventRecorder | None = None
     skew_task: asyncio.Task[None] | None = None
+    scheduler: Scheduler | None = None
+    leading: threading.Event | None = None
+
+
+def run(options: Options, liveness: str | None = None) -> int:
+    """Run the operator under kopf until a signal stops it (0) or its scheduler's task dies
+    (SCHEDULER_DIED). ``liveness``: the URL kopf serves the probe at."""
+    memo = kopf.Memo(options=options, stop=asyncio.Event(), exit_status=0)
+    kopf.run(standalone=True, clusterwide=not options.namespaces, namespaces=list(options.namespaces),
+             liveness_endpoint=liveness, memo=memo, stop_flag=memo.stop)
+    return int(memo.exit_status)
 
 
 def staging_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
@@ -102,6 +125,8 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     leadership.start()
     clock = operator_clock(options.clock, node, skew)
     METRICS.use_clock(clock.seconds)  # a launch's delay measured by the clock it fires by
+    if cluster.events is not None:
+        cluster.events.use_clock(clock.seconds)  # and its Events stamped by it
     scheduler = Scheduler(cluster, clock, leading=leadership.leading, staging=staged, pools=Pools(cluster, shard))
     # Every Job a schedule owns is in the cache before the first reconcile (the schedules' watch
     # lists its schedules on its thread, and the loop reconciles them as they come).
@@ -122,10 +147,48 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     # schedules launching every minute; 1 of 15 ms after this).
     gc.freeze()
     watch = SkewWatch(skew, options.skew_threshold, _lease_poster(cluster, options.election))
-    memo.running = Running(asyncio.create_task(scheduler.run(), name="cronctl-scheduler"), started, cluster.events,
-                           asyncio.create_task(_watch_skew(watch), name="cronctl-clock-skew"))
+    task = asyncio.create_task(scheduler.run(), name="cronctl-scheduler")
+    task.add_done_callback(lambda ended: _scheduler_ended(ended, memo))
+    memo.running = Running(task, started, cluster.events,
+                           asyncio.create_task(_watch_skew(watch), name="cronctl-clock-skew"),
+                           scheduler, leadership.leading)
     logger.info("cronctl scheduler started; staged launches %s; firing by the %s clock", "on" if staged else "off",
                 "API server's" if options.clock == "api-server" else "node's")
+
+
+def _scheduler_ended(task: asyncio.Task[None], memo: kopf.Memo) -> None:
+    """The scheduler's task ended. Cancelled, the operator is stopping; else (an exception escaped
+    the loop) nothing is scheduled any more: said once with its traceback, and the process ends
+    with SCHEDULER_DIED, so that the Deployment restarts it."""
+    if task.cancelled():
+        return
+    error = task.exception()
+    log.error("the scheduler stopped%s; the operator exits", "" if error else " (it returned)", exc_info=error)
+    memo.exit_status = SCHEDULER_DIED
+    stop = memo.get("stop")
+    if stop is not None:
+        stop.set()
+
+
+@kopf.on.probe(id="cronctl", errors=kopf.ErrorsMode.PERMANENT)
+async def health_probe(memo: kopf.Memo, **_: Any) -> dict[str, Any]:
+    """The probe's answer (``health.report``); a scheduler not alive fails it (kopf answers 500)."""
+    running: Running | None = memo.get("running")
+    if running is None or running.scheduler is None:
+        raise kopf.PermanentError("the operator has not started")
+    now = time.monotonic()
+    scheduler = health.SchedulerSeen(_task_state(running.task), running.scheduler.passed_at)
+    problem = health.not_alive(scheduler, now)
+    if problem is not None:
+        raise kopf.PermanentError(problem)
+    watches = [health.WatchSeen(watch.name, watch.listed_at, watch.heard_at) for watch in running.watches]
+    return health.report(scheduler, watches, running.leading is None or running.leading.is_set(), now)
+
+
+def _task_state(task: asyncio.Task[None]) -> str:
+    if not task.done():
+        return health.RUNNING
+    return health.FAILED if not task.cancelled() and task.exception() is not None else health.ENDED
 
 
 async def _first_list(watch: Watch) -> int:
@@ -178,6 +241,7 @@ async def stop(memo: kopf.Memo, **_: Any) -> None:
     running.task.cancel()
     if running.skew_task is not None:
         running.skew_task.cancel()
+    await asyncio.gather(running.task, return_exceptions=True)  # its last pass ends before the watches do
     for watch in running.watches:
         watch.stop()
     if running.events is not None:  # the Event series' counts not written yet, if the API answers soon

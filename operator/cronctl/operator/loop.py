@@ -38,6 +38,7 @@ import gc
 import heapq
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -55,7 +56,7 @@ from .backfill import pending_backfill
 from .pause import pending_resume
 from .plan import pending_trigger, plan
 from .refusals import Refusal
-from .pools import POLL_SECONDS, RETRY_SECONDS, Pools, pool_of
+from .pool_looks import POLL_SECONDS, RETRY_SECONDS, Pools, pool_of
 
 log = logging.getLogger("cronctl.operator")
 
@@ -90,6 +91,7 @@ class Scheduler:
         self._failures: dict[Key, int] = {}  # failed reconciles in a row, of the schedules failing now
         self._refused_now: set[Key] = set()  # the schedules whose last reconcile the API server refused
         self._polled: set[Key] = set()  # the pools with a queue whose next real-time look is set
+        self.passed_at = time.monotonic()  # the loop's last pass or wake (monotonic), for the probe (``health``)
         self._signal = asyncio.Event()
         self._loop = _running_loop()  # the loop ``run`` runs on: made on it, or set when ``run`` starts
         # Its own threads, which bound the writes at once (a thread's pipelined writes are taken
@@ -158,6 +160,7 @@ class Scheduler:
     async def run(self) -> None:
         self._loop = asyncio.get_running_loop()
         while True:
+            self.passed_at = time.monotonic()
             if self.leading is not None and not self.leading.is_set():
                 await self._follow()
             now = await asyncio.to_thread(self.clock.seconds)
@@ -184,6 +187,7 @@ class Scheduler:
         for key in list(self.known):
             METRICS.forget(*key)
         while not self.leading.is_set():  # type: ignore[union-attr]
+            self.passed_at = time.monotonic()  # a follower is alive too
             await asyncio.sleep(LEADER_POLL_SECONDS)  # watch events keep marking schedules meanwhile
         self._prepared.clear()
         self._dirty |= self.known

@@ -28,6 +28,11 @@ an every-minute schedule's ``Launched`` is one create, the series' start,
 then one write of its count every 30 minutes, instead of a create a minute.
 A count written for an Event the API server no longer has (expired after its
 TTL, deleted) creates it again under its name.
+
+The series are timed, and the Events stamped, by the operator's clock
+(``use_clock``: the one it fires by); the waits (the gathering, the retries'
+backoff, the looks for counts due, a flush's bound) are the network's, in real
+time.
 """
 
 from __future__ import annotations
@@ -58,9 +63,10 @@ class EventRecorder:
     def __init__(self, post_all: PostAll, capacity: int = 10_000, workers: int = POSTERS,
                  gather_seconds: float = GATHER_SECONDS, sleep: Callable[[float], None] = time.sleep,
                  now: Callable[[], float] = time.time, look_seconds: float | None = LOOK_SECONDS) -> None:
-        """``sleep`` waits the gathering and the retries' backoff, ``now`` times the series
-        (injected by tests); every ``look_seconds`` the series' counts due are written (None:
-        only when ``write_due`` is called)."""
+        """``sleep`` waits the gathering and the retries' backoff (the network's time: real),
+        ``now`` times the series and the Events' timestamps (``use_clock``); every
+        ``look_seconds`` the series' counts due are written (None: only when ``write_due`` is
+        called)."""
         self._post_all, self.gather_seconds, self._sleep, self._now = post_all, gather_seconds, sleep, now
         self._queue: queue.Queue[Written] = queue.Queue(capacity)
         self._series, self._series_lock = Series(), threading.Lock()
@@ -69,6 +75,12 @@ class EventRecorder:
             threading.Thread(target=self._work, name=f"cronctl-events-{index}", daemon=True).start()
         if look_seconds is not None:
             threading.Thread(target=self._look, args=(look_seconds,), name="cronctl-event-series", daemon=True).start()
+
+    def use_clock(self, now: Callable[[], float]) -> None:
+        """Time the series and stamp the Events by ``now`` (seconds since 1970): the operator's
+        clock, whichever it fires by, so an Event says the time of what it tells by the same
+        clock as the schedule's status."""
+        self._now = now
 
     def record(self, schedule: Mapping[str, Any], event: Any) -> None:
         about = about_of(schedule)

@@ -17,12 +17,16 @@ of its own object and matched against the handlers on the event loop:
 profiled over launches, kopf's processing of the Jobs' events was a quarter
 of the operator's CPU, and of the schedules' (each launch's status patch
 comes back as one) a fifth.
+
+A watch keeps how fresh it is (``listed_at``, ``heard_at``: the monotonic
+clock, the process's own time) for the operator's probe (``health``).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any, Mapping
 
 import orjson
@@ -51,6 +55,8 @@ class Watch:
     def __init__(self, namespace: str | None, selector: str) -> None:
         self.namespace, self.selector = namespace, selector
         self.resource_version: str | None = None
+        self.listed_at: float | None = None  # the last successful list (monotonic)
+        self.heard_at: float | None = None  # the last event or bookmark, or watch begun (monotonic)
         self._stopping = threading.Event()
         self._response: Any = None
 
@@ -80,6 +86,7 @@ class Watch:
         listing = self._list()
         self.replace(listing["items"])
         self.resource_version = listing["metadata"]["resourceVersion"]
+        self.listed_at = time.monotonic()
         return len(listing["items"])
 
     def watch_once(self) -> None:
@@ -91,6 +98,7 @@ class Watch:
             if error.status == GONE:  # said by the answer's status, before any event
                 raise Gone(error.reason or "") from None
             raise
+        self.heard_at = time.monotonic()  # the API server began the watch
         try:
             for line in self._response:
                 if self._stopping.is_set():
@@ -107,6 +115,7 @@ class Watch:
             if body.get("code") == GONE:
                 raise Gone(body.get("message", ""))
             raise ApiException(status=body.get("code"), reason=f"{body.get('reason')}: {body.get('message')}")
+        self.heard_at = time.monotonic()
         version = (body.get("metadata") or {}).get("resourceVersion")
         if version:
             self.resource_version = version
@@ -159,6 +168,11 @@ class Watch:
         response = self._response
         if response is not None:
             response.shutdown()
+
+    @property
+    def name(self) -> str:
+        """What it watches, where: "Jobs", "CronSchedules of team-a"."""
+        return f"{self.what}{self._where}"
 
     @property
     def _where(self) -> str:

@@ -1,5 +1,6 @@
 """Carrying out plans: each in its order, several at once a round at a time (one pipelined send
-a round), and a plan stopped by its own failure only.
+a round), and a plan stopped by its own failure only; and the facade's own writes, without the
+applier.
 
 The API's side is a recording stand-in for ``Rest.send`` here; ``tests/kube`` carries out plans
 against the API server.
@@ -14,6 +15,7 @@ from kubernetes.client.exceptions import ApiException
 
 from cronctl.operator.apply import Cluster
 from cronctl.operator.kube.cache import Cache
+from cronctl.operator.kube.facade import KubeFacade
 from cronctl.operator.manifests import EventSpec
 from cronctl.operator.effects import CreateJob, DeleteJob, PatchStatus, Plan, PostEvent, ReleaseJob
 from cronctl.operator.kube.rest import Call
@@ -61,11 +63,11 @@ class Api:
         return job(name, ownerReferences=[{"controller": True, "uid": "uid-a"}])
 
 
-def cluster_with(api: Api) -> tuple[Cluster, Cache]:
+def cluster_with(api: Api, kind: type[KubeFacade] = Cluster) -> tuple[Cluster, Cache]:
     cache = Cache()
     configuration = client.Configuration()
     configuration.host = "http://127.0.0.1:1"  # never reached: the requests go to ``api``
-    cluster = Cluster(client.ApiClient(configuration), cache)
+    cluster = kind(client.ApiClient(configuration), cache)
     cluster.rest = api  # type: ignore[assignment]
     cluster.events = Recorded()  # type: ignore[assignment]
     return cluster, cache
@@ -166,3 +168,14 @@ def test_an_error_carrying_out_one_plan_stops_that_plan_only() -> None:
     cluster.events.record = record  # type: ignore[attr-defined]
     [a, b] = cluster.apply_all([(schedule("a"), launch("a")), (schedule("b"), launch("b"))])
     assert isinstance(a, RuntimeError) and b is True
+
+
+def test_the_facade_alone_starts_a_pools_jobs_in_one_send_and_keeps_each_answer() -> None:
+    api = Api(refuse={"jobs/gone-1": 404, "jobs/locked-1": 403})
+    facade, cache = cluster_with(api, KubeFacade)
+    assert not hasattr(facade, "apply_all")  # the applier is apply.py's, not the facade's
+    outcomes = facade.start_pooled("team-a", [(name, RELEASE) for name in ("a-1", "gone-1", "locked-1")])
+    assert outcomes[:2] == [True, False]
+    assert isinstance(outcomes[2], ApiException) and outcomes[2].status == 403
+    assert api.rounds == [["PATCH jobs/a-1", "PATCH jobs/gone-1", "PATCH jobs/locked-1"]]
+    assert [j["metadata"]["name"] for j in cache.jobs("team-a", "a")] == ["a-1"]

@@ -33,7 +33,7 @@ from cronctl import run
 from cronctl.core.times import format_time, parse_time
 from cronctl.fleet import merge_defaults, preview, read_values
 from cronctl.operator.effects import CreateJob, PostEvent
-from cronctl.operator.pooling import pool_plan
+from cronctl.operator.pool_decisions import pool_plan
 from cronctl.runner.engine import Runner
 from cronctl.runner.values import RunKey, nominal_iso, run_folder_name
 

@@ -409,7 +409,7 @@ class FailingPools:
         self.marked.append(key)
 
     def look_all(self, keys: list[tuple[str, str]], now: float) -> Any:
-        from cronctl.operator.pools import Looked
+        from cronctl.operator.pool_looks import Looked
 
         self.looks.append(time.monotonic())
         if len(self.looks) == 1:

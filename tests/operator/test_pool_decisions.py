@@ -1,4 +1,4 @@
-"""One look at a CronPool (``pooling.pool_plan``): the Jobs labelled with it in, the starts and
+"""One look at a CronPool (``pool_decisions.pool_plan``): the Jobs labelled with it in, the starts and
 its status out. Its state is the Jobs: a running one holds a worker, a suspended one waits."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cronctl.core.times import parse_time
-from cronctl.operator.pooling import pool_plan
+from cronctl.operator.pool_decisions import pool_plan
 from cronctl.operator.resource import rfc3339, rfc3339_seconds
 
 MINUTE = parse_time("2024-03-01T00:10")

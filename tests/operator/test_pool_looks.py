@@ -1,4 +1,4 @@
-"""The looks at CronPools (``pools.Pools``): which pool is looked at when, what a look carries out,
+"""The looks at CronPools (``pool_looks.Pools``): which pool is looked at when, what a look carries out,
 and what it hands back to the scheduling loop. The cluster is a stand-in that records the writes."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 from cronctl.operator.kube.cache import Cache
 from cronctl.operator.metrics import Metrics
-from cronctl.operator.pools import Pools
+from cronctl.operator.pool_looks import Pools
 from cronctl.operator.resource import rfc3339, rfc3339_seconds
 from cronctl.operator.shard import Shard
 

@@ -1,6 +1,6 @@
 """The looks at CronPools: which pools to look at, when, and carrying out what each look decides.
 
-A pool is looked at (``pooling.pool_plan`` on a fresh LIST of its Jobs) when
+A pool is looked at (``pool_decisions.pool_plan`` on a fresh LIST of its Jobs) when
 one of its schedules was reconciled (a run launched, ended or retried there),
 when the pool itself came or changed, and at the second a jittered waiting
 attempt may start (by the schedules' clock); and, in real time, a second
@@ -27,7 +27,7 @@ from typing import Any
 
 from .apply import Cluster
 from .metrics import METRICS, Metrics
-from .pooling import pool_plan
+from .pool_decisions import pool_plan
 from .shard import Shard
 
 log = logging.getLogger("cronctl.operator")

@@ -192,16 +192,39 @@ def read_values(raw: Mapping[str, Any]) -> Fleet:
     """Check merged values (``merge_defaults``) as the chart does; raises FleetError."""
     values = dict(raw)
     prefix = values.get("prefix")
+    _check_prefix(prefix)
+    count = values.get("count")
+    _check_whole("count", count, 1, MAX_BULK, nullable=False)
+    schedules = values.get("schedules")
+    compiled = _compiled_schedules(schedules)
+    policy = values.get("concurrencyPolicy")
+    if not isinstance(policy, str) or policy not in FLEET_POLICIES:
+        raise FleetError("concurrencyPolicy", f"{_show(policy)} is not one of {', '.join(FLEET_POLICIES)}")
+    _check_known_keys(values)
+    for name, (low, high) in HARNESS_WHOLE.items():
+        _check_whole(name, values.get(name), low, high)
+    assert isinstance(count, int) and isinstance(schedules, list)
+    _check_zone(values.get("timeZone"), schedules, compiled[:count])
+    _check_crd_options(values)
+    _check_labels(values.get("labels"))
+    _check_job_template(values.get("jobTemplate"))
+    _check_last_name(prefix, count)
+    assert isinstance(prefix, str)
+    return Fleet(prefix, count, tuple(schedules), policy, values)
+
+
+def _check_prefix(prefix: object) -> None:
     try:
         check_name(prefix, "prefix")
     except CronctlError:
         raise FleetError("prefix", f"{_show(prefix)} {NAME_RULE}") from None
-    count = values.get("count")
-    _check_whole("count", count, 1, MAX_BULK, nullable=False)
-    schedules = values.get("schedules")
+
+
+def _compiled_schedules(schedules: object) -> list[object]:
+    """The schedules, each compiled as the seed's expressions are (no every-expressions)."""
     if not isinstance(schedules, list) or not schedules:
         raise FleetError("schedules", f"{_show(schedules)} must be a non-empty list of expressions")
-    compiled = []
+    compiled: list[object] = []
     for i, text in enumerate(schedules):
         if is_every(text):
             raise FleetError(f"schedules[{i}]", EVERY_RULE_REASON)
@@ -209,18 +232,19 @@ def read_values(raw: Mapping[str, Any]) -> Fleet:
             compiled.append(parse_seed_expression(text))
         except CronctlError as error:
             raise FleetError(f"schedules[{i}]", error.message) from None
-    policy = values.get("concurrencyPolicy")
-    if not isinstance(policy, str) or policy not in FLEET_POLICIES:
-        raise FleetError("concurrencyPolicy", f"{_show(policy)} is not one of {', '.join(FLEET_POLICIES)}")
+    return compiled
+
+
+def _check_known_keys(values: Mapping[str, Any]) -> None:
     known = list(DEFAULTS)
     for key in sorted(values):
         if key not in known and key != "global":
             raise FleetError(str(key), f"is not a value of this chart (known: {', '.join(known)})")
-    for name, (low, high) in HARNESS_WHOLE.items():
-        _check_whole(name, values.get(name), low, high)
-    assert isinstance(count, int)
-    used = compiled[:count]
-    _check_zone(values.get("timeZone"), schedules, used)
+
+
+def _check_crd_options(values: Mapping[str, Any]) -> None:
+    """The options only the CRD has (the seed's harness has none of them): retries, catch-up,
+    jitter, suspension."""
     _check_whole("maxRetries", values.get("maxRetries"), *CRD_WHOLE["maxRetries"])
     _check_whole("retryDelayMinutes", values.get("retryDelayMinutes"), *CRD_WHOLE["retryDelayMinutes"])
     catch_up = values.get("catchUp")
@@ -230,16 +254,16 @@ def read_values(raw: Mapping[str, Any]) -> Fleet:
     suspend = values.get("suspend")
     if suspend is not None and not isinstance(suspend, bool):
         raise FleetError("suspend", f"{_show(suspend)} must be true or false")
-    _check_labels(values.get("labels"))
-    _check_job_template(values.get("jobTemplate"))
+
+
+def _check_last_name(prefix: object, count: int) -> None:
+    """The longest name the fleet makes, ``<prefix>-<count - 1>``, is still a valid name."""
     last = f"{prefix}-{count - 1}"
     try:
         check_name(last)
     except CronctlError:
         raise FleetError("prefix", f"{_show(prefix)} with count {count} makes names up to {_show(last)} "
                                    f"({len(last)} characters); names {NAME_RULE}") from None
-    assert isinstance(prefix, str)
-    return Fleet(prefix, count, tuple(schedules), policy, values)
 
 
 def _check_zone(zone: object, schedules: list[str], used: Sequence[object]) -> None:

@@ -42,18 +42,6 @@ def status_of(context: Context, missed: Missed) -> dict[str, Any]:
     spec, state, observed = context.spec, context.observed.state, context.observed
     generation, now = context.generation, context.now
     previous = context.old_status.get("conditions") or []
-    if context.deleting:
-        ready = condition("Ready", False, DELETING, deleting_message(context.schedule), generation, now, previous)
-    elif spec.suspend:
-        message = "suspended: nothing fires" + (f" ({spec.suspend_reason})" if spec.suspend_reason else "")
-        ready = condition("Ready", True, "Suspended", message, generation, now, previous)
-    elif context.pool_missing:
-        ready = condition("Ready", False, POOL_NOT_FOUND, pool_not_found_message(spec.pool or "", context.namespace),
-                          generation, now, previous)
-    elif (refused := _refusal_standing(context, previous)) is not None:
-        ready = {**refused, "observedGeneration": generation}
-    else:
-        ready = condition("Ready", True, "Scheduled", "the schedule is valid", generation, now, previous)
     options = spec.job.options
     next_time = context.timeline.next_after(now)
     ended = ended_reason(options.window, options.max_runs, state.scheduled_runs, next_time)
@@ -65,30 +53,52 @@ def status_of(context: Context, missed: Missed) -> dict[str, Any]:
         "version": STATUS_VERSION,
         "observedGeneration": generation,
         "anchorTime": rfc3339(context.anchor),
-        "lastScheduleTime": None if state.last_schedule is None else rfc3339(state.last_schedule),
-        "nextFireTime": None if next_fire is None else rfc3339(next_fire),
+        "lastScheduleTime": _time(state.last_schedule),
+        "nextFireTime": _time(next_fire),
         # Changes only when nextFireTime does (the first of them passes): no write of its own.
         "nextScheduleTimes": next_schedule_times(spec, context.timeline, context.read, next_fire)[:left],
         "launched": state.launched,
-        "lastSuccessfulTime": None if state.last_success is None else rfc3339(state.last_success),
-        "lastFailureTime": None if state.last_failure is None else rfc3339(state.last_failure),
+        "lastSuccessfulTime": _time(state.last_success),
+        "lastFailureTime": _time(state.last_failure),
         "consecutiveFailures": state.consecutive_failures or None,
         "scheduledRuns": state.scheduled_runs or None,
         "remainingRuns": left,
         "skipped": state.skipped,
         "overflowed": state.overflowed,
         "overflowing": True if state.overflowing else None,
-        "lastSkippedTime": None if state.last_skipped is None else rfc3339(state.last_skipped),
-        "suspendedThrough": None if state.not_before is None else rfc3339(state.not_before),
+        "lastSkippedTime": _time(state.last_skipped),
+        "suspendedThrough": _time(state.not_before),
         "suspendReason": spec.suspend_reason if spec.suspend else None,
         "activeCount": len(state.active),
         "queue": [{"scheduledTime": rfc3339(q.nominal), "reason": q.reason} for q in state.queue],
         "active": [observed.runs[name].active_entry() for name in state.active],
         "history": [run.history_entry() for run in history],
-        "conditions": [ready, _missed_schedules(context, missed, previous),
+        "conditions": [_ready(context, previous), _missed_schedules(context, missed, previous),
                        *_ended(context, ended, previous)],
         "shard": shard_of(context.schedule),
     }
+
+
+def _time(minute: int | None) -> str | None:
+    return None if minute is None else rfc3339(minute)
+
+
+def _ready(context: Context, previous: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Ready: False while the schedule is being deleted, its pool is missing or the API server's
+    refusal stands; True (Suspended) while it is suspended; else True (Scheduled)."""
+    spec, generation, now = context.spec, context.generation, context.now
+    if context.deleting:
+        return condition("Ready", False, DELETING, deleting_message(context.schedule), generation, now, previous)
+    if spec.suspend:
+        message = "suspended: nothing fires" + (f" ({spec.suspend_reason})" if spec.suspend_reason else "")
+        return condition("Ready", True, "Suspended", message, generation, now, previous)
+    if context.pool_missing:
+        return condition("Ready", False, POOL_NOT_FOUND, pool_not_found_message(spec.pool or "", context.namespace),
+                         generation, now, previous)
+    refused = _refusal_standing(context, previous)
+    if refused is not None:
+        return {**refused, "observedGeneration": generation}
+    return condition("Ready", True, "Scheduled", "the schedule is valid", generation, now, previous)
 
 
 def deleting_message(schedule: Mapping[str, Any]) -> str:

@@ -203,3 +203,20 @@ def test_the_events_are_stamped_by_the_operators_clock() -> None:
     recorder.record(SCHEDULE, EventSpec("Normal", "Launched", "launched run 1"))
     assert recorder.flush(timeout=5)
     assert [(w.first, w.last) for w in posted] == [(1_709_251_200.0, 1_709_251_200.0)]
+
+
+def test_a_failed_probe_is_one_line_of_kopfs_not_a_traceback_of_aiohttps_too() -> None:
+    def record(error: BaseException | None) -> logging.LogRecord:
+        return logging.LogRecord("aiohttp.server", logging.ERROR, __file__, 1, "Error handling request", None,
+                                 (type(error), error, None) if error is not None else None)
+
+    try:
+        try:
+            raise kopf.PermanentError("the scheduler's task failed")
+        except kopf.PermanentError as said:
+            raise RuntimeError("One or more handlers failed.") from said
+    except RuntimeError as failed:
+        probe_failed = failed
+    assert handlers._probe_failure_said(record(probe_failed)) is False
+    assert handlers._probe_failure_said(record(ValueError("a bug in a request"))) is True
+    assert handlers._probe_failure_said(record(None)) is True

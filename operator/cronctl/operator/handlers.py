@@ -87,6 +87,7 @@ def run(options: Options, liveness: str | None = None) -> int:
     """Run the operator under kopf until a signal stops it (0) or its scheduler's task dies
     (SCHEDULER_DIED). ``liveness``: the URL kopf serves the probe at."""
     memo = kopf.Memo(options=options, stop=asyncio.Event(), exit_status=0)
+    logging.getLogger("aiohttp.server").addFilter(_probe_failure_said)
     kopf.run(standalone=True, clusterwide=not options.namespaces, namespaces=list(options.namespaces),
              liveness_endpoint=liveness, memo=memo, stop_flag=memo.stop)
     return int(memo.exit_status)
@@ -154,6 +155,13 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
                            scheduler, leadership.leading)
     logger.info("cronctl scheduler started; staged launches %s; firing by the %s clock", "on" if staged else "off",
                 "API server's" if options.clock == "api-server" else "node's")
+
+
+def _probe_failure_said(record: logging.LogRecord) -> bool:
+    """Not aiohttp's traceback of a probe that failed: kopf said why already, in one line
+    ("Activity 'cronctl' failed permanently: ...")."""
+    error = record.exc_info[1] if record.exc_info else None
+    return not (error is not None and isinstance(error.__cause__, kopf.PermanentError))
 
 
 def _scheduler_ended(task: asyncio.Task[None], memo: kopf.Memo) -> None:

@@ -55,7 +55,7 @@ def not_alive(scheduler: SchedulerSeen, now: float) -> Optional[str]:
         return "the scheduler's task ended"
     late = now - scheduler.passed_at
     if late > PASS_LATE_SECONDS:
-        return f"the scheduler has not passed for {late:.0f} s (it looks at the clock every 30 s at most)"
+        return f"the scheduler has not passed for {late:.0f} s (it passes every 30 s at least)"
     return None
 
 

@@ -186,45 +186,56 @@ def load_text(text: str, path: Path) -> LoadedDefinitions:
         result.notices.append(f"{path}: empty: no CronSchedule in it")
         return result
     for number, document in enumerate(documents, start=1):
-        if document is None:
-            continue  # an empty document, as between two "---"
-        label = f"document {number}"
-        if not isinstance(document, dict):
-            result.errors.append(DefinitionError(path, label, None, "not a mapping"))
-            continue
-        kind, api_version = document.get("kind"), document.get("apiVersion")
-        metadata = document.get("metadata")
-        name = metadata.get("name") if isinstance(metadata, dict) else None
-        if isinstance(name, str) and name:
-            label = f"{kind if isinstance(kind, str) else 'object'} {name!r}"
-        stored = len(json.dumps(document, default=str))
-        if stored > MAX_OBJECT_BYTES:
-            result.errors.append(DefinitionError(path, label, None, f"{_mib(stored)} as JSON: larger than an "
-                                                 f"object the API server stores ({_mib(MAX_OBJECT_BYTES)})"))
-            continue
-        if kind == POOL_KIND:
-            _add_pool(result, path, label, document)
-            continue
-        if kind != KIND:
-            result.notices.append(f"{path}: {label}: skipped, kind {kind!r} is not {KIND} or {POOL_KIND}")
-            continue
-        named = name if isinstance(name, str) and _DNS_SUBDOMAIN.fullmatch(name) else None
-        try:
-            if api_version != API_VERSION:
-                raise _Refused("apiVersion", f"{api_version!r} is not {API_VERSION}")
-            definition, containers = _definition(path, document)
-        except _Refused as refused:
-            result.errors.append(DefinitionError(path, label, refused.path, refused.reason, named))
-            continue
-        result.definitions.append(definition)
-        ignored = not_honoured(document)
-        if ignored:
-            result.notices.append(f"{path}: {label}: not honoured by the local runner (it runs the command "
-                                  f"on this machine): {', '.join(ignored)}")
-        if containers > 1:
-            result.notices.append(f"{path}: {label}: only the first container runs locally, "
-                                  f"{containers - 1} more ignored")
+        if document is not None:  # else an empty document, as between two "---"
+            _add_document(result, path, number, document)
     return result
+
+
+def _add_document(result: LoadedDefinitions, path: Path, number: int, document: object) -> None:
+    """One document of a text: a CronSchedule or a CronPool added to ``result``, or why not said in it."""
+    if not isinstance(document, dict):
+        result.errors.append(DefinitionError(path, f"document {number}", None, "not a mapping"))
+        return
+    kind, name = document.get("kind"), _name_of(document)
+    label = f"{kind if isinstance(kind, str) else 'object'} {name!r}" if name else f"document {number}"
+    stored = len(json.dumps(document, default=str))
+    if stored > MAX_OBJECT_BYTES:
+        result.errors.append(DefinitionError(path, label, None, f"{_mib(stored)} as JSON: larger than an "
+                                             f"object the API server stores ({_mib(MAX_OBJECT_BYTES)})"))
+    elif kind == POOL_KIND:
+        _add_pool(result, path, label, document)
+    elif kind != KIND:
+        result.notices.append(f"{path}: {label}: skipped, kind {kind!r} is not {KIND} or {POOL_KIND}")
+    else:
+        _add_schedule(result, path, label, document)
+
+
+def _name_of(document: Mapping[str, Any]) -> str | None:
+    metadata = document.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _add_schedule(result: LoadedDefinitions, path: Path, label: str, document: dict[str, Any]) -> None:
+    """A CronSchedule's definition added to ``result``, with what the local runner does not honour
+    of it; or why it is refused."""
+    name = _name_of(document)
+    named = name if name is not None and _DNS_SUBDOMAIN.fullmatch(name) else None
+    try:
+        if document.get("apiVersion") != API_VERSION:
+            raise _Refused("apiVersion", f"{document.get('apiVersion')!r} is not {API_VERSION}")
+        definition, containers = _definition(path, document)
+    except _Refused as refused:
+        result.errors.append(DefinitionError(path, label, refused.path, refused.reason, named))
+        return
+    result.definitions.append(definition)
+    ignored = not_honoured(document)
+    if ignored:
+        result.notices.append(f"{path}: {label}: not honoured by the local runner (it runs the command "
+                              f"on this machine): {', '.join(ignored)}")
+    if containers > 1:
+        result.notices.append(f"{path}: {label}: only the first container runs locally, "
+                              f"{containers - 1} more ignored")
 
 
 def _add_pool(result: LoadedDefinitions, path: Path, label: str, document: dict[str, Any]) -> None:

@@ -23,10 +23,12 @@ from .definitions import Definition, LoadedDefinitions, combine, load_file
 
 RACY_SECONDS = 2.0
 
+Stamp = tuple[int, int, int, int]  # mtime_ns, size, inode, ctime_ns
+
 
 @dataclass
 class _Read:
-    stamp: tuple[int, int, int, int]  # mtime_ns, size, inode, ctime_ns
+    stamp: Stamp
     racy: bool  # modified so recently that a second write may share its stamp: read again
     loaded: LoadedDefinitions
 
@@ -54,32 +56,57 @@ class ManifestFolder:
 
         Raises ``OSError`` when the folder cannot be listed (gone, not a folder).
         """
-        stamps: dict[str, tuple[int, int, int, int]] = {}
+        stamps, skipped = self._listed()
+        changed = self._combined is None or stamps.keys() != self._files.keys() or skipped != self._skipped
+        self._skipped = sorted(skipped)
+        changed |= self._read(stamps)
+        owners = dict(owners or {})
+        changed |= owners != self._owners
+        self._owners = owners
+        if changed or self._combined is None:
+            self._combined = combine([self._files[name].loaded for name in sorted(self._files)], owners)
+            self._combined.notices[:0] = self._skipped
+        return self._combined, changed
+
+    def _listed(self) -> tuple[dict[str, Stamp], list[str]]:
+        """The folder's manifest files with their stamps, and what the listing passed over that a
+        user may wonder about, and why."""
+        stamps: dict[str, Stamp] = {}
         skipped: list[str] = []
         with os.scandir(self.folder) as entries:
             for entry in entries:
-                name = entry.name
-                if name.startswith(".") or not name.endswith((".yaml", ".yml", ".json")):
-                    continue
-                if name.endswith(".json"):
-                    if name != BOOK_NAME:
-                        skipped.append(f"{self.folder / name}: skipped: the runner reads .yaml and .yml files")
-                    continue
-                try:
-                    info = entry.stat()
-                except OSError as error:  # a dangling symlink, a loop; or gone since the listing
-                    if entry.is_symlink():
-                        skipped.append(f"{self.folder / name}: skipped: a symlink that leads nowhere "
-                                       f"({error.strerror or error})")
-                    continue
-                if not stat.S_ISREG(info.st_mode):
-                    skipped.append(f"{self.folder / name}: skipped: not a file")
-                    continue
-                stamps[name] = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
+                stamp = self._stamp(entry, skipped)
+                if stamp is not None:
+                    stamps[entry.name] = stamp
         if not stamps and not skipped:
             skipped.append(f"{self.folder}: no .yaml or .yml manifest here: nothing fires until one is added")
-        changed = self._combined is None or stamps.keys() != self._files.keys() or skipped != self._skipped
-        self._skipped = sorted(skipped)
+        return stamps, skipped
+
+    def _stamp(self, entry: os.DirEntry[str], skipped: list[str]) -> Stamp | None:
+        """A manifest file's stamp; None for any other entry (said in ``skipped`` if it looks meant)."""
+        name = entry.name
+        if name.startswith(".") or not name.endswith((".yaml", ".yml", ".json")):
+            return None
+        if name.endswith(".json"):
+            if name != BOOK_NAME:
+                skipped.append(f"{self.folder / name}: skipped: the runner reads .yaml and .yml files")
+            return None
+        try:
+            info = entry.stat()
+        except OSError as error:  # a dangling symlink, a loop; or gone since the listing
+            if entry.is_symlink():
+                skipped.append(f"{self.folder / name}: skipped: a symlink that leads nowhere "
+                               f"({error.strerror or error})")
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            skipped.append(f"{self.folder / name}: skipped: not a file")
+            return None
+        return info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns
+
+    def _read(self, stamps: Mapping[str, Stamp]) -> bool:
+        """Read the files whose stamps changed (or may hide a change: racy), forget the gone ones;
+        whether what any file says changed."""
+        changed = False
         now = self._now()
         for name, stamp in stamps.items():
             known = self._files.get(name)
@@ -93,13 +120,7 @@ class ManifestFolder:
             self._files[name] = _Read(stamp, now - stamp[0] / 1e9 < RACY_SECONDS, loaded)
         for name in [name for name in self._files if name not in stamps]:
             del self._files[name]
-        owners = dict(owners or {})
-        changed |= owners != self._owners
-        self._owners = owners
-        if changed or self._combined is None:
-            self._combined = combine([self._files[name].loaded for name in sorted(self._files)], owners)
-            self._combined.notices[:0] = self._skipped
-        return self._combined, changed
+        return changed
 
 
 def _differs(before: LoadedDefinitions, after: LoadedDefinitions) -> bool:

@@ -104,18 +104,29 @@ def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
     suspended = view.suspension is not None and view.retired_at is None
     if view.suspension is not None and suspended:
         lines.append(f"  {suspended_line(view.suspension, zone)}")
+    lines.append(f"  {_next_line(view, suspended)}")
+    return lines + _record_lines(view, folder) + _run_lines(view, folder)
+
+
+def _next_line(view: ScheduleView, suspended: bool) -> str:
+    """When the schedule fires next, or why it fires no more."""
+    zone = view.spec.options.tz
     if view.retired_at is not None:
-        lines.append(f"  retired at {both_times(view.retired_at, zone)}: its manifest is gone, nothing fires")
-    elif view.invalid:
-        lines.append("  its manifest is invalid (below): nothing fires until it is fixed")
-    elif view.ended is not None:
-        lines.append(f"  ended ({view.ended}): {_ended_why(view)}, nothing fires")
-    elif suspended:
-        lines.append(f"  next:  {both_times(view.next, zone)} if resumed by then")
-    elif view.overdue_since is not None:
-        lines.append(f"  next:  {both_times(view.next, zone)}, overdue since {both_times(view.overdue_since, zone)}")
-    else:
-        lines.append(f"  next:  {both_times(view.next, zone)}")
+        return f"retired at {both_times(view.retired_at, zone)}: its manifest is gone, nothing fires"
+    if view.invalid:
+        return "its manifest is invalid (below): nothing fires until it is fixed"
+    if view.ended is not None:
+        return f"ended ({view.ended}): {_ended_why(view)}, nothing fires"
+    if suspended:
+        return f"next:  {both_times(view.next, zone)} if resumed by then"
+    if view.overdue_since is not None:
+        return f"next:  {both_times(view.next, zone)}, overdue since {both_times(view.overdue_since, zone)}"
+    return f"next:  {both_times(view.next, zone)}"
+
+
+def _record_lines(view: ScheduleView, folder: FolderView) -> list[str]:
+    """What its runs did so far: outcomes, runs left, an overflow, a backfill."""
+    zone, lines = view.spec.options.tz, []
     if view.last_success is not None or view.last_failure is not None:
         lines.append(f"  {_outcomes_line(view, zone)}")
     if view.remaining_runs and view.ended is None:
@@ -125,13 +136,19 @@ def _schedule_lines(view: ScheduleView, folder: FolderView) -> list[str]:
     if view.backfill is not None:
         waits = backfill_waits(view, folder.switched_off)
         lines.append(f"  {backfills.describe(view.backfill, view.active, zone, waits)}")
+    return lines
+
+
+def _run_lines(view: ScheduleView, folder: FolderView) -> list[str]:
+    """Its runs now: running, queued for a worker, waiting to be retried."""
+    lines = []
     if view.running:
         lines.append("  running: " + ", ".join(f"{f.run_id} on {f.slot}{_attempt_of(f, view.attempts)}"
                                                for f in view.running))
     if view.queued:
         lines.append("  " + ", ".join(f"{f.run_id}{_attempt_of(f, view.attempts)}" for f in view.queued)
                      + f" queued: {_why_queued(view, folder)}")
-    lines.extend(f"  {_retry_line(f, view.attempts, zone)}" for f in view.retrying)
+    lines.extend(f"  {_retry_line(f, view.attempts, view.spec.options.tz)}" for f in view.retrying)
     return lines
 
 

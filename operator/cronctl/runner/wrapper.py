@@ -513,18 +513,26 @@ def _run_tries(run_dir: Path, request: dict[str, Any]) -> dict[str, Any]:
     finally:
         for log in logs:
             log.close()
+    return _exit_record(tried, failures + 1, started_at, deadline_at, request)
+
+
+def _exit_record(tried: _Tried, tries: int, started_at: str, deadline_at: float | None,
+                 request: dict[str, Any]) -> dict[str, Any]:
+    """What ``exit.json`` says of a run whose last try was ``tried``: its exit, and why it ended
+    so if the command did not end it (not started, its deadline, its backoff limit)."""
     ended: dict[str, Any] = {"exit_code": tried.exit_code, "signal": tried.signal, "started_at": started_at,
                              "finished_at": _now()}
+    limit = int(request.get("backoff_limit") or 0)
     if tried.not_started:
         ended.update(not_started=True, note=f"did not start: {tried.not_started}")
     elif tried.deadline_passed or (deadline_at is not None and time.monotonic() >= deadline_at):
-        ended.update(deadline_exceeded=True,
-                     note=f"DeadlineExceeded: stopped at its activeDeadlineSeconds ({seconds} s)")
+        ended.update(deadline_exceeded=True, note="DeadlineExceeded: stopped at its activeDeadlineSeconds "
+                                                  f"({request.get('active_deadline_seconds')} s)")
     elif limit and tried.exit_code != 0:
-        ended.update(note=f"BackoffLimitExceeded: failed {failures + 1} tim{'e' if failures == 0 else 'es'} "
+        ended.update(note=f"BackoffLimitExceeded: failed {tries} tim{'e' if tries == 1 else 'es'} "
                           f"(backoffLimit {limit})")
-    if failures:
-        ended["tries"] = failures + 1
+    if tries > 1:
+        ended["tries"] = tries
     return ended
 
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, NoReturn, Sequence
 import yaml
 
 from ..about import SHELLS, completion_script, version_line
+from ..api import BACKFILL_ANNOTATION, RESUME_ANNOTATION, TRIGGER_ANNOTATION
 from .cluster import NamespaceClient, PluginError, Target, connect
 from .views import both_times, describe_lines, history_lines, next_lines, where
 
@@ -27,9 +28,6 @@ PROG = "kubectl-cronctl"
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
-TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # the operator answers each new value with one manual run
-BACKFILL_ANNOTATION = "cronctl.dev/backfill"  # "<from>/<to>": the operator runs the range's schedule times
-RESUME_ANNOTATION = "cronctl.dev/resume"  # the operator ends a pause on failures at each new value
 
 USAGE = "kubectl cronctl COMMAND NAME [flags]"
 DESCRIPTION = "Work with the cronctl operator's CronSchedules (cronctl.dev/v1) on a cluster."

@@ -33,17 +33,14 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from ..api import (ANCHOR_ANNOTATION, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
+                   STARTED_ANNOTATION)
 from ..convert import ConvertError, to_cronschedule
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from .cluster import CONNECT_SECONDS, READ_SECONDS, NamespaceClient, PluginError
 
-ANCHOR_ANNOTATION = "cronctl.dev/anchor"  # the operator reads it at first sight (operator/resource.py)
 IMPORTED_LABEL = "cronctl.dev/imported-from"
 CRONJOB_SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
-# The run labels and annotations the operator reads off a Job (operator/resource.py)
-SCHEDULE_LABEL, RUN_LABEL = "cronctl.dev/schedule", "cronctl.dev/run"
-SCHEDULED_ANNOTATION, STARTED_ANNOTATION = "cronctl.dev/scheduled-time", "cronctl.dev/started-time"
-REASON_ANNOTATION = "cronctl.dev/reason"
 TIMEOUT = (CONNECT_SECONDS, READ_SECONDS)
 
 

@@ -361,34 +361,51 @@ def _as_json_schema(node: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _problems(error: jsonschema.ValidationError, kind_name: str = KIND) -> Iterable[SchemaProblem]:
+    """One schema error in the API server's words: a problem for each field missing or unknown,
+    else one for the value."""
     where = _path(error.absolute_path)
+    instance: Any = error.instance
+    names: Any = error.validator_value
+    if error.validator == "required":
+        return [SchemaProblem(_join(where, name), "is required") for name in names
+                if isinstance(instance, dict) and name not in instance]
+    if error.validator == "additionalProperties":
+        known = error.schema.get("properties", {}) if isinstance(error.schema, Mapping) else {}
+        return [SchemaProblem(_join(where, name), f"is not a field of a {kind_name} (unknown field)")
+                for name in sorted(key for key in instance if key not in known)]
+    reason = _value_problem(error, where)
+    return [SchemaProblem(where, reason) if reason is not None else SchemaProblem(where or "(object)", error.message)]
+
+
+_BOUNDS = {"minimum": "at least", "maximum": "at most", "minLength": "at least", "maxLength": "at most"}
+
+
+def _value_problem(error: jsonschema.ValidationError, where: str) -> str | None:
+    """What is wrong with the value at ``where``, in the API server's words; None where jsonschema's
+    own message says it best."""
     instance: Any = error.instance
     value: Any = error.validator_value
     kind = error.validator
-    if kind == "required":
-        for name in value:
-            if isinstance(instance, dict) and name not in instance:
-                yield SchemaProblem(_join(where, name), "is required")
-    elif kind == "additionalProperties":
-        known = error.schema.get("properties", {}) if isinstance(error.schema, Mapping) else {}
-        for name in sorted(key for key in instance if key not in known):
-            yield SchemaProblem(_join(where, name), f"is not a field of a {kind_name} (unknown field)")
-    elif kind == "type":
-        yield SchemaProblem(where, f"must be {_a(value)}, not {_shown(instance)}")
-    elif kind == "enum":
-        yield SchemaProblem(where, f"{_shown(instance)} must be one of {', '.join(map(str, value))}")
-    elif kind in ("minimum", "maximum"):
-        word = "at least" if kind == "minimum" else "at most"
-        yield SchemaProblem(where, f"{_shown(instance)} must be {word} {value}")
-    elif kind == "pattern" and where in (f"spec.{name}" for name in WINDOW_FIELDS):
-        yield SchemaProblem(where, f"{_shown(instance)} {WINDOW_FORMAT}")
-    elif kind == "pattern" and value == DNS_LABEL.pattern:
-        yield SchemaProblem(where, f"{_shown(instance)} {NOT_A_DNS_LABEL}")
-    elif kind in ("minLength", "maxLength"):
-        word = "at least" if kind == "minLength" else "at most"
-        yield SchemaProblem(where, f"must be {word} {value} characters long")
-    else:
-        yield SchemaProblem(where or "(object)", error.message)
+    if kind == "type":
+        return f"must be {_a(value)}, not {_shown(instance)}"
+    if kind == "enum":
+        return f"{_shown(instance)} must be one of {', '.join(map(str, value))}"
+    if kind in ("minimum", "maximum"):
+        return f"{_shown(instance)} must be {_BOUNDS[kind]} {value}"
+    if kind in ("minLength", "maxLength"):
+        return f"must be {_BOUNDS[kind]} {value} characters long"
+    if kind == "pattern":
+        return _pattern_problem(instance, value, where)
+    return None
+
+
+def _pattern_problem(instance: Any, pattern: str, where: str) -> str | None:
+    """A window's time or a DNS label in the words of its format; None for another pattern."""
+    if where in (f"spec.{name}" for name in WINDOW_FIELDS):
+        return f"{_shown(instance)} {WINDOW_FORMAT}"
+    if pattern == DNS_LABEL.pattern:
+        return f"{_shown(instance)} {NOT_A_DNS_LABEL}"
+    return None
 
 
 # -- CronPool ----------------------------------------------------------------------------------

@@ -240,7 +240,21 @@ def _read_state(data: Any, problems: list[str]) -> ControllerState:
     except (TypeError, ValueError, CronctlError) as error:
         raise Unreadable(f"controller.clock: {data.get('clock')!r} is not a time ({error})") from None
     state = ControllerState(clock=clock)
-    for index, item in enumerate(data["jobs"]):
+    _read_jobs(data["jobs"], state, problems)
+    _read_runs(data["runs"], state, problems)
+    for job in state.jobs.values():  # what refers to a run left out goes with it
+        js, runs = job.state, state.runs
+        js.active = [run_id for run_id in js.active if run_id in runs]
+        js.pending_retries = [p for p in js.pending_retries if p.run_id in runs]
+        js.kept_succeeded = [f for f in js.kept_succeeded if f.run_id in runs]
+        js.kept_failed = [f for f in js.kept_failed if f.run_id in runs]
+    return state
+
+
+def _read_jobs(items: list[Any], state: ControllerState, problems: list[str]) -> None:
+    """The stored jobs into ``state``: each one whose spec still compiles, once by name; what is
+    left out is said in ``problems``."""
+    for index, item in enumerate(items):
         where = f"controller.jobs[{index}]"
         if not _fits(JOB, item, where, problems):
             continue
@@ -254,7 +268,11 @@ def _read_state(data: Any, problems: list[str]) -> ControllerState:
             problems.append(f"{where}: a second job named {job.spec.name!r}; left out")
             continue
         state.jobs[job.spec.name] = job
-    for index, item in enumerate(data["runs"]):
+
+
+def _read_runs(items: list[Any], state: ControllerState, problems: list[str]) -> None:
+    """The stored runs of the jobs read into ``state``; what is left out is said in ``problems``."""
+    for index, item in enumerate(items):
         where = f"controller.runs[{index}]"
         if not _fits(RUN, item, where, problems):
             continue
@@ -265,13 +283,6 @@ def _read_state(data: Any, problems: list[str]) -> ControllerState:
             continue
         if run.job in state.jobs:
             state.runs[run.id] = run
-    for job in state.jobs.values():  # what refers to a run left out goes with it
-        js, runs = job.state, state.runs
-        js.active = [run_id for run_id in js.active if run_id in runs]
-        js.pending_retries = [p for p in js.pending_retries if p.run_id in runs]
-        js.kept_succeeded = [f for f in js.kept_succeeded if f.run_id in runs]
-        js.kept_failed = [f for f in js.kept_failed if f.run_id in runs]
-    return state
 
 
 def _fits(schema: dict[str, Any], item: Any, where: str, problems: list[str]) -> bool:

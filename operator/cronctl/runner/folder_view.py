@@ -21,7 +21,7 @@ from ..core.dst import DaylightSaving
 from ..core.errors import CronctlError
 from ..core.schedule import Timeline
 from ..core.spec import JobSpec
-from ..core.state import Backfill, ControllerState
+from ..core.state import Backfill, ControllerState, Job
 from ..core.times import format_time
 from ..core.window import ended_reason, remaining_runs
 from ..core.zones import AnyZone
@@ -274,38 +274,49 @@ def folder_view(folder: Path, now: int | None = None) -> FolderView:
     book = decode(folder, data)
     pauses = pause_records(folder)
     invalid_names = {i.schedule for i in book.invalid}
-    views = []
-    for job in book.state.jobs.values():
-        spec = job.spec
-        mine = [f for f in book.firings if f.schedule == spec.name]
-        view = ScheduleView(spec, job.state.last_schedule,
-                            timeline_of(spec).next_after(book.state.clock or spec.created_at),
-                            skipped=job.state.skipped,
-                            running=[f for f in mine if f.slot is not None],
-                            queued=[f for f in mine if f.startable],
-                            retrying=[f for f in mine if f.retry_due is not None],
-                            overflow=book.overflows.get(spec.name),
-                            invalid=spec.name in invalid_names, retired_at=book.retired.get(spec.name),
-                            suspension=book_suspension(book, pauses, spec.name),
-                            backfill=job.state.backfill, active=tuple(job.state.active),
-                            scheduled_runs=job.state.scheduled_runs, last_success=job.state.last_success,
-                            last_failure=job.state.last_failure,
-                            consecutive_failures=job.state.consecutive_failures)
-        view.pool = book.pool_of.get(spec.name)
-        if view.pool is not None:
-            view.pool_workers = book.pools.get(view.pool)
-            view.pool_busy = sum(1 for f in book.firings if f.slot is not None and book.pool_of.get(f.schedule)
-                                 == view.pool)
-        if view.ended is not None:
-            view.next = None
-        if (now is not None and holder is None and not switched_off and not view.invalid
-                and view.suspension is None
-                and view.retired_at is None and view.next is not None and now - view.next > OVERDUE_AFTER):
-            view.overdue_since = view.next
-        views.append(view)
+    views = [_schedule_view(book, job, pauses, invalid=job.spec.name in invalid_names)
+             for job in book.state.jobs.values()]
+    if now is not None and holder is None and not switched_off:  # no runner fires them: late ones are overdue
+        for view in views:
+            view.overdue_since = _overdue_since(view, now)
     busy = len({f.slot for f in book.firings if f.slot is not None})
     return FolderView(folder, holder, switched_off, True, book.workers, busy, book.state.clock, views,
                       book.invalid, book.retired)
+
+
+def _schedule_view(book: Decoded, job: Job, pauses: dict[str, Pause], invalid: bool) -> ScheduleView:
+    """One schedule as the book has it: its times, its firings by what they wait for, its pool."""
+    spec = job.spec
+    mine = [f for f in book.firings if f.schedule == spec.name]
+    view = ScheduleView(spec, job.state.last_schedule,
+                        timeline_of(spec).next_after(book.state.clock or spec.created_at),
+                        skipped=job.state.skipped,
+                        running=[f for f in mine if f.slot is not None],
+                        queued=[f for f in mine if f.startable],
+                        retrying=[f for f in mine if f.retry_due is not None],
+                        overflow=book.overflows.get(spec.name),
+                        invalid=invalid, retired_at=book.retired.get(spec.name),
+                        suspension=book_suspension(book, pauses, spec.name),
+                        backfill=job.state.backfill, active=tuple(job.state.active),
+                        scheduled_runs=job.state.scheduled_runs, last_success=job.state.last_success,
+                        last_failure=job.state.last_failure,
+                        consecutive_failures=job.state.consecutive_failures)
+    view.pool = book.pool_of.get(spec.name)
+    if view.pool is not None:
+        view.pool_workers = book.pools.get(view.pool)
+        view.pool_busy = sum(1 for f in book.firings if f.slot is not None and book.pool_of.get(f.schedule)
+                             == view.pool)
+    if view.ended is not None:
+        view.next = None
+    return view
+
+
+def _overdue_since(view: ScheduleView, now: int) -> int | None:
+    """The next time, if it passed more than ``OVERDUE_AFTER`` ago and nothing holds the schedule."""
+    held = view.invalid or view.suspension is not None or view.retired_at is not None
+    if not held and view.next is not None and now - view.next > OVERDUE_AFTER:
+        return view.next
+    return None
 
 
 def unstarted_view(folder: Path, holder: dict[str, Any] | None, switched_off: bool,

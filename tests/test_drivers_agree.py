@@ -34,6 +34,8 @@ from cronctl.core.times import format_time, parse_time
 from cronctl.fleet import merge_defaults, preview, read_values
 from cronctl.operator.effects import CreateJob, PostEvent
 from cronctl.operator.pool_decisions import pool_plan
+from cronctl.operator.resource import BACKFILL_ANNOTATION, TRIGGER_ANNOTATION
+from cronctl.runner.asking import ask_backfill, trigger
 from cronctl.runner.engine import Runner
 from cronctl.runner.values import RunKey, nominal_iso, run_folder_name
 
@@ -70,6 +72,8 @@ class Timeline:
     # The seed's rule for the harness where it differs (an overflow launches nothing).
     harness_expected: Counts | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    triggers: tuple[str, ...] = ()  # minutes at whose turn a manual run is asked for
+    backfills: tuple[tuple[str, str, str], ...] = ()  # (the turn it is asked at, from, to)
 
     def __str__(self) -> str:
         return self.name
@@ -198,6 +202,7 @@ def operator_counts(timeline: Timeline) -> Counts:
         for name in ends.pop(now, []):  # the Job completes just before the minute's reconcile
             if name in world.jobs and not world.jobs[name].get("status"):
                 world.finish(name, "Complete", now)
+        ask_the_operator(world, timeline, now)
         result = world.reconcile(now)
         for effect in result.effects:
             if isinstance(effect, CreateJob):
@@ -209,6 +214,15 @@ def operator_counts(timeline: Timeline) -> Counts:
                                                          reasons.count("TooManyMissedSchedules"))
     return Counts(reasons.count("Launched"), reasons.count("Skipped"), reasons.count("Replaced"),
                   reasons.count("TooManyMissedSchedules"))
+
+
+def ask_the_operator(world: World, timeline: Timeline, now: int) -> None:
+    """The timeline's manual runs and backfills asked for at ``now``, as kubectl cronctl asks them."""
+    if format_time(now) in timeline.triggers:
+        world.annotate(TRIGGER_ANNOTATION, format_time(now))
+    for at, start, end in timeline.backfills:
+        if at == format_time(now):
+            world.annotate(BACKFILL_ANNOTATION, f"{start}:00Z/{end}:00Z")
 
 
 # -- the single-node runner --------------------------------------------------------------------------
@@ -233,17 +247,20 @@ def runner_counts(timeline: Timeline, folder: Path) -> Counts:
     assert runner.open()
     runner.step()
     ends: dict[int, list[int]] = {}  # minute -> nominal times of the runs that end then
-    started: set[int] = set()
+    started: dict[str, int] = {}  # run -> its nominal time (a manual run's is the minute it was asked at)
     for now in range(t(timeline.start) + 1, t(timeline.end) + 1):
         for nominal in ends.pop(now, []):  # the run ends just before the minute's tick
             (marks / nominal_iso(nominal)).touch()
-            wait_for(lambda: (folder / "runs" / "job" / run_folder_name(RunKey("job", nominal)) / "exit.json").exists()
-                     or nominal not in {f.nominal for f in runner.firings.values() if f.slot})
+            running = {f.run_id for f in runner.firings.values() if f.slot and f.nominal == nominal}
+            stamp = run_folder_name(RunKey("job", nominal))  # a manual or backfill run's folder is elsewhere
+            wait_for(lambda: len(list(folder.glob(f"**/runs/job/{stamp}/exit.json"))) >= len(
+                [run for run, at in started.items() if at == nominal]) or not running)
         clock[0] = now
+        ask_the_runner(folder, timeline, now)
         runner.step()
         for firing in runner.firings.values():
-            if firing.slot is not None and firing.nominal not in started:
-                started.add(firing.nominal)
+            if firing.slot is not None and firing.run_id not in started:
+                started[firing.run_id] = firing.nominal
                 ends.setdefault(now + timeline.run_minutes, []).append(firing.nominal)
     history = json.loads((folder / "cronctl.json").read_text())["journal"].get("job", [])
     runs = {row["run"] for row in history if row["run"] is not None} | set(runner.firings)
@@ -254,9 +271,18 @@ def runner_counts(timeline: Timeline, folder: Path) -> Counts:
     overflowed = sum("overflow" in line for line in said)
     for marked in marks.iterdir():  # let the processes still waiting go
         marked.touch()
-    for nominal in started:
+    for nominal in started.values():
         (marks / nominal_iso(nominal)).touch()
     return Counts(len(runs), len(skipped), replaced, overflowed)
+
+
+def ask_the_runner(folder: Path, timeline: Timeline, now: int) -> None:
+    """The timeline's manual runs and backfills asked for at ``now``, as cronctl trigger and backfill ask."""
+    if format_time(now) in timeline.triggers:
+        trigger(folder, "job", now)
+    for at, start, end in timeline.backfills:
+        if at == format_time(now):
+            ask_backfill(folder, "job", t(start), t(end), now)
 
 
 def wait_for(condition: Callable[[], object], timeout: float = 10.0) -> None:
@@ -287,6 +313,53 @@ def test_every_driver_counts_the_timeline_as_the_harness_does(timeline: Timeline
         assert counts == harness_counts(timeline)
     if timeline.expected is not None:
         assert counts == timeline.expected
+
+
+# Manual runs and backfills, which the harness's contract has no operation for: the operator and the
+# runner compose a turn in one order (core.reconcile): the runs that ended, the tick, the backfill's
+# next run, then the manual run asked for (docs/concepts/policies.md). So a manual run asked for in
+# the turn a time is due launches beside it under every policy: Forbid does not skip the time for
+# it, Replace does not replace it.
+ASKED = [
+    *[Timeline(f"{policy}: a manual run asked for in the turn of a due time launches beside it",
+               "*/10 * * * *", policy, 5, end="2024-03-01T00:25", triggers=("2024-03-01T00:10",),
+               expected=Counts(3, 0, 0, 0)) for policy in ("allow", "forbid")],
+    # 00:10 and the manual run at 00:10; at 00:20 Replace replaces whichever still runs (runs of 15).
+    Timeline("replace: a manual run asked for in the turn of a due time is not replaced by it",
+             "*/10 * * * *", "replace", 15, end="2024-03-01T00:25", triggers=("2024-03-01T00:10",),
+             expected=Counts(3, 0, 2, 0)),
+    # A manual run of a running Forbid schedule, then the next time skipped while both run.
+    # 00:10 runs to 00:22 and the manual run of 00:15 to 00:27: 00:20 is skipped, and still waits
+    # at 00:25 (a run is active).
+    Timeline("forbid: a manual run while a run goes on; the next time is skipped while they run",
+             "*/10 * * * *", "forbid", 12, end="2024-03-01T00:25", triggers=("2024-03-01T00:15",),
+             expected=Counts(2, 1, 0, 0)),
+    Timeline("a manual run of a suspended schedule runs; its times do not",
+             "*/10 * * * *", "allow", 5, end="2024-03-01T00:25", triggers=("2024-03-01T00:12",),
+             extra={"suspend": True}, expected=Counts(1, 0, 0, 0)),
+    # Asked at 00:10 for 00:00..00:05 (every 5 minutes: 00:00 and 00:05): beside the due 00:10.
+    *[Timeline(f"{policy}: a backfill asked in the turn of a due time, one run at a time under the policy",
+               "*/5 * * * *", policy, 2, end="2024-03-01T00:16",
+               backfills=(("2024-03-01T00:10", "2024-03-01T00:00", "2024-03-01T00:05"),))
+      for policy in ("allow", "forbid", "replace")],
+    # Asked together between due times (00:10's run ends at 00:12): the backfill's first run (23:40),
+    # then the manual run beside it, whatever the policy; a manual run first would hold the backfill.
+    Timeline("forbid: a backfill and a manual run asked in one turn: the backfill's run first",
+             "*/10 * * * *", "forbid", 2, end="2024-03-01T00:13", triggers=("2024-03-01T00:12",),
+             backfills=(("2024-03-01T00:12", "2024-02-29T23:40", "2024-02-29T23:50"),),
+             expected=Counts(3, 0, 0, 0)),
+    Timeline("forbid: a backfill and a manual run asked in the turn of a due time",
+             "*/5 * * * *", "forbid", 2, end="2024-03-01T00:16", triggers=("2024-03-01T00:10",),
+             backfills=(("2024-03-01T00:10", "2024-03-01T00:00", "2024-03-01T00:05"),)),
+]
+
+
+@pytest.mark.parametrize("timeline", ASKED, ids=str)
+def test_the_operator_and_the_runner_agree_on_manual_runs_and_backfills(timeline: Timeline, tmp_path: Path) -> None:
+    operator, runner = operator_counts(timeline), runner_counts(timeline, tmp_path)
+    assert operator == runner
+    if timeline.expected is not None:
+        assert operator == timeline.expected
 
 
 @pytest.mark.parametrize("driver", ["operator", "runner"])

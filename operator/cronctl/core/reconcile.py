@@ -20,9 +20,14 @@ it), in this order, each applied to the state:
    created; held until its jittered second when that is after ``second``;
    the runs it replaces and the overflow it was launched past;
 5. the firing to stage now (``staging.to_stage``), unless staged or run already;
-6. a manual run asked for, unless its run exists (asked twice in a minute);
-7. the backfill's next runs (``backfill.next_launch``), a run that exists
+6. the backfill's next runs (``backfill.next_launch``), a run that exists
    being that launch made already, and whether it is finished;
+7. a manual run asked for, unless its run exists (asked twice in a minute),
+   whatever the policy and even while suspended. It comes after everything
+   the schedule decides by itself: the due times were due at the minute's
+   start and the request came within it, so a Forbid time due in the turn a
+   run is asked for launches too, and a Replace time does not replace it
+   (docs/concepts/policies.md). Every driver takes its triggers in this place;
 8. the held runs whose second has come, and the second the next one's comes;
 9. the minute worth the next look: the tick's wake-up, the next staging, a
    run's timeout, a retry's due time, or the end of a run its worker stamped
@@ -149,14 +154,14 @@ def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, no
     _tick_launches(spec, result, second, key, known)
     if seen.staging:
         result.stage = _to_stage(spec, state, timeline, now, seen, result.fates, key, known)
-    if seen.trigger:
-        _manual(spec, state, now, second, key, known, result)
     if seen.backfill is not None:
         current = seen.backfill if seen.suspended else _backfill(spec, state, seen.backfill, second, key, known,
                                                                  result)
         result.backfill = current
         result.backfill_running = backfills.running_run(current, state.active)
         result.backfill_finished = backfills.finished(current, state.active)
+    if seen.trigger:
+        _manual(spec, state, now, second, key, known, result)
     _held(seen, result, second)
     result.wake_at = _wake_at(spec, state, seen, result, wake_at, now)
     return result

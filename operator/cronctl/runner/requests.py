@@ -41,12 +41,16 @@ class RequestFile:
     why: str | None = None
 
 
-def take_requests(state: RunnerState, triggers: list[TriggerFile], requests: list[RequestFile], now: int,
-                  out: Out) -> bool:
-    """The trigger files, then the backfill requests, each taken in order; whether any was."""
-    taken = [_take_trigger(state, trigger, now, out) for trigger in triggers]
-    taken += [_take_backfill(state, request, now, out) for request in requests]
-    return any(taken)
+def take_backfills(state: RunnerState, requests: list[RequestFile], now: int, out: Out) -> bool:
+    """The backfill requests, each taken in order (before the tick, which launches their first
+    runs); whether any was."""
+    return any([_take_backfill(state, request, now, out) for request in requests])
+
+
+def take_triggers(state: RunnerState, triggers: list[TriggerFile], now: int, out: Out) -> bool:
+    """The trigger files, each taken in order, after the tick and the backfills' runs, as
+    ``core.reconcile`` orders a manual run; whether any was."""
+    return any([_take_trigger(state, trigger, now, out) for trigger in triggers])
 
 
 def _take_trigger(state: RunnerState, trigger: TriggerFile, now: int, out: Out) -> bool:

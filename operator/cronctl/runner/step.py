@@ -9,11 +9,12 @@ function of its inputs and the state it is handed. It changes that state in
 place and hands it back (a copy per turn would cost more than the rest of the
 turn for thousands of schedules); the shell does not keep another reference.
 
-The order is the harness's: manifests, suspensions and holds first (what may
-fire), then manual triggers and backfill requests, then the clock moves (the
-core's timeouts), then runs end (before the tick decides, so a run over by now
-frees a Forbid schedule's time, and an end reported at the very expiry is too
-late), then the tick, then stops and starts.
+The order is ``core.reconcile``'s: manifests, suspensions and holds first (what
+may fire), then backfill requests, then the clock moves (the core's timeouts),
+then runs end (before the tick decides, so a run over by now frees a Forbid
+schedule's time, and an end reported at the very expiry is too late), then the
+tick and the backfills' next runs, then manual triggers (after what the
+schedule decides by itself), then stops and starts.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .holds import hold, sync_suspensions, take_pauses
 from .launches import carry_out_tick
 from .lifecycle import Scan, sync_manifests
 from .memory import RunnerState
-from .requests import RequestFile, TriggerFile, say_backfills, take_requests
+from .requests import RequestFile, TriggerFile, say_backfills, take_backfills, take_triggers
 from .starts import start_waiting
 from .stops import drop_expired, stop_expired
 from .values import Pause
@@ -64,7 +65,7 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     changed = sync_manifests(state, inputs.manifests, now, out)  # a retired schedule's record goes with it
     changed |= sync_suspensions(state, now, out)
     changed |= hold(state, inputs.switched_off, now, out)
-    changed |= take_requests(state, inputs.triggers, inputs.backfills, now, out)
+    changed |= take_backfills(state, inputs.backfills, now, out)
     controller.advance(now)
     state.timed_out = {run_id for run_id in (*state.timed_out, *controller.expired) if run_id in state.firings}
     changed |= record_ends(state, inputs.ends, now, out)
@@ -74,6 +75,7 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     applied = controller.step(now, holding=state.holding)  # their backfills wait
     carry_out_tick(state, applied, now, out)
     changed |= any(item.news for item in applied)
+    changed |= take_triggers(state, inputs.triggers, now, out)  # after what the schedule decides itself
     changed |= stop_expired(state, out)
     changed |= drop_expired(state, now)
     changed |= start_waiting(state, inputs.second, out)

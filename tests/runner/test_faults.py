@@ -97,7 +97,7 @@ def test_a_mistyped_item_of_the_book_is_left_out_with_one_line_and_the_runner_go
     r.step()
     clock.set("2024-03-01T00:05")
     until(r, lambda: r.firings and all(f.slot for f in r.firings.values()))
-    remember(r.state, "tick", {"run": None, "reason": "scheduled", "nominal": 1, "actual": None, "attempts": 0,
+    remember(r.memory, "tick", {"run": None, "reason": "scheduled", "nominal": 1, "actual": None, "attempts": 0,
                                "outcome": "skipped", "finished": 1})
     r.save()
     r.lock.release()

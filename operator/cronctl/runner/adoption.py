@@ -24,32 +24,32 @@ from .values import RunKey
 
 
 
-def adopt(state: RunnerState, homes: Homes, out: Out) -> None:
+def adopt(memory: RunnerState, homes: Homes, out: Out) -> None:
     """Watch the runs a runner before this one left, and give their firings their slots."""
     homes.adopt()
-    for firing in state.firings.values():
+    for firing in memory.firings.values():
         if firing.slot is None:
             continue
         try:
-            state.slots.take(firing.slot)
+            memory.slots.take(firing.slot)
         except ValueError as error:  # a book edited by hand: the firing queues for a slot again
             out.notice(f"{firing.run_id}: {error}; it takes a free slot again", "warning")
             firing.slot = None
-    runs = state.controller.state.runs
-    for firing in state.firings.values():
+    runs = memory.controller.state.runs
+    for firing in memory.firings.values():
         if firing.run_id not in runs and firing.stopping is None:
             firing.note = "its run was not in the book's state (an entry left out)"
-    with_firing = {firing.run_id for firing in state.firings.values()}
+    with_firing = {firing.run_id for firing in memory.firings.values()}
     for run in [r for r in runs.values() if r.state in (RUNNING, RETRY_PENDING) and r.id not in with_firing]:
-        _firing_from_folder(state, homes, run.id)
+        _firing_from_folder(memory, homes, run.id)
 
 
-def _firing_from_folder(state: RunnerState, homes: Homes, run_id: str) -> None:
+def _firing_from_folder(memory: RunnerState, homes: Homes, run_id: str) -> None:
     """A run the book has no firing for: rebuilt from its attempt's folder (the failed one's, for
     a run waiting for its next attempt), or, when it never had one, canceled."""
-    run = state.controller.state.runs[run_id]
+    run = memory.controller.state.runs[run_id]
     key = RunKey(run.job, run.scheduled_for, run.attempt)
-    backfill = state.controller.state.jobs[run.job].state.backfill
+    backfill = memory.controller.state.jobs[run.job].state.backfill
     home = None if backfill is None or backfill.running != run.id else f"{BACKFILL_DIR}/{backfill.request}"
     request = _request(homes, home, key)
     if request is None and run.state == RETRY_PENDING:
@@ -57,9 +57,9 @@ def _firing_from_folder(state: RunnerState, homes: Homes, run_id: str) -> None:
         request = ended.request if ended is not None else None
     if isinstance(request, dict) and isinstance(request.get("command"), list):
         manual, of_backfill = origin_of(home)
-        pending = next((p for p in state.controller.state.jobs[run.job].state.pending_retries
+        pending = next((p for p in memory.controller.state.jobs[run.job].state.pending_retries
                         if p.run_id == run.id), None)
-        state.firings[run.id] = Firing(run.id, run.job, run.scheduled_for, request.get("reason") or SCHEDULED,
+        memory.firings[run.id] = Firing(run.id, run.job, run.scheduled_for, request.get("reason") or SCHEDULED,
                                        request["command"], request.get("args") or [], request.get("env") or {},
                                        start_at=run.scheduled_for * 60, attempt=run.attempt, manual=manual,
                                        backfill=of_backfill, cwd=request.get("cwd"),
@@ -67,8 +67,8 @@ def _firing_from_folder(state: RunnerState, homes: Homes, run_id: str) -> None:
                                        backoff_limit=request.get("backoff_limit") or 0,
                                        retry_due=None if pending is None else pending.due)
         return
-    state.controller.drop(run.id)
-    remember(state, run.job, {**unrun(SCHEDULED, run.scheduled_for, CANCELED, run.launched_at, note=LOST_FIRING),
+    memory.controller.drop(run.id)
+    remember(memory, run.job, {**unrun(SCHEDULED, run.scheduled_for, CANCELED, run.launched_at, note=LOST_FIRING),
                               "run": run.id})
 
 

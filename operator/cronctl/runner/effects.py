@@ -83,9 +83,9 @@ Effect = Union[Say, Start, Stop, SetAside, RemovePause, WritePause]
 class Out:
     """The effects a step collects, in order."""
 
-    def __init__(self, state: RunnerState) -> None:
+    def __init__(self, memory: RunnerState) -> None:
         self.effects: list[Effect] = []
-        self._noticed = state.noticed
+        self._noticed = memory.noticed
 
     def add(self, effect: Effect) -> None:
         self.effects.append(effect)

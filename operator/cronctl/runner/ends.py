@@ -32,57 +32,57 @@ class Report:
     acknowledge: bool = True
 
 
-def record_ends(state: RunnerState, reports: list[Report], now: int, out: Out) -> bool:
+def record_ends(memory: RunnerState, reports: list[Report], now: int, out: Out) -> bool:
     for report in reports:
-        firing = running_firing(state, report.home, report.end.key)
+        firing = running_firing(memory, report.home, report.end.key)
         if firing is not None:
-            end_attempt(state, firing, report.end, now, out)
+            end_attempt(memory, firing, report.end, now, out)
         if report.acknowledge:
-            state.to_acknowledge.append((report.home, report.end.key))
+            memory.to_acknowledge.append((report.home, report.end.key))
     return bool(reports)
 
 
-def running_firing(state: RunnerState, home: str | None, key: RunKey) -> Firing | None:
+def running_firing(memory: RunnerState, home: str | None, key: RunKey) -> Firing | None:
     """The firing whose current attempt is ``key`` in that executor's folder; None for an end
     recorded before (reported again after a restart: the book already moved on) or of a run
     the book does not know."""
-    return next((f for f in state.firings.values()
+    return next((f for f in memory.firings.values()
                  if f.home == home and f.key == key and f.retry_due is None), None)
 
 
-def end_attempt(state: RunnerState, firing: Firing, end: Ended, now: int, out: Out) -> None:
+def end_attempt(memory: RunnerState, firing: Firing, end: Ended, now: int, out: Out) -> None:
     """An attempt ended: the firing waits for its next attempt, or its run is over."""
     if firing.slot is not None:  # None: the restarted runner had not started it again yet
-        state.slots.release(firing.slot)
+        memory.slots.release(firing.slot)
         firing.slot = None
     firing.actual = firing.actual or end.started_at
-    retry_due = finish_attempt(state, firing, end.outcome, now)
+    retry_due = finish_attempt(memory, firing, end.outcome, now)
     said = how(end)
     if retry_due is not None:
         firing.retry_due = retry_due
-        attempts = attempts_of(state, firing.schedule, firing.attempt + 1)
+        attempts = attempts_of(memory, firing.schedule, firing.attempt + 1)
         out.say("retry", f"{firing.schedule}: {firing.run_id} attempt {firing.attempt}/{attempts} failed ({said}); "
-                         f"attempt {firing.attempt + 1}/{attempts} at {time_of(state, firing.schedule, retry_due)}",
+                         f"attempt {firing.attempt + 1}/{attempts} at {time_of(memory, firing.schedule, retry_due)}",
                 "warning", **facts(firing), outcome=FAILED, **end_facts(end), retry_at=nominal_iso(retry_due))
         return
-    del state.firings[firing.run_id]
+    del memory.firings[firing.run_id]
     outcome = end.outcome
-    if timed_out(state, firing):  # the core's verdict: its timeout came first
+    if timed_out(memory, firing):  # the core's verdict: its timeout came first
         outcome = TIMED_OUT
     row = entry(firing, outcome, now, firing.attempt)
     row.update(exit_code=end.exit_code, signal=end.signal)  # of its last attempt
     if end.note and not firing.note:
         row["note"] = end.note  # why it did not start, or was lost
-    remember(state, firing.schedule, row)
+    remember(memory, firing.schedule, row)
     note = f"; {firing.note}" if firing.note else ""
     out.say("ended", f"{firing.schedule}: {firing.run_id} {outcome} ({said}){note}",
             "info" if outcome == SUCCEEDED else "warning", **facts(firing), outcome=outcome, **end_facts(end))
 
 
-def finish_attempt(state: RunnerState, firing: Firing, outcome: str, now: int) -> int | None:
+def finish_attempt(memory: RunnerState, firing: Firing, outcome: str, now: int) -> int | None:
     """Tell the core how the firing's running attempt ended; the minute of its next
     attempt when the core retries it, else None (the run is over)."""
-    controller = state.controller
+    controller = memory.controller
     run = controller.state.runs.get(firing.run_id)
     if run is None or run.state != RUNNING or run.attempt != firing.attempt:
         return None  # the core ended it already (timed out, replaced)
@@ -94,6 +94,6 @@ def finish_attempt(state: RunnerState, firing: Firing, outcome: str, now: int) -
     return next(p.due for p in pending if p.run_id == run.id)
 
 
-def attempts_of(state: RunnerState, schedule: str, at_least: int) -> int:
-    job = state.controller.state.jobs.get(schedule)
+def attempts_of(memory: RunnerState, schedule: str, at_least: int) -> int:
+    job = memory.controller.state.jobs.get(schedule)
     return max(at_least, job.spec.options.retries + 1 if job is not None else at_least)

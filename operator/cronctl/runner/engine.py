@@ -88,7 +88,7 @@ class Runner:
         self.seconds = seconds or (lambda: minute() * 60 + time.time() % 60)
         self.say = say
         self.log_format = log_format
-        self.state = RunnerState(folder, SlotPool(workers), grace_seconds, base=Path(os.path.abspath(folder)))
+        self.memory = RunnerState(folder, SlotPool(workers), grace_seconds, base=Path(os.path.abspath(folder)))
         self.book = Book(folder)
         self.lock = RunnerLock(folder, runner_identity())
         self.homes = Homes(folder, max_log_bytes)  # each run stream's output capped at max_log_bytes
@@ -102,11 +102,11 @@ class Runner:
         self.echo = Echo(self._say_output) if echo else None  # --echo: the runs' output on this stream
 
     # What the step keeps, for the views and the tests that look at a runner.
-    controller = property(lambda self: self.state.controller)
-    firings = property(lambda self: self.state.firings)
-    journal = property(lambda self: self.state.journal)
-    slots = property(lambda self: self.state.slots)
-    definitions = property(lambda self: self.state.definitions)
+    controller = property(lambda self: self.memory.controller)
+    firings = property(lambda self: self.memory.firings)
+    journal = property(lambda self: self.memory.journal)
+    slots = property(lambda self: self.memory.slots)
+    definitions = property(lambda self: self.memory.definitions)
     executor = property(lambda self: self.homes.scheduled)
 
     # -- start ----------------------------------------------------------------------------
@@ -132,7 +132,7 @@ class Runner:
     def _load(self) -> None:
         loaded = self.book.load()
         self._unreadable = loaded.status is Status.UNREADABLE
-        out = Out(self.state)
+        out = Out(self.memory)
         if loaded.message:
             out.notice(loaded.message, "warning" if loaded.status is not Status.MISSING else "info")
         self.may_fire = loaded.may_fire
@@ -144,9 +144,9 @@ class Runner:
                 contents, problems = BookContents(), []
             for problem in problems:
                 out.notice(f"{self.book.path}: {problem}", "warning")
-            self.state.load(contents)
-            self.state.backfills_said = backfills_now(self.state)  # what a runner before this one said already
-            adopt(self.state, self.homes, out)
+            self.memory.load(contents)
+            self.memory.backfills_said = backfills_now(self.memory)  # what a runner before this one said already
+            adopt(self.memory, self.homes, out)
         self._carry_out(out.effects)
 
     # -- one turn ---------------------------------------------------------------------------
@@ -156,7 +156,7 @@ class Runner:
             self._load()
         if not self.may_fire:
             return
-        reading = self.intake.read(self.state, self.homes, self._late)
+        reading = self.intake.read(self.memory, self.homes, self._late)
         self._late = []
         for what, fault in reading.faults.items():
             if fault is None:
@@ -165,7 +165,7 @@ class Runner:
                 self._fault(what, fault)
         if self.echo is not None:
             self._echo_ended(reading.inputs.ends)  # before the lines that say they ended
-        stepped = step(reading.inputs, self.state)
+        stepped = step(reading.inputs, self.memory)
         self._carry_out(stepped.effects)
         if self.echo is not None:
             for run_dir, (run, schedule) in self._running().items():
@@ -176,7 +176,7 @@ class Runner:
     def _running(self) -> dict[Path, tuple[str, str]]:
         """The folders of the runs running now: (run, schedule) of each."""
         return {self.homes.of(f.home).run_dir(f.key): (f.run_id, f.schedule)
-                for f in self.state.firings.values() if f.slot is not None}
+                for f in self.memory.firings.values() if f.slot is not None}
 
     def _echo_ended(self, ends: list[Report]) -> None:
         """--echo: the rest of the output of each run that ended."""
@@ -235,7 +235,7 @@ class Runner:
         try:
             handle = executor.start(start.request)
         except OSError as error:
-            start_refused(self.state, start.run_id)
+            start_refused(self.memory, start.run_id)
             self._process_fault("start", start.request.schedule, start.run_id, error)
             return
         self._clear_fault(f"start {start.run_id}")
@@ -254,7 +254,7 @@ class Runner:
         except KeyError:  # no process was ever started for it (a book edited by hand)
             pass
         except OSError as error:
-            stop_refused(self.state, stop.run_id)
+            stop_refused(self.memory, stop.run_id)
             self._process_fault("stop", stop.schedule, stop.run_id, error)
             return
         self._clear_fault(f"stop {stop.run_id}")
@@ -273,7 +273,7 @@ class Runner:
         except FileNotFoundError:
             return
         except OSError as error:
-            self.state.left_broken.add(str(path))
+            self.memory.left_broken.add(str(path))
             self._say(Say(kind, f"{path}: {effect.why}; it cannot be moved aside ({error.strerror or error}), "
                                 "ignored", "warning", {"file": str(path)}))
             return
@@ -301,7 +301,7 @@ class Runner:
 
     def save(self) -> None:
         """Write the book (raises OSError as the file system does)."""
-        self.book.save(self.state.book())
+        self.book.save(self.memory.book())
 
     def _save_and_settle(self) -> None:
         """Save the book; once it is saved, acknowledge the ends and delete the trigger files
@@ -317,32 +317,32 @@ class Runner:
         self._unsaved = False
         if self._clear_fault("save"):
             self._say(Say("saved", f"the book {self.book.path} is saved again; nothing was lost"))
-        state = self.state
+        memory = self.memory
         keep: list[Any] = []
         ended: set[str] = set()
-        for home, key in state.to_acknowledge:
+        for home, key in memory.to_acknowledge:
             try:
                 self.homes.of(home).acknowledge(key)
                 ended.add(key.schedule)
             except OSError:
                 keep.append((home, key))  # said by the next save's fault, if the disk stays so
-        state.to_acknowledge = keep
+        memory.to_acknowledge = keep
         for schedule in sorted(ended):
             self._prune(schedule)
-        for name, path in list(state.taken.items()):
+        for name, path in list(memory.taken.items()):
             try:
                 path.unlink()
             except FileNotFoundError:
                 pass
             except OSError:
                 continue
-            del state.taken[name]
-        self.homes.close({f.home for f in state.firings.values() if f.home} | {h for h, _ in keep if h})
+            del memory.taken[name]
+        self.homes.close({f.home for f in memory.firings.values() if f.home} | {h for h, _ in keep if h})
 
     def _prune(self, schedule: str) -> None:
         """Delete the run folders retention drops (:mod:`.retention`)."""
         try:
-            for action in retention.plan(self.state, schedule, self.homes.opened()):
+            for action in retention.plan(self.memory, schedule, self.homes.opened()):
                 folder = self.folder / action.home if action.home is not None else self.folder
                 if isinstance(action, retention.RemoveHome):
                     if folder.is_dir():
@@ -378,11 +378,11 @@ class Runner:
     # -- the loop ---------------------------------------------------------------------------
 
     def waiting_reason(self) -> str | None:
-        return waiting_reason(self.state)
+        return waiting_reason(self.memory)
 
     def say_stopped(self) -> None:
         """The line for Ctrl-C: the runs that go on (under their wrappers) for the next runner."""
-        running = [f for f in self.state.firings.values() if f.slot is not None]
+        running = [f for f in self.memory.firings.values() if f.slot is not None]
         described = []
         for firing in running:
             try:

@@ -21,19 +21,19 @@ from .memory import RunnerState
 from .values import Pause, nominal_iso
 
 
-def pause_on_failures(state: RunnerState, now: int, out: Out) -> bool:
+def pause_on_failures(memory: RunnerState, now: int, out: Out) -> bool:
     """Pause the schedules whose runs just failed ``pauseOnFailures`` times in a row. Whether any."""
     paused = False
-    for name, job in state.controller.state.jobs.items():
+    for name, job in memory.controller.state.jobs.items():
         limit = job.spec.options.pause_on_failures
         if limit is None:
             continue
         streak = job.state.consecutive_failures
-        before, state.streaks[name] = state.streaks.get(name, streak), streak
-        if not pauses(limit, before, streak) or name in state.pauses:
+        before, memory.streaks[name] = memory.streaks.get(name, streak), streak
+        if not pauses(limit, before, streak) or name in memory.pauses:
             continue
         reason, since = pause_message(limit, streak), nominal_iso(now)
-        state.pauses[name] = Pause(reason, since)
+        memory.pauses[name] = Pause(reason, since)
         out.add(WritePause(name, reason, since))
         out.say("paused", f"{name}: {reason} with 'cronctl resume {name}'", "warning", schedule=name,
                 failures=streak, pause_on_failures=limit)

@@ -24,39 +24,39 @@ from .memory import RunnerState
 from .values import BY_COMMAND, Pause, Suspension, nominal_iso, pause_path, suspension_of
 
 
-def take_pauses(state: RunnerState, pauses: dict[str, Pause] | None) -> None:
+def take_pauses(memory: RunnerState, pauses: dict[str, Pause] | None) -> None:
     """The pause records as read (None: they could not be read, kept as last read)."""
     if pauses is not None:
-        state.pauses = pauses
+        memory.pauses = pauses
 
 
-def sync_suspensions(state: RunnerState, now: int, out: Out) -> bool:
+def sync_suspensions(memory: RunnerState, now: int, out: Out) -> bool:
     """Say each schedule that became suspended or resumed since the last step. Whether the
     book's ``manifests.suspended`` changed."""
-    jobs = state.controller.state.jobs
-    first, state.suspensions_read = not state.suspensions_read, True
+    jobs = memory.controller.state.jobs
+    first, memory.suspensions_read = not memory.suspensions_read, True
     suspended: dict[str, dict[str, Any]] = {
-        name: {"since": state.suspended.get(name, {}).get("since", None if first else now), "reason": reason}
-        for name, reason in state.by_manifest.items() if name in jobs}
-    for name in state.pauses:
+        name: {"since": memory.suspended.get(name, {}).get("since", None if first else now), "reason": reason}
+        for name, reason in memory.by_manifest.items() if name in jobs}
+    for name in memory.pauses:
         if name not in jobs:
-            out.notice(f"{pause_path(state.folder, name)}: no schedule named {name!r}; the pause record is "
+            out.notice(f"{pause_path(memory.folder, name)}: no schedule named {name!r}; the pause record is "
                        "ignored until a valid manifest defines it", "warning")
-    before, state.suspensions = state.suspensions, {}
+    before, memory.suspensions = memory.suspensions, {}
     for name in jobs:
         since = suspended.get(name, {}).get("since")
-        found = suspension_of(state.pauses.get(name), name in suspended, state.by_manifest.get(name),
+        found = suspension_of(memory.pauses.get(name), name in suspended, memory.by_manifest.get(name),
                               None if since is None else nominal_iso(since))
         if found is not None:
-            state.suspensions[name] = found
+            memory.suspensions[name] = found
     if not first:
-        for name, suspension in state.suspensions.items():
+        for name, suspension in memory.suspensions.items():
             if before.get(name) != suspension:
                 _say_suspended(name, suspension, out)
         for name, was in before.items():
-            if name not in state.suspensions and name in jobs:
-                _say_resumed(state, name, was, now, out)
-    changed, state.suspended = suspended != state.suspended, suspended
+            if name not in memory.suspensions and name in jobs:
+                _say_resumed(memory, name, was, now, out)
+    changed, memory.suspended = suspended != memory.suspended, suspended
     return changed
 
 
@@ -69,41 +69,41 @@ def _say_suspended(name: str, suspension: Suspension, out: Out) -> None:
             "warning" if suspension.problem else "info", schedule=name, **suspension.to_json())
 
 
-def _say_resumed(state: RunnerState, name: str, was: Suspension, now: int, out: Out) -> None:
-    job = state.controller.state.jobs[name]
+def _say_resumed(memory: RunnerState, name: str, was: Suspension, now: int, out: Out) -> None:
+    job = memory.controller.state.jobs[name]
     start = window_start(job.spec, job.state.last_schedule, now, job.state.not_before)
     next_fire = Timeline(job.spec.compiled, job.spec.created_at, job.spec.options.tz).next_after(start)
-    then = "it fires no more" if next_fire is None else f"next fire {time_of(state, name, next_fire)}"
+    then = "it fires no more" if next_fire is None else f"next fire {time_of(memory, name, next_fire)}"
     out.say("resumed", f"{name}: resumed (it was suspended {was.describe()}); {then}", schedule=name,
             was=was.to_json(), next=None if next_fire is None else nominal_iso(next_fire))
 
 
-def hold(state: RunnerState, switched_off: bool, now: int, out: Out) -> bool:
+def hold(memory: RunnerState, switched_off: bool, now: int, out: Out) -> bool:
     """Hold the schedules that fire nothing now; those no longer held take up their backfills.
     Whether any schedule's state changed."""
-    if switched_off != state.switched_off:
+    if switched_off != memory.switched_off:
         if switched_off:
             out.say("switch", f"the node switch is off ({SWITCH_OFF_FILE} exists): no schedule fires, manual "
                               "triggers included, and the time it is off counts no missed run", switch="off")
-        elif state.switched_off is not None:
+        elif memory.switched_off is not None:
             out.say("switch", "the node switch is on again: the schedules fire", switch="on")
-        state.switched_off = switched_off
-    controller = state.controller
+        memory.switched_off = switched_off
+    controller = memory.controller
     jobs = controller.state.jobs
-    names = list(jobs) if switched_off else [n for n in (*state.held, *state.suspensions) if n in jobs]
+    names = list(jobs) if switched_off else [n for n in (*memory.held, *memory.suspensions) if n in jobs]
     held = False
     for name in names:
         held |= controller.hold(now, name)
-    released, state.holding = state.holding - set(names), set(names)
+    released, memory.holding = memory.holding - set(names), set(names)
     for name in sorted(released & set(jobs)):
         controller.wake(now, name)  # its backfill under way goes on at this step
     return held
 
 
-def why_holding(state: RunnerState, name: str) -> str:
+def why_holding(memory: RunnerState, name: str) -> str:
     """Why a held schedule fires nothing."""
-    if state.switched_off:
+    if memory.switched_off:
         return f"the node switch is off ({SWITCH_OFF_FILE} exists)"
-    if name in state.held:
+    if name in memory.held:
         return "its manifest is invalid"
     return "the schedule is suspended"

@@ -53,12 +53,12 @@ class Intake:
         self.manifests = ManifestFolder(folder)
         self.pauses = PauseFolder(folder)
 
-    def read(self, state: RunnerState, homes: Homes, late: list[Report]) -> Reading:
+    def read(self, memory: RunnerState, homes: Homes, late: list[Report]) -> Reading:
         """This turn's inputs; ``late``: ends found for firings started again after a restart."""
         faults: dict[str, str | None] = {}
-        skip = set(state.taken) | state.left_broken
+        skip = set(memory.taken) | memory.left_broken
         inputs = Inputs(minute=self.minute(), second=self.seconds(),
-                        manifests=self._manifests(state, faults), pauses=self._pauses(faults),
+                        manifests=self._manifests(memory, faults), pauses=self._pauses(faults),
                         switched_off=(self.folder / SWITCH_OFF_FILE).exists(),
                         triggers=[t for p in self._files(TRIGGERS_DIR, skip) if (t := _trigger(p)) is not None],
                         backfills=[r for p in self._files(backfills.BACKFILLS_DIR, skip)
@@ -66,9 +66,9 @@ class Intake:
                         ends=self._ends(homes, faults) + late)
         return Reading(inputs, faults)
 
-    def _manifests(self, state: RunnerState, faults: dict[str, str | None]) -> Scan | None:
+    def _manifests(self, memory: RunnerState, faults: dict[str, str | None]) -> Scan | None:
         try:
-            loaded, changed = self.manifests.scan(state.sources)
+            loaded, changed = self.manifests.scan(memory.sources)
         except OSError as error:
             faults["manifests"] = (f"cannot read the manifests in {self.folder}: {error.strerror or error}; "
                                    "the schedules go on as last read")

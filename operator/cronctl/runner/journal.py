@@ -39,8 +39,8 @@ def unrun(reason: str, nominal: int, outcome: str, now: int, **more: Any) -> dic
             "finished": now, **more}
 
 
-def remember(state: RunnerState, schedule: str, row: dict[str, Any]) -> None:
-    rows = state.journal.setdefault(schedule, [])
+def remember(memory: RunnerState, schedule: str, row: dict[str, Any]) -> None:
+    rows = memory.journal.setdefault(schedule, [])
     rows.append(row)
     del rows[:-HISTORY_LIMIT]
 
@@ -52,14 +52,14 @@ def facts(firing: Firing) -> dict[str, Any]:
             "backfill": firing.backfill}
 
 
-def zone(state: RunnerState, schedule: str) -> AnyZone | None:
-    job = state.controller.state.jobs.get(schedule)
+def zone(memory: RunnerState, schedule: str) -> AnyZone | None:
+    job = memory.controller.state.jobs.get(schedule)
     return job.spec.options.tz if job is not None else None
 
 
-def time_of(state: RunnerState, schedule: str, minute: int) -> str:
+def time_of(memory: RunnerState, schedule: str, minute: int) -> str:
     """A schedule time as its lines show it: UTC, and the schedule's zone with its offset."""
-    found = zone(state, schedule)
+    found = zone(memory, schedule)
     return both_times(minute, found) if found is not None else nominal_iso(minute)
 
 

@@ -27,115 +27,115 @@ from .stops import CANCELED, STOPPED, stop_or_drop
 from .values import nominal_iso
 
 
-def carry_out_tick(state: RunnerState, applied: list[Applied], now: int, out: Out) -> None:
+def carry_out_tick(memory: RunnerState, applied: list[Applied], now: int, out: Out) -> None:
     """A tick's decisions, schedule by schedule (the controller gives each schedule's together)."""
     for schedule, group in groupby(applied, key=lambda item: item.decision.job):
         items = list(group)
         for item in items:
             if item.news:
-                carry_out(state, item.decision, now, out)
-        keep_overflow(state, schedule, items, now, out)
+                carry_out(memory, item.decision, now, out)
+        keep_overflow(memory, schedule, items, now, out)
 
 
-def keep_overflow(state: RunnerState, schedule: str, items: list[Applied], now: int, out: Out) -> None:
+def keep_overflow(memory: RunnerState, schedule: str, items: list[Applied], now: int, out: Out) -> None:
     """Say an overflow once and keep it for status, with what its tick launched instead,
     until a later tick launches the schedule on time."""
     decisions = [item.decision for item in items]
     overflow = next((item for item in items if isinstance(item.decision, Overflow)), None)
     if overflow is None:
         if any(isinstance(d, Launch) and d.reason == SCHEDULED for d in decisions):
-            state.overflows.pop(schedule, None)
+            memory.overflows.pop(schedule, None)
         return
     assert isinstance(overflow.decision, Overflow)
     note = Overflowed.of(now, overflow.decision, decisions)
     if overflow.news:
-        state.overflows[schedule] = note.to_json()
-        out.say("overflow", f"{schedule}: {note.describe(zone(state, schedule) or UTC)}", "warning",
+        memory.overflows[schedule] = note.to_json()
+        out.say("overflow", f"{schedule}: {note.describe(zone(memory, schedule) or UTC)}", "warning",
                 schedule=schedule, limit=note.limit, dropped=note.dropped)
-    elif schedule in state.overflows and (note.launched or note.queued):
+    elif schedule in memory.overflows and (note.launched or note.queued):
         # The same overflow goes on, and this tick launches (the run that kept it waiting ended).
-        state.overflows[schedule].update(launched=note.launched, queued=note.queued, skipped=None)
+        memory.overflows[schedule].update(launched=note.launched, queued=note.queued, skipped=None)
 
 
 LOST_FIRING = "its firing was not in the book (an entry left out)"
 
 
-def carry_out(state: RunnerState, decision: object, now: int, out: Out, manual: str | None = None) -> None:
+def carry_out(memory: RunnerState, decision: object, now: int, out: Out, manual: str | None = None) -> None:
     if isinstance(decision, Launch):
-        launch(state, decision, now, manual)
+        launch(memory, decision, now, manual)
     elif isinstance(decision, Enqueue):
-        command = command_of(state, decision.job)
+        command = command_of(memory, decision.job)
         if command is not None:
-            state.snapshots[snapshot_key(decision.job, decision.scheduled_for)] = command
+            memory.snapshots[snapshot_key(decision.job, decision.scheduled_for)] = command
     elif isinstance(decision, Coalesce):
-        state.snapshots.pop(snapshot_key(decision.job, decision.scheduled_for), None)
-        remember(state, decision.job, unrun(SCHEDULED, decision.scheduled_for, "coalesced", now))
+        memory.snapshots.pop(snapshot_key(decision.job, decision.scheduled_for), None)
+        remember(memory, decision.job, unrun(SCHEDULED, decision.scheduled_for, "coalesced", now))
     elif isinstance(decision, Retry):
-        retry(state, decision, now)
+        retry(memory, decision, now)
     elif isinstance(decision, Replace):
-        replaced = state.firings.pop(decision.run_id, None)
+        replaced = memory.firings.pop(decision.run_id, None)
         if replaced is not None:  # its process, if it has one, is stopped; else it is canceled
-            stop_or_drop(state, replaced, STOPPED if replaced.slot is not None else CANCELED, now, out)
+            stop_or_drop(memory, replaced, STOPPED if replaced.slot is not None else CANCELED, now, out)
     elif isinstance(decision, Skip):
-        remember(state, decision.job, unrun(SCHEDULED, decision.scheduled_for, "skipped", now))
-        out.say("skipped", f"{decision.job}: skipped {time_of(state, decision.job, decision.scheduled_for)} "
+        remember(memory, decision.job, unrun(SCHEDULED, decision.scheduled_for, "skipped", now))
+        out.say("skipped", f"{decision.job}: skipped {time_of(memory, decision.job, decision.scheduled_for)} "
                            "(Forbid: a run is active)", schedule=decision.job,
                 nominal=nominal_iso(decision.scheduled_for), outcome="skipped")
 
 
-def launch(state: RunnerState, decision: Launch, now: int, manual: str | None = None) -> None:
+def launch(memory: RunnerState, decision: Launch, now: int, manual: str | None = None) -> None:
     """A firing for the launch, with the command of the moment its time became due."""
-    backfill = backfill_of(state, decision)
+    backfill = backfill_of(memory, decision)
     command = None if backfill is not None else \
-        state.snapshots.pop(snapshot_key(decision.job, decision.scheduled_for), None)
+        memory.snapshots.pop(snapshot_key(decision.job, decision.scheduled_for), None)
     if command is None:
-        command = command_of(state, decision.job)
+        command = command_of(memory, decision.job)
     if command is None:  # held invalid since before a restart: nothing to run it with
-        state.controller.drop(decision.run_id)
-        remember(state, decision.job, {**unrun(decision.reason, decision.scheduled_for, CANCELED, now),
+        memory.controller.drop(decision.run_id)
+        remember(memory, decision.job, {**unrun(decision.reason, decision.scheduled_for, CANCELED, now),
                                        "run": decision.run_id, "note": "no valid manifest to run it with"})
         return
     command.pop("reason", None)  # a book written before launches carried their reason has it here
     firing = Firing(decision.run_id, decision.job, decision.scheduled_for, decision.reason, **command,
                     manual=manual, backfill=backfill)
-    firing.start_at = start_time(state.controller.state.jobs[decision.job].spec, decision)
-    state.firings[decision.run_id] = firing
+    firing.start_at = start_time(memory.controller.state.jobs[decision.job].spec, decision)
+    memory.firings[decision.run_id] = firing
 
 
-def retry(state: RunnerState, decision: Retry, now: int) -> None:
+def retry(memory: RunnerState, decision: Retry, now: int) -> None:
     """The core retries a run: its firing takes the next attempt and waits for a slot. A run
     with no firing (lost with a book entry that did not read, and no folder to rebuild it
     from) cannot be retried: it leaves, recorded."""
-    firing = state.firings.get(decision.run_id)
+    firing = memory.firings.get(decision.run_id)
     if firing is not None:
         firing.attempt, firing.retry_due = decision.attempt, None
         return
-    run = state.controller.state.runs[decision.run_id]
-    state.controller.drop(run.id)
-    remember(state, run.job, {**unrun(SCHEDULED, run.scheduled_for, CANCELED, now, note=LOST_FIRING),
+    run = memory.controller.state.runs[decision.run_id]
+    memory.controller.drop(run.id)
+    remember(memory, run.job, {**unrun(SCHEDULED, run.scheduled_for, CANCELED, now, note=LOST_FIRING),
                               "run": run.id, "attempts": decision.attempt - 1})
 
 
-def backfill_of(state: RunnerState, decision: Launch) -> str | None:
+def backfill_of(memory: RunnerState, decision: Launch) -> str | None:
     """The request of the backfill a launch is a run of (None: not a backfill's)."""
     if decision.reason != BACKFILL:
         return None
-    backfill = state.controller.state.jobs[decision.job].state.backfill
+    backfill = memory.controller.state.jobs[decision.job].state.backfill
     return backfill.request if backfill is not None else decision.run_id
 
 
-def command_of(state: RunnerState, schedule: str) -> dict[str, Any] | None:
+def command_of(memory: RunnerState, schedule: str) -> dict[str, Any] | None:
     """What a run of the schedule runs now: its manifest's command, args, env, workingDir, deadline."""
-    definition = state.definitions.get(schedule)
+    definition = memory.definitions.get(schedule)
     if definition is None:
         return None
     command: dict[str, Any] = {"command": list(definition.command), "args": list(definition.args),
                                "env": dict(definition.env)}
     if definition.working_dir is not None:
-        command["cwd"] = str(state.run_folder / definition.working_dir)  # an absolute one stays as it is
+        command["cwd"] = str(memory.run_folder / definition.working_dir)  # an absolute one stays as it is
     if definition.active_deadline_seconds is not None:
         command["active_deadline_seconds"] = definition.active_deadline_seconds
-    job = state.controller.state.jobs.get(schedule)
+    job = memory.controller.state.jobs.get(schedule)
     if definition.backoff_limit and job is not None and not job.spec.options.retries:
         # With maxRetries each attempt is tried once, as the operator's Jobs are (backoffLimit 0).
         command["backoff_limit"] = definition.backoff_limit

@@ -39,42 +39,42 @@ class Scan:
     files: frozenset[str]  # the names of the folder's manifest files
 
 
-def sync_manifests(state: RunnerState, scan: Scan | None, now: int, out: Out) -> bool:
+def sync_manifests(memory: RunnerState, scan: Scan | None, now: int, out: Out) -> bool:
     """Add, edit, hold (invalid) or retire schedules where the folder changed (``scan`` None:
     the folder could not be read, the schedules go on as last read). Whether the book changed."""
-    if scan is None or (not scan.changed and state.judged):
+    if scan is None or (not scan.changed and memory.judged):
         return False
-    first, state.judged = not state.judged, True
+    first, memory.judged = not memory.judged, True
     everyone = image_notice(scan.loaded.definitions)
     for notice in scan.loaded.notices:
         if notice != everyone:
             out.notice(notice)
-    jobs = state.controller.state.jobs
-    sources = dict(state.sources)
-    verdict = state.judge(scan.loaded, {name: state.sources.get(name) for name in jobs}, set(scan.files))
-    changed = _load_valid(state, verdict, now)
-    _notice_images(state, verdict, out)
+    jobs = memory.controller.state.jobs
+    sources = dict(memory.sources)
+    verdict = memory.judge(scan.loaded, {name: memory.sources.get(name) for name in jobs}, set(scan.files))
+    changed = _load_valid(memory, verdict, now)
+    _notice_images(memory, verdict, out)
     gone = [name for name in jobs if name not in verdict.valid and name not in verdict.invalid]
     for name in gone:
-        retire(state, name, now, out)
-    state.by_manifest = {name: read.suspend_reason for name, (_, read) in verdict.valid.items() if read.suspend}
-    _sync_pools(state, scan.loaded, verdict, out)
-    state.held = {name: message for name, (_, message) in verdict.invalid.items() if name in jobs}
-    for name in state.held:
-        state.sources.setdefault(name, verdict.invalid[name][0].name)
+        retire(memory, name, now, out)
+    memory.by_manifest = {name: read.suspend_reason for name, (_, read) in verdict.valid.items() if read.suspend}
+    _sync_pools(memory, scan.loaded, verdict, out)
+    memory.held = {name: message for name, (_, message) in verdict.invalid.items() if name in jobs}
+    for name in memory.held:
+        memory.sources.setdefault(name, verdict.invalid[name][0].name)
     invalid: list[dict[str, Any]] = [{"file": str(file), "schedule": name, "message": message}
                                      for name, (file, message) in sorted(verdict.invalid.items())]
     invalid += [{"file": str(error.file), "schedule": None, "message": str(error)} for error in verdict.others]
-    _say_manifests(state, invalid, verdict, first, out)
-    news = invalid != state.invalid or state.sources != sources
-    state.invalid = invalid
+    _say_manifests(memory, invalid, verdict, first, out)
+    news = invalid != memory.invalid or memory.sources != sources
+    memory.invalid = invalid
     return changed or bool(gone) or news
 
 
-def _load_valid(state: RunnerState, verdict: Verdict, now: int) -> bool:
+def _load_valid(memory: RunnerState, verdict: Verdict, now: int) -> bool:
     """Add the valid schedules that are new, edit those that changed (later firings only);
     one that never fires is invalid. Whether any was added or edited."""
-    controller = state.controller
+    controller = memory.controller
     jobs = controller.state.jobs
     changed = False
     next_index = max((job.spec.index for job in jobs.values()), default=-1) + 1
@@ -87,31 +87,31 @@ def _load_valid(state: RunnerState, verdict: Verdict, now: int) -> bool:
                                                       "never fires")
             continue
         if job is None:
-            controller.add_job(spec, launched=last_number(state, name))  # run ids are never reused
+            controller.add_job(spec, launched=last_number(memory, name))  # run ids are never reused
             changed, next_index = True, next_index + 1
         else:
             changed |= controller.edit(spec)
-        state.definitions[name] = definition
-        state.sources[name] = definition.file.name
+        memory.definitions[name] = definition
+        memory.sources[name] = definition.file.name
     for name in [n for n in verdict.invalid if n in verdict.valid]:
         del verdict.valid[name]
     return changed
 
 
-def _notice_images(state: RunnerState, verdict: Verdict, out: Out) -> None:
+def _notice_images(memory: RunnerState, verdict: Verdict, out: Out) -> None:
     """Said once for each schedule, as it first loads: the runner runs no image."""
-    images = [d for name, (d, _) in verdict.valid.items() if d.image and name not in state.imaged]
+    images = [d for name, (d, _) in verdict.valid.items() if d.image and name not in memory.imaged]
     if images:
         out.notice(image_notice(images) or "")
-        state.imaged.update(d.name for d in images)
+        memory.imaged.update(d.name for d in images)
 
 
-def _say_manifests(state: RunnerState, invalid: list[dict[str, Any]], verdict: Verdict, first: bool,
+def _say_manifests(memory: RunnerState, invalid: list[dict[str, Any]], verdict: Verdict, first: bool,
                    out: Out) -> None:
     """A line for each manifest that became invalid (each one at the first reading),
     and for each that is valid again."""
-    jobs = state.controller.state.jobs
-    before = set() if first else {row["message"] for row in state.invalid}
+    jobs = memory.controller.state.jobs
+    before = set() if first else {row["message"] for row in memory.invalid}
     for row in invalid:
         if row["message"] in before:
             continue
@@ -122,57 +122,57 @@ def _say_manifests(state: RunnerState, invalid: list[dict[str, Any]], verdict: V
         else:
             then = "ignored"
         out.say("invalid", f"{row['message']} ({then})", "warning", schedule=row["schedule"], file=row["file"])
-    for row in state.invalid:
+    for row in memory.invalid:
         name = row["schedule"]
         if name in verdict.valid and name in jobs:
-            out.say("valid", f"{name}: the manifest {state.definitions[name].file} is valid again; "
+            out.say("valid", f"{name}: the manifest {memory.definitions[name].file} is valid again; "
                              "the schedule fires again", schedule=name)
 
 
-def _sync_pools(state: RunnerState, loaded: LoadedDefinitions, verdict: Verdict, out: Out) -> None:
+def _sync_pools(memory: RunnerState, loaded: LoadedDefinitions, verdict: Verdict, out: Out) -> None:
     """The folder's CronPools and the pool each schedule names; a line for a schedule whose
     pool is missing (its runs wait until the pool is in the folder), once."""
-    missing_before = {name for name, pool in state.pool_of.items() if pool not in state.pools}
-    state.pools = {name: pool.workers for name, pool in loaded.pools.items()}
-    state.pool_of = {name: read.pool for name, (_, read) in verdict.valid.items() if read.pool is not None}
-    for name, pool in sorted(state.pool_of.items()):
-        if pool not in state.pools and name not in missing_before:
+    missing_before = {name for name, pool in memory.pool_of.items() if pool not in memory.pools}
+    memory.pools = {name: pool.workers for name, pool in loaded.pools.items()}
+    memory.pool_of = {name: read.pool for name, (_, read) in verdict.valid.items() if read.pool is not None}
+    for name, pool in sorted(memory.pool_of.items()):
+        if pool not in memory.pools and name not in missing_before:
             out.say("pool", f"{name}: spec.pool: CronPool {pool!r} is not in the folder: its runs wait until it "
                             "is", "warning", schedule=name)
 
 
-def last_number(state: RunnerState, name: str) -> int:
+def last_number(memory: RunnerState, name: str) -> int:
     """The highest run number a schedule of this name had (a retired one, say), so that a
     new schedule of the name starts after it and no two runs share an id."""
     prefix = f"{name}-"
-    ids = [f.run_id for f in state.firings.values() if f.schedule == name]
-    ids += [row["run"] for row in state.journal.get(name, []) if row.get("run")]
+    ids = [f.run_id for f in memory.firings.values() if f.schedule == name]
+    ids += [row["run"] for row in memory.journal.get(name, []) if row.get("run")]
     numbers = [int(run_id[len(prefix):]) for run_id in ids
                if run_id.startswith(prefix) and run_id[len(prefix):].isdigit()]
     return max(numbers, default=0)
 
 
-def retire(state: RunnerState, name: str, now: int, out: Out) -> None:
+def retire(memory: RunnerState, name: str, now: int, out: Out) -> None:
     """The schedule's manifest is gone: its processes are stopped, its waiting firings
     canceled, each recorded, and the schedule leaves the controller."""
-    job = state.controller.retire(name)
-    paused = name in state.pauses
+    job = memory.controller.retire(name)
+    paused = name in memory.pauses
     stopping = []
-    for firing in [f for f in state.firings.values() if f.schedule == name]:
+    for firing in [f for f in memory.firings.values() if f.schedule == name]:
         firing.note = RETIRED_NOTE
         if firing.slot is None:
-            del state.firings[firing.run_id]
-            remember(state, name, entry(firing, CANCELED, now, firing.attempts_made))
+            del memory.firings[firing.run_id]
+            remember(memory, name, entry(firing, CANCELED, now, firing.attempts_made))
         else:
             stopping.append(firing.run_id)
             if firing.stopping is None:
-                ask_stop(state, firing, STOPPED, out)
+                ask_stop(memory, firing, STOPPED, out)
     for queued in job.state.queue:
-        remember(state, name, unrun(queued.reason, queued.nominal, CANCELED, now, note=RETIRED_NOTE))
-    _forget(state, name, now)
-    file = state.sources.pop(name, None)
+        remember(memory, name, unrun(queued.reason, queued.nominal, CANCELED, now, note=RETIRED_NOTE))
+    _forget(memory, name, now)
+    file = memory.sources.pop(name, None)
     what = f"stopping {', '.join(stopping)}" if stopping else "nothing was running"
-    path = pause_path(state.folder, name)
+    path = pause_path(memory.folder, name)
     out.add(RemovePause(name, path))  # as deleting a CronSchedule takes its spec.suspend along
     if paused:
         what += f"; its pause record {path} is deleted"
@@ -180,16 +180,16 @@ def retire(state: RunnerState, name: str, now: int, out: Out) -> None:
                        f"schedule renamed); {what}", schedule=name, file=file, stopping=stopping)
 
 
-def _forget(state: RunnerState, name: str, now: int) -> None:
+def _forget(memory: RunnerState, name: str, now: int) -> None:
     """What the runner kept of a retired schedule, but for its history (kept for the last few)."""
-    state.snapshots = {key: value for key, value in state.snapshots.items() if not key.startswith(f"{name}@")}
-    state.overflows.pop(name, None)
-    state.definitions.pop(name, None)
-    state.suspended.pop(name, None)
-    state.suspensions.pop(name, None)
-    state.pauses.pop(name, None)
-    state.retired = [row for row in state.retired if row["schedule"] != name]
-    state.retired.append({"schedule": name, "at": now})
-    del state.retired[:-RETIRED_LIMIT]
-    kept = set(state.controller.state.jobs) | {row["schedule"] for row in state.retired}
-    state.journal = {schedule: rows for schedule, rows in state.journal.items() if schedule in kept}
+    memory.snapshots = {key: value for key, value in memory.snapshots.items() if not key.startswith(f"{name}@")}
+    memory.overflows.pop(name, None)
+    memory.definitions.pop(name, None)
+    memory.suspended.pop(name, None)
+    memory.suspensions.pop(name, None)
+    memory.pauses.pop(name, None)
+    memory.retired = [row for row in memory.retired if row["schedule"] != name]
+    memory.retired.append({"schedule": name, "at": now})
+    del memory.retired[:-RETIRED_LIMIT]
+    kept = set(memory.controller.state.jobs) | {row["schedule"] for row in memory.retired}
+    memory.journal = {schedule: rows for schedule, rows in memory.journal.items() if schedule in kept}

@@ -89,16 +89,16 @@ class RunnerState:
                 "pools": {"workers": self.pools, "schedules": self.pool_of}}
 
 
-def start_refused(state: RunnerState, run_id: str) -> None:
+def start_refused(memory: RunnerState, run_id: str) -> None:
     """The process of a firing the step started could not start: it waits for a slot again."""
-    firing = state.firings.get(run_id)
+    firing = memory.firings.get(run_id)
     if firing is not None and firing.slot is not None:
-        state.slots.release(firing.slot)
+        memory.slots.release(firing.slot)
         firing.slot = None
 
 
-def stop_refused(state: RunnerState, run_id: str) -> None:
+def stop_refused(memory: RunnerState, run_id: str) -> None:
     """A stop the step asked for failed: the next step asks again."""
-    firing = state.firings.get(run_id)
+    firing = memory.firings.get(run_id)
     if firing is not None:
         firing.stopping = None

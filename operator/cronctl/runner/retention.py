@@ -36,40 +36,40 @@ class RemoveHome:
     home: str
 
 
-def plan(state: RunnerState, schedule: str, opened: set[str]) -> list[Prune | RemoveHome]:
+def plan(memory: RunnerState, schedule: str, opened: set[str]) -> list[Prune | RemoveHome]:
     """What to delete of a schedule's run folders now (``opened``: the executor folders in use)."""
-    job = state.controller.state.jobs.get(schedule)
+    job = memory.controller.state.jobs.get(schedule)
     if job is None:  # retired: its folders stay with its history
         return []
-    runs = state.controller.state.runs
+    runs = memory.controller.state.runs
     kept = {item.run_id for item in job.state.kept_succeeded + job.state.kept_failed} | set(job.state.active)
     keep = {RunKey(schedule, runs[run_id].scheduled_for) for run_id in kept if run_id in runs}
-    keep |= {RunKey(f.schedule, f.nominal) for f in state.firings.values() if f.schedule == schedule}
+    keep |= {RunKey(f.schedule, f.nominal) for f in memory.firings.values() if f.schedule == schedule}
     dealt_with = job.state.last_schedule if job.state.last_schedule is not None else job.spec.created_at
     actions: list[Prune | RemoveHome] = [Prune(None, schedule, frozenset(keep), through=dealt_with)]
-    return actions + _manual(state, schedule, kept, opened) + _backfills(state, schedule, kept)
+    return actions + _manual(memory, schedule, kept, opened) + _backfills(memory, schedule, kept)
 
 
-def _manual(state: RunnerState, schedule: str, kept: set[str], opened: set[str]) -> list[Prune | RemoveHome]:
-    in_flight = {f.manual for f in state.firings.values() if f.manual} | \
+def _manual(memory: RunnerState, schedule: str, kept: set[str], opened: set[str]) -> list[Prune | RemoveHome]:
+    in_flight = {f.manual for f in memory.firings.values() if f.manual} | \
         {home.partition("/")[2] for home in opened if home.startswith(f"{MANUAL_DIR}/")}
-    triggers = {row["trigger"]: row["run"] for row in state.journal.get(schedule, []) if row.get("trigger")}
+    triggers = {row["trigger"]: row["run"] for row in memory.journal.get(schedule, []) if row.get("trigger")}
     return [RemoveHome(f"{MANUAL_DIR}/{manual}") for manual, run_id in triggers.items()
             if manual not in in_flight and run_id not in kept]
 
 
-def _backfills(state: RunnerState, schedule: str, kept: set[str]) -> list[Prune | RemoveHome]:
+def _backfills(memory: RunnerState, schedule: str, kept: set[str]) -> list[Prune | RemoveHome]:
     """A backfill's runs share the folder of its request: the folders of those retention drops
     go, and the request's folder once none of its runs is left or in flight."""
     keep: dict[str, set[RunKey]] = {}
-    for row in state.journal.get(schedule, []):
+    for row in memory.journal.get(schedule, []):
         if row.get("backfill"):
             keys = keep.setdefault(f"{BACKFILL_DIR}/{row['backfill']}", set())
             if row["run"] in kept:
                 keys.add(RunKey(schedule, row["nominal"]))
-    in_flight = {f.home for f in state.firings.values() if f.backfill}
+    in_flight = {f.home for f in memory.firings.values() if f.backfill}
     actions: list[Prune | RemoveHome] = []
     for home, keys in keep.items():
-        keys |= {f.key for f in state.firings.values() if f.home == home}
+        keys |= {f.key for f in memory.firings.values() if f.home == home}
         actions.append(Prune(home, schedule, frozenset(keys), last=home not in in_flight and not keys))
     return actions

@@ -19,49 +19,49 @@ from .values import RunRequest
 from ..core.pool import admitted_across, seed_order
 
 
-def start_waiting(state: RunnerState, second: float, out: Out) -> bool:
-    waiting = [f for f in state.firings.values() if f.startable and f.start_at <= second]
+def start_waiting(memory: RunnerState, second: float, out: Out) -> bool:
+    waiting = [f for f in memory.firings.values() if f.startable and f.start_at <= second]
     started = False
-    chosen = admitted_across(state.slots.free_count, pool_room(state), waiting,
+    chosen = admitted_across(memory.slots.free_count, pool_room(memory), waiting,
                              lambda f: seed_order(f.nominal, f.schedule, f.attempt),
-                             lambda f: state.pool_of.get(f.schedule))
+                             lambda f: memory.pool_of.get(f.schedule))
     for firing in chosen:
-        slot = state.slots.acquire()
+        slot = memory.slots.acquire()
         if slot is None:  # not reached: admitted_across takes no more than the free slots
             break
         firing.slot = slot
         request = RunRequest(firing.schedule, firing.nominal, firing.command, firing.args, firing.env,
-                             firing.reason, firing.attempt, cwd=firing.cwd or str(state.run_folder),
+                             firing.reason, firing.attempt, cwd=firing.cwd or str(memory.run_folder),
                              active_deadline_seconds=firing.active_deadline_seconds,
                              backoff_limit=firing.backoff_limit)
         said = line("fired", f"{firing.schedule}: fired {firing.run_id} for "
-                             f"{time_of(state, firing.schedule, firing.nominal)} ({firing.reason}, attempt "
+                             f"{time_of(memory, firing.schedule, firing.nominal)} ({firing.reason}, attempt "
                              f"{firing.attempt}) on {slot}", **facts(firing), slot=slot)
         out.add(Start(firing.run_id, firing.home, request, said))
         started = True
     return started
 
 
-def pool_room(state: RunnerState) -> dict[str, int]:
+def pool_room(memory: RunnerState) -> dict[str, int]:
     """Each CronPool's free workers: its workers less the runs of its schedules that run."""
-    room = dict(state.pools)
-    for firing in state.firings.values():
-        pool = state.pool_of.get(firing.schedule)
+    room = dict(memory.pools)
+    for firing in memory.firings.values():
+        pool = memory.pool_of.get(firing.schedule)
         if firing.slot is not None and pool in room:
             room[pool] -= 1
     return room
 
 
-def waiting_reason(state: RunnerState) -> str | None:
+def waiting_reason(memory: RunnerState) -> str | None:
     """Why due firings wait (all workers busy; their pool's workers busy, or their pool
     missing), or None."""
-    startable = [f for f in state.firings.values() if f.startable]
-    if startable and state.slots.free_count == 0:
-        return state.slots.describe_wait()
-    room = pool_room(state)
-    for pool in sorted({state.pool_of[f.schedule] for f in startable if f.schedule in state.pool_of}):
+    startable = [f for f in memory.firings.values() if f.startable]
+    if startable and memory.slots.free_count == 0:
+        return memory.slots.describe_wait()
+    room = pool_room(memory)
+    for pool in sorted({memory.pool_of[f.schedule] for f in startable if f.schedule in memory.pool_of}):
         if pool not in room:
             return f"queued: {pool_missing(pool)}"
         if room[pool] <= 0:
-            return f"queued: {workers_busy(state.pools[pool] - room[pool], state.pools[pool], pool)}"
+            return f"queued: {workers_busy(memory.pools[pool] - room[pool], memory.pools[pool], pool)}"
     return None

@@ -56,7 +56,7 @@ from .pauses import remove_pause, write_pause
 from .requests import backfills_now
 from .slots import SlotPool
 from .starts import waiting_reason
-from .step import step
+from .step import step as decide  # the pure step; Runner.step is the whole turn
 from .values import pause_path
 from .wrapper import DEFAULT_MAX_LOG_BYTES
 
@@ -165,7 +165,7 @@ class Runner:
                 self._fault(what, fault)
         if self.echo is not None:
             self._echo_ended(reading.inputs.ends)  # before the lines that say they ended
-        stepped = step(reading.inputs, self.memory)
+        stepped = decide(reading.inputs, self.memory)
         self._carry_out(stepped.effects)
         if self.echo is not None:
             for run_dir, (run, schedule) in self._running().items():

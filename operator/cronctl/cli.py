@@ -460,7 +460,7 @@ def _local(args: argparse.Namespace) -> int:
 
     runner = Runner(args.folder, clock.minute, args.workers, say=say, seconds=clock.seconds,
                     log_format=args.log_format, max_log_bytes=args.max_log_bytes or DEFAULT_MAX_LOG_BYTES,
-                    echo=args.echo)
+                    echo=args.echo, one_read=True)
     if args.log_format == "text":
         say(f"cronctl: running the schedules of {args.folder} with {args.workers} worker slot(s); "
             "Ctrl-C or SIGTERM stops (the runs under way go on, and the next start adopts them)")

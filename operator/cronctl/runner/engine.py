@@ -78,7 +78,7 @@ class Runner:
     def __init__(self, folder: Path, minute: Callable[[], int], workers: int,
                  say: Callable[[str], None] = print, grace_seconds: float = 10.0,
                  seconds: Callable[[], float] | None = None, log_format: str = "text",
-                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES, echo: bool = False) -> None:
+                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES, echo: bool = False, one_read: bool = False) -> None:
         if log_format not in LOG_FORMATS:
             raise ValueError(f"log format {log_format!r}: must be one of {', '.join(LOG_FORMATS)}")
         self.folder = folder
@@ -92,7 +92,7 @@ class Runner:
         self.book = Book(folder)
         self.lock = RunnerLock(folder, runner_identity())
         self.homes = Homes(folder, max_log_bytes)  # each run stream's output capped at max_log_bytes
-        self.intake = Intake(folder, minute, self.seconds)
+        self.intake = Intake(folder, minute, self.seconds, one_read)  # one_read: minute and seconds are one clock
         self.may_fire = True
         self._unreadable = False  # the book could not be read: load it again at the next step
         self._read_only = False  # another runner held the lock when this one tried

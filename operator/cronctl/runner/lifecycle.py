@@ -45,10 +45,7 @@ def sync_manifests(memory: RunnerState, scan: Scan | None, now: int, out: Out) -
     if scan is None or (not scan.changed and memory.judged):
         return False
     first, memory.judged = not memory.judged, True
-    everyone = image_notice(scan.loaded.definitions)
-    for notice in scan.loaded.notices:
-        if notice != everyone:
-            out.notice(notice)
+    _pass_on_notices(scan.loaded, out)
     jobs = memory.controller.state.jobs
     sources = dict(memory.sources)
     verdict = memory.judge(scan.loaded, {name: memory.sources.get(name) for name in jobs}, set(scan.files))
@@ -59,16 +56,36 @@ def sync_manifests(memory: RunnerState, scan: Scan | None, now: int, out: Out) -
         retire(memory, name, now, out)
     memory.by_manifest = {name: read.suspend_reason for name, (_, read) in verdict.valid.items() if read.suspend}
     _sync_pools(memory, scan.loaded, verdict, out)
-    memory.held = {name: message for name, (_, message) in verdict.invalid.items() if name in jobs}
-    for name in memory.held:
-        memory.sources.setdefault(name, verdict.invalid[name][0].name)
-    invalid: list[dict[str, Any]] = [{"file": str(file), "schedule": name, "message": message}
-                                     for name, (file, message) in sorted(verdict.invalid.items())]
-    invalid += [{"file": str(error.file), "schedule": None, "message": str(error)} for error in verdict.others]
+    _hold_invalid(memory, verdict)
+    invalid = _invalid_records(verdict)
     _say_manifests(memory, invalid, verdict, first, out)
     news = invalid != memory.invalid or memory.sources != sources
     memory.invalid = invalid
     return changed or bool(gone) or news
+
+
+def _pass_on_notices(loaded: LoadedDefinitions, out: Out) -> None:
+    """Say what reading the folder noticed, but the image notice: ``_notice_images`` says it once."""
+    everyone = image_notice(loaded.definitions)
+    for notice in loaded.notices:
+        if notice != everyone:
+            out.notice(notice)
+
+
+def _hold_invalid(memory: RunnerState, verdict: Verdict) -> None:
+    """Hold the known schedules whose manifest turned invalid: they fire nothing until it is
+    fixed, and keep the file they were read from."""
+    jobs = memory.controller.state.jobs
+    memory.held = {name: message for name, (_, message) in verdict.invalid.items() if name in jobs}
+    for name in memory.held:
+        memory.sources.setdefault(name, verdict.invalid[name][0].name)
+
+
+def _invalid_records(verdict: Verdict) -> list[dict[str, Any]]:
+    """The book's records of what is invalid: each schedule's manifest, then what names no schedule."""
+    invalid: list[dict[str, Any]] = [{"file": str(file), "schedule": name, "message": message}
+                                     for name, (file, message) in sorted(verdict.invalid.items())]
+    return invalid + [{"file": str(error.file), "schedule": None, "message": str(error)} for error in verdict.others]
 
 
 def _load_valid(memory: RunnerState, verdict: Verdict, now: int) -> bool:

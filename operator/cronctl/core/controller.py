@@ -26,7 +26,7 @@ from .errors import Code, CronctlError
 from .retention import history_order
 from .schedule import Timeline, never_fires
 from .spec import JobSpec, read_bulk, read_job
-from .window import within_run_limit
+from .upcoming import upcoming
 from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
 from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, decide, expiry, manual_launch
 from .transitions import Applied, apply, apply_tick, hold
@@ -415,8 +415,7 @@ class Controller:
         job = self.find_job(name)
         clock = self.state.clock
         assert clock is not None
-        next_fire = within_run_limit(job.spec.options.max_runs, job.state.scheduled_runs,
-                                     self._timelines[job.spec.name].next_after(clock))
+        next_fire = upcoming(job.spec, job.state, self._timelines[job.spec.name], clock).fires
         return JobStatus(job.state.last_schedule, next_fire, list(job.state.active), job.state.launched)
 
     def history(self, name: object) -> list[Run]:

@@ -35,7 +35,10 @@ it), in this order, each applied to the state:
 10. what the job says of missed schedules: the overflow to report (once per
     outage, ``apply_tick``), whether a firing was launched on time, and, for a
     driver that does not stage, the times a launch passed over
-    (``passed_over``; a staging driver reports each staged firing it gives up).
+    (``passed_over``; a staging driver reports each staged firing it gives up);
+11. what it fires next (``upcoming``): its next time, whether it ended, and
+    that time unless it is held or ended, so the driver shows it without
+    asking again.
 
 The driver turns the result into its effects (Jobs, Events, a status) and
 decides nothing itself.
@@ -56,6 +59,7 @@ from .staging import DELETE, RELEASE, Fate, next_staging, staged_fate, to_stage
 from .state import RETRY_PENDING, Backfill, JobState
 from .tick import Decision, Launch, Overflow, Replace, decide, manual_launch, start_time
 from .transitions import Applied, apply, apply_tick, hold
+from .upcoming import Upcoming, upcoming
 
 
 class StagedSeen(NamedTuple):
@@ -113,6 +117,7 @@ class Reconciled:
     backfill_running: str | None = None  # the key of its run in progress
     backfill_finished: bool = False  # every run of it launched and ended
     paused: bool = False  # a run's failure made pauseOnFailures pause the job (failures.py)
+    upcoming: Upcoming = Upcoming(None, None, None)  # what the job fires next, as every driver shows it
 
     def launched(self, decision: Launch) -> Launched:
         """How the tick's ``decision`` is carried out."""
@@ -164,6 +169,7 @@ def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, no
         _manual(spec, state, now, second, key, known, result)
     _held(seen, result, second)
     result.wake_at = _wake_at(spec, state, seen, result, wake_at, now)
+    result.upcoming = upcoming(spec, state, timeline, now, held=seen.suspended)
     return result
 
 

@@ -87,7 +87,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
         pause = pause._replace(pause=pauses.began(now, observed.state.consecutive_failures))
         context.spec = spec = pauses.paused(spec, pause.pause)
     missed = _carry_out(context, result, trigger, asked)
-    new_status = status_of(context, missed)
+    new_status = status_of(context, missed, result.upcoming)
     new_status["lastTrigger"] = trigger if trigger is not None else status.get("lastTrigger")
     new_status["backfill"] = (asked.entry if result.backfill is None else
                               backfills.entry(result.backfill, result.backfill_running, result.backfill_finished,

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, NamedTuple
 
-from ..core.window import END_TIME_REACHED, MAX_RUNS_REACHED, ended_reason, remaining_runs
+from ..core.upcoming import Upcoming
+from ..core.window import END_TIME_REACHED, MAX_RUNS_REACHED, remaining_runs
 from ..manifest import SpecError
 from . import refusals
 from .context import Context
@@ -38,14 +39,12 @@ class Missed(NamedTuple):
     on_time: bool = False  # a firing launched for its own minute, past no overflow
 
 
-def status_of(context: Context, missed: Missed) -> dict[str, Any]:
+def status_of(context: Context, missed: Missed, upcoming: Upcoming) -> dict[str, Any]:
+    """``upcoming``: what the core said the job fires next (``core.upcoming``, in its reconcile's result)."""
     spec, state, observed = context.spec, context.observed.state, context.observed
-    generation, now = context.generation, context.now
-    previous = context.old_status.get("conditions") or []
+    generation, previous = context.generation, context.old_status.get("conditions") or []
     options = spec.job.options
-    next_time = context.timeline.next_after(now)
-    ended = ended_reason(options.window, options.max_runs, state.scheduled_runs, next_time)
-    next_fire = None if spec.suspend or ended or context.deleting else next_time
+    ended, next_fire = upcoming.ended, upcoming.fires
     left = remaining_runs(options.max_runs, state.scheduled_runs)
     history = sorted((observed.runs[item.run_id] for item in state.kept_succeeded + state.kept_failed),
                      key=lambda run: (run.finished, run.number))

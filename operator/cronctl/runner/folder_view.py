@@ -23,6 +23,7 @@ from ..core.schedule import Timeline
 from ..core.spec import JobSpec
 from ..core.state import Backfill, ControllerState, Job
 from ..core.times import format_time
+from ..core.upcoming import upcoming
 from ..core.window import ended_reason, remaining_runs
 from ..core.zones import AnyZone
 from ..manifest import API_VERSION, KIND, read_manifest
@@ -289,7 +290,7 @@ def _schedule_view(book: Decoded, job: Job, pauses: dict[str, Pause], invalid: b
     spec = job.spec
     mine = [f for f in book.firings if f.schedule == spec.name]
     view = ScheduleView(spec, job.state.last_schedule,
-                        timeline_of(spec).next_after(book.state.clock or spec.created_at),
+                        upcoming(spec, job.state, timeline_of(spec), book.state.clock or spec.created_at).time,
                         skipped=job.state.skipped,
                         running=[f for f in mine if f.slot is not None],
                         queued=[f for f in mine if f.startable],

@@ -51,7 +51,7 @@ from typing import Any, Iterator, Mapping, Sequence, TextIO
 from .core.controller import Controller
 from .core.errors import CronctlError
 from .core.every import is_every
-from .core.schedule import IntervalExpression, Timeline, parse_seed_expression
+from .core.schedule import IntervalExpression, parse_seed_expression
 from .core.spec import HARNESS_POLICIES, MAX_BULK, MAX_NAME_LENGTH, JobSpec, check_name
 from .core.state import RUNNING
 from .core.tick import Launch, Overflow, Replace, Skip
@@ -366,7 +366,7 @@ def create(fleet: Fleet, now: int, policy: str | None = None) -> tuple[Controlle
             job = read_spec(manifest, now).job
         except SpecError as error:  # the checks above leave nothing for it to refuse
             raise FleetError(error.field.removeprefix("spec."), error.message.partition(": ")[2]) from None
-        if not Timeline(job.compiled, now, job.options.tz).fires:
+        if not job.timeline(now).fires:
             raise FleetError(f"schedules[{i}]", f"{_show(fleet.schedules[i])} never fires within 8 years "
                                                 f"after {format_time(now)}")
         specs.append(job)

@@ -56,7 +56,7 @@ def range_timeline(spec: JobSpec, start: int) -> Timeline:
         anchor = min(anchor, start - 1)
     elif anchor >= start:
         anchor -= -(-(anchor - start + 1) // period) * period
-    return Timeline(spec.compiled, anchor, spec.options.tz)
+    return spec.timeline(anchor)
 
 
 _LONGEST_PERIOD = 10 * 366 * 24 * 60  # minutes: anchors carried back further than this are not

@@ -426,7 +426,7 @@ class Controller:
     # -- indexes ------------------------------------------------------------------
 
     def _timeline_for(self, spec: JobSpec) -> Timeline:
-        return Timeline(spec.compiled, spec.created_at, spec.options.tz)
+        return spec.timeline()
 
     def _set_wake(self, spec: JobSpec, wake_at: int | None) -> None:
         self._wake[spec.name] = wake_at

@@ -179,6 +179,11 @@ class JobSpec:
         """The same without the window: whether the expressions fire at all, a window aside."""
         return self._compiled(Window())
 
+    def timeline(self, anchor: int | None = None) -> Timeline:
+        """Its schedule times, counted from ``anchor`` (its creation by default): the one way every
+        driver builds them."""
+        return Timeline(self.compiled, self.created_at if anchor is None else anchor, self.options.tz)
+
     def fires_from(self, anchor: int) -> bool:
         """Whether its expressions have a time after ``anchor``, its window aside: a job whose
         window has closed (or not opened within the horizon) has ended; it is not invalid."""

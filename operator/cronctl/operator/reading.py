@@ -57,7 +57,7 @@ def read_schedule(schedule: Mapping[str, Any], anchor: int) -> tuple[ScheduleSpe
     read = _readings.get(key)
     if read is None:
         spec = read_spec(schedule, anchor)
-        timeline = Timeline(spec.job.compiled, anchor, spec.job.options.tz)
+        timeline = spec.job.timeline(anchor)
         if not timeline.fires and not spec.job.fires_from(anchor):
             field = "spec.schedules" if "schedules" in schedule.get("spec", {}) else "spec.schedule"
             raise SpecError(field, f"{spec.job.compiled.text!r} never fires within 8 years "

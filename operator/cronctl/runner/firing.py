@@ -23,7 +23,6 @@ import jsonschema
 
 from ..core.dst import DaylightSaving
 from ..core.errors import CronctlError
-from ..core.schedule import Timeline
 from ..core.spec import Policy
 from ..core.state import (FAILED, RETRY_PENDING, RUNNING, STATE_VERSION, SUCCEEDED, TIMED_OUT, ControllerState,
                           Job, Run)
@@ -260,7 +259,7 @@ def _read_jobs(items: list[Any], state: ControllerState, problems: list[str]) ->
             continue
         try:
             job = Job.from_json(item)
-            Timeline(job.spec.compiled, job.spec.created_at, job.spec.options.tz)
+            job.spec.timeline()
         except (TypeError, ValueError, KeyError, CronctlError) as error:
             problems.append(f"{where} ({item.get('name')}): {error}; left out")
             continue

@@ -169,7 +169,7 @@ def decode(folder: Path, data: dict[str, Any]) -> Decoded:
 
 
 def timeline_of(spec: JobSpec) -> Timeline:
-    return Timeline(spec.compiled, spec.created_at, spec.options.tz)
+    return spec.timeline()
 
 
 def wall_minute() -> int:

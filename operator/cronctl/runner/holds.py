@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.schedule import Timeline
 from ..core.tick import window_start
 from .effects import Out
 from .firing import SWITCH_OFF_FILE
@@ -72,7 +71,7 @@ def _say_suspended(name: str, suspension: Suspension, out: Out) -> None:
 def _say_resumed(memory: RunnerState, name: str, was: Suspension, now: int, out: Out) -> None:
     job = memory.controller.state.jobs[name]
     start = window_start(job.spec, job.state.last_schedule, now, job.state.not_before)
-    next_fire = Timeline(job.spec.compiled, job.spec.created_at, job.spec.options.tz).next_after(start)
+    next_fire = job.spec.timeline().next_after(start)
     then = "it fires no more" if next_fire is None else f"next fire {time_of(memory, name, next_fire)}"
     out.say("resumed", f"{name}: resumed (it was suspended {was.describe()}); {then}", schedule=name,
             was=was.to_json(), next=None if next_fire is None else nominal_iso(next_fire))

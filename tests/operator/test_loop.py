@@ -501,6 +501,7 @@ def test_a_namespace_being_terminated_is_logged_not_said_on_the_schedule(caplog:
             scheduler._failed(("team-a", "sync"), refused_error(terminating))
     assert cluster.said == []
     assert len(caplog.records) == 1 and caplog.records[0].exc_info is None
+    assert METRICS.schedules_refused._value.get() == 0  # no alert for a namespace going away
 
 
 def test_an_api_servers_answer_that_is_no_refusal_is_one_line_without_a_traceback(

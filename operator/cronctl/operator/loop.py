@@ -321,14 +321,14 @@ class Scheduler:
         """A write the API server refused: counted, said in the log once a streak, and on the schedule
         (``Cluster.say_refusal``) unless its namespace is being terminated (the schedule goes next)."""
         METRICS.refusals.labels(refusal.verb, refusal.resource, refusal.reason).inc()
-        if key not in self._refused_now:
-            self._refused_now.add(key)
-            METRICS.schedules_refused.set(len(self._refused_now))
         if first:
             log.warning("%s/%s: the API server refused a write (%s %s): %s; trying again until it is let through",
                         *key, refusal.code, refusal.reason, refusal.said())
-        if refusal.terminating:
+        if refusal.terminating:  # not a refusal to alert on: the namespace's controller deletes the schedule
             return
+        if key not in self._refused_now:
+            self._refused_now.add(key)
+            METRICS.schedules_refused.set(len(self._refused_now))
         schedule = self.cluster.schedule(*key)
         if schedule is None:
             return

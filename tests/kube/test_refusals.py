@@ -173,22 +173,31 @@ def test_a_job_create_past_an_exhausted_quota_is_said_on_the_schedule_and_runs_o
                                   ["exceeded quota: jobs", "limited: count/jobs.batch=0"], "Forbidden")
 
 
+def hold_with_a_finalizer(cp: Any, namespace: str, name: str) -> None:
+    kubectl(cp, "patch", "cronschedule", name, "-n", namespace, "--type=merge",
+            "-p", '{"metadata": {"finalizers": ["backup.example.com/hold"]}}')
+
+
+def let_go(cp: Any, namespace: str, name: str) -> None:
+    kubectl(cp, "patch", "cronschedule", name, "-n", namespace, "--type=merge", "-p", '{"metadata": {"finalizers": null}}')
+
+
 def test_a_schedule_held_by_a_finalizer_while_deleted_launches_nothing(
         control_plane: Any, operator: Operator, cluster: Cluster, namespace: str) -> None:
     cluster.apply(schedule_manifest("held", "* * * * *"))
-    wait_for("the schedule is read", ready(cluster, "held"))
-    kubectl(control_plane, "patch", "cronschedule", "held", "-n", namespace, "--type=merge",
-            "-p", '{"metadata": {"finalizers": ["backup.example.com/hold"]}}')
+    cluster.apply(schedule_manifest("beside", "* * * * *"))  # shows when the operator has looked at a minute
+    wait_for("the schedules are read", lambda: ready(cluster, "held")() and ready(cluster, "beside")())
+    hold_with_a_finalizer(control_plane, namespace, "held")
     kubectl(control_plane, "delete", "cronschedule", "held", "-n", namespace, "--wait=false")
     wait_for("Ready says it is being deleted", lambda: ready_condition(cluster, "held").get("reason") == "Deleting")
     assert "backup.example.com/hold" in ready_condition(cluster, "held")["message"]
     for minute in ("2024-03-01T00:01", "2024-03-01T00:02"):
         operator.set_clock(minute)
-        time.sleep(1.5)  # the operator's look at the minute (its clock file is read every 0.2 s)
+        wait_for(f"{minute} launched beside it", lambda minute=minute: job_of("beside", minute) in cluster.job_names(
+            "beside"))
         assert cluster.job_names("held") == []
     assert "Traceback" not in operator.log()
-    kubectl(control_plane, "patch", "cronschedule", "held", "-n", namespace, "--type=merge",
-            "-p", '{"metadata": {"finalizers": null}}')
+    let_go(control_plane, namespace, "held")
 
 
 def test_a_schedule_created_while_no_operator_ran_runs_its_first_minute(
@@ -216,16 +225,15 @@ def test_a_schedule_held_in_a_terminating_namespace_launches_nothing_and_logs_no
         control_plane: Any, operator: Operator, cluster: Cluster, namespace: str) -> None:
     cluster.apply(schedule_manifest("left", "* * * * *"))
     wait_for("the schedule is read", ready(cluster, "left"))
-    kubectl(control_plane, "patch", "cronschedule", "left", "-n", namespace, "--type=merge",
-            "-p", '{"metadata": {"finalizers": ["backup.example.com/hold"]}}')
+    hold_with_a_finalizer(control_plane, namespace, "left")
     kubectl(control_plane, "delete", "namespace", namespace, "--wait=false")
     wait_for("the namespace controller marks the schedule deleted",
              lambda: cluster.schedule("left")["metadata"].get("deletionTimestamp"))
+    wait_for("Ready says it is being deleted", lambda: ready_condition(cluster, "left").get("reason") == "Deleting")
     for minute in ("2024-03-01T00:01", "2024-03-01T00:02"):
         operator.set_clock(minute)
-        time.sleep(1.5)
+        time.sleep(1.5)  # an absence: no schedule of a terminating namespace can launch to show the minute came
         assert cluster.job_names("left") == []
     log = operator.log()
     assert "Traceback" not in log and "ERROR" not in log
-    kubectl(control_plane, "patch", "cronschedule", "left", "-n", namespace, "--type=merge",
-            "-p", '{"metadata": {"finalizers": null}}')
+    let_go(control_plane, namespace, "left")

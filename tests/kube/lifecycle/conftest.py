@@ -85,3 +85,13 @@ def operator(control_plane: ControlPlane, namespace: str, tmp_path: Path, clock:
     yield op
     op.stop()
     print(op.log()[-6000:])
+
+
+@pytest.fixture
+def operator_on_the_wall_clock(control_plane: ControlPlane, namespace: str, tmp_path: Path) -> Iterator[Operator]:
+    """The operator firing by the wall clock, as the CronJob controller beside it does."""
+    op = Operator(control_plane, namespace, tmp_path, extra_env={"CRONCTL_CLOCK_FILE": ""})
+    op.start()
+    yield op
+    op.stop()
+    print(op.log()[-6000:])

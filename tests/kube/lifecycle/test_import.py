@@ -15,8 +15,7 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -64,15 +63,6 @@ def next_minute_in(seconds_at_least: float) -> float:
     if boundary - now < seconds_at_least:
         boundary += 60
     return boundary
-
-
-@pytest.fixture
-def operator_on_the_wall_clock(control_plane: Any, namespace: str, tmp_path: Path) -> Iterator[Operator]:
-    op = Operator(control_plane, namespace, tmp_path, extra_env={"CRONCTL_CLOCK_FILE": ""})
-    op.start()
-    yield op
-    op.stop()
-    print(op.log()[-6000:])
 
 
 def test_cronjobs_imported_while_minutes_pass_fire_every_minute_once(

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -20,15 +19,6 @@ from ..test_refusals import creates_refused, policy, ready_condition
 from .test_import import cronjob, jobs_of, next_minute_in
 
 pytestmark = pytest.mark.cluster
-
-
-@pytest.fixture
-def operator_on_the_wall_clock(control_plane: Any, namespace: str, tmp_path: Path) -> Iterator[Operator]:
-    op = Operator(control_plane, namespace, tmp_path, extra_env={"CRONCTL_CLOCK_FILE": ""})
-    op.start()
-    yield op
-    op.stop()
-    print(op.log()[-6000:])
 
 
 def failed_creates(cluster: Cluster, kind: str, name: str) -> list[str]:

@@ -37,6 +37,7 @@ from cronctl.operator.pool_decisions import pool_plan
 from cronctl.operator.resource import BACKFILL_ANNOTATION, TRIGGER_ANNOTATION
 from cronctl.runner.asking import ask_backfill, trigger
 from cronctl.runner.engine import Runner
+from cronctl.runner.expansion import expand
 from cronctl.runner.values import RunKey, nominal_iso, run_folder_name
 
 from .operator.world import World, merge_patch
@@ -518,3 +519,65 @@ def test_the_operator_and_the_runner_start_pooled_runs_at_the_same_minutes(row: 
     for minute in {start[3] for start in operator}:  # never more than the pool's workers at once
         running = [s for s in operator if s[3] <= minute < s[3] + row.run_minutes]
         assert len(running) <= row.workers
+
+
+# -- the command line: $(VAR) as the kubelet expands it ----------------------------------------------
+
+# The CRONCTL_* facts of the run, an escape, the container's env (one entry naming a fact, which on a
+# cluster is defined after it: as written), an undefined name.
+EXPANDED_CONTAINER = {
+    "name": "main", "image": "busybox", "command": ["echo", "$(CRONCTL_NOMINAL_TIME)"],
+    "args": ["$(CRONCTL_SCHEDULE)", "$(CRONCTL_REASON)", "$(CRONCTL_ATTEMPT)", "$$(CRONCTL_SCHEDULE)", "$(WHO)",
+             "$(EARLY)", "$(NOBODY)", "$$"],
+    "env": [{"name": "WHO", "value": "it's $(CRONCTL_SCHEDULE)"}, {"name": "EARLY", "value": "$(WHO)!"}]}
+
+
+def kubelet_command_line(container: dict[str, Any]) -> list[str]:
+    """What the kubelet runs of a Job's container: each env value expanded from the entries before
+    it, then the command and args from the whole env (k8s.io/kubernetes third_party expansion)."""
+    env: dict[str, str] = {}
+    for item in container.get("env") or []:
+        env[item["name"]] = expand(item.get("value", ""), env)
+    return [expand(part, env) for part in list(container["command"]) + list(container.get("args") or [])]
+
+
+def operator_command_lines() -> list[list[str]]:
+    template = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [EXPANDED_CONTAINER]}}}}
+    world = World({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+                   "metadata": {"name": "job", "namespace": "team-a", "uid": "uid-1", "generation": 1},
+                   "spec": {"schedule": "*/10 * * * *", "jobTemplate": template}})
+    world.reconcile(t("2024-03-01T00:00"))
+    lines = []
+    for now in range(t("2024-03-01T00:01"), t("2024-03-01T00:11")):
+        if now == t("2024-03-01T00:05"):
+            world.annotate(TRIGGER_ANNOTATION, format_time(now))
+        for effect in world.reconcile(now).effects:
+            if isinstance(effect, CreateJob):
+                [container] = effect.manifest["spec"]["template"]["spec"]["containers"]
+                lines.append(kubelet_command_line(container))
+    return lines
+
+
+def runner_command_lines(folder: Path) -> list[list[str]]:
+    spec = {"schedule": "*/10 * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+        "restartPolicy": "Never", "containers": [EXPANDED_CONTAINER]}}}}}
+    (folder / "job.yaml").write_text(json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+                                                 "metadata": {"name": "job"}, "spec": spec}))
+    clock = [t("2024-03-01T00:00")]
+    runner = Runner(folder, lambda: clock[0], workers=2, say=lambda text: None, grace_seconds=0.2)
+    assert runner.open()
+    runner.step()
+    for now in range(t("2024-03-01T00:01"), t("2024-03-01T00:11")):
+        clock[0] = now
+        if now == t("2024-03-01T00:05"):
+            trigger(folder, "job", now)
+        runner.step()
+    requests = [json.loads(path.read_text()) for path in sorted(folder.glob("**/runs/job/*/request.json"))]
+    return [list(request["command"]) + list(request["args"]) for request in requests]
+
+
+def test_the_same_manifest_runs_the_same_command_line_on_the_operator_and_the_runner(tmp_path: Path) -> None:
+    operator = operator_command_lines()
+    assert sorted(operator) == sorted(runner_command_lines(tmp_path))
+    assert ["echo", "2024-03-01T00:10:00Z", "job", "scheduled", "1", "$(CRONCTL_SCHEDULE)",
+            "it's $(CRONCTL_SCHEDULE)", "it's $(CRONCTL_SCHEDULE)!", "$(NOBODY)", "$"] in operator

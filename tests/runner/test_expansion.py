@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cronctl.runner.expansion import expand
+from cronctl.runner.expansion import expand, expand_each, run_facts, run_variables
 
 VARIABLES = {"VAR_A": "A", "VAR_B": "B", "VAR_C": "C", "VAR_REF": "$(VAR_A)", "VAR_EMPTY": ""}
 
@@ -31,3 +31,13 @@ VARIABLES = {"VAR_A": "A", "VAR_B": "B", "VAR_C": "C", "VAR_REF": "$(VAR_A)", "V
 ])
 def test_expansion_follows_the_kubelets_rules(text: str, expanded: str) -> None:
     assert expand(text, VARIABLES) == expanded
+
+
+def test_a_runs_args_see_its_cronctl_facts_and_an_env_entry_of_the_same_name_wins() -> None:
+    """As on a cluster, where the operator adds to the Job's env only the facts the template does
+    not set: the container's own value wins."""
+    facts = run_facts("report", "2024-03-01T00:10:00Z", "manual", 2)
+    variables = run_variables({"CRONCTL_REASON": "mine", "DAY": "friday"}, facts)
+    assert expand_each(["$(CRONCTL_SCHEDULE)@$(CRONCTL_NOMINAL_TIME)", "$(CRONCTL_REASON)", "$(CRONCTL_ATTEMPT)",
+                        "$(DAY)", "$$(DAY)"], variables) == [
+        "report@2024-03-01T00:10:00Z", "mine", "2", "friday", "$(DAY)"]

@@ -285,9 +285,9 @@ def _definition(path: Path, document: dict[str, Any]) -> tuple[Definition, int]:
     env = _env(container.get("env"))
     return Definition(
         name=name, file=path, spec=spec,  # type: ignore[arg-type]  # _containers found a mapping
-        command=[expand(part, env) for part in _strings(container.get("command"), f"{CONTAINER}.command",
-                                                         required=True)],
-        args=[expand(part, env) for part in _strings(container.get("args"), f"{CONTAINER}.args", required=False)],
+        # As written: their $(VAR) may name the run's CRONCTL_* facts, expanded at each start.
+        command=_strings(container.get("command"), f"{CONTAINER}.command", required=True),
+        args=_strings(container.get("args"), f"{CONTAINER}.args", required=False),
         env=env,
         image=container.get("image") if isinstance(container.get("image"), str) else None,
         body=document,

@@ -9,13 +9,36 @@ these rules, kept here exactly:
 - ``$$`` is a literal ``$`` (so ``$$(VAR)`` is the text ``$(VAR)``);
 - ``$`` followed by anything else, or a ``$(`` never closed, stays as written.
 
-Only the container's own ``env`` is looked at (as on a cluster without
-Service links), not the runner's environment nor the ``CRONCTL_*`` it adds.
+Each ``env`` value sees the entries before it, and is expanded once, when the
+manifest is read. ``command`` and ``args`` see the container's whole
+environment as the operator's Job gives it: its ``env``, then the ``CRONCTL_*``
+facts of the run (:func:`run_variables`; an ``env`` entry of the same name
+wins, as the operator leaves it in the Job), so they are expanded at each
+start, not when the manifest is read. The runner's own environment is not
+looked at (as on a cluster without Service links).
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
+
+
+def run_facts(schedule: str, nominal_time: str, reason: str, attempt: int) -> dict[str, str]:
+    """The ``CRONCTL_*`` variables of a run, as the operator puts them in its Job's env (and
+    the wrapper in the command's)."""
+    return {"CRONCTL_SCHEDULE": schedule, "CRONCTL_NOMINAL_TIME": nominal_time,
+            "CRONCTL_REASON": reason, "CRONCTL_ATTEMPT": str(attempt)}
+
+
+def run_variables(env: Mapping[str, str], facts: Mapping[str, str]) -> dict[str, str]:
+    """What a run's ``$(VAR)`` may name: the ``CRONCTL_*`` facts of the run, under the
+    container's ``env`` (the operator adds only the facts the template does not set)."""
+    return {**facts, **env}
+
+
+def expand_each(parts: Sequence[str], variables: Mapping[str, str]) -> list[str]:
+    """Each of ``parts`` (a command, its args) expanded, as the kubelet expands them."""
+    return [expand(part, variables) for part in parts]
 
 
 def expand(text: str, variables: Mapping[str, str]) -> str:

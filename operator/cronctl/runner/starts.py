@@ -12,10 +12,11 @@ slot back (``memory.start_refused``) and the firing waits for the next step.
 from __future__ import annotations
 
 from .effects import Out, Start, line
+from .expansion import expand_each, run_facts, run_variables
 from .journal import facts, time_of
 from .memory import RunnerState
 from .slots import pool_missing, workers_busy
-from .values import RunRequest
+from .values import RunRequest, nominal_iso
 from ..core.pool import admitted_across, seed_order
 
 
@@ -30,7 +31,10 @@ def start_waiting(memory: RunnerState, second: float, out: Out) -> bool:
         if slot is None:  # not reached: admitted_across takes no more than the free slots
             break
         firing.slot = slot
-        request = RunRequest(firing.schedule, firing.nominal, firing.command, firing.args, firing.env,
+        variables = run_variables(firing.env, run_facts(firing.schedule, nominal_iso(firing.nominal),
+                                                        firing.reason, firing.attempt))
+        request = RunRequest(firing.schedule, firing.nominal, expand_each(firing.command, variables),
+                             expand_each(firing.args, variables), firing.env,
                              firing.reason, firing.attempt, cwd=firing.cwd or str(memory.run_folder),
                              active_deadline_seconds=firing.active_deadline_seconds,
                              backoff_limit=firing.backoff_limit)

@@ -523,7 +523,7 @@ def _runner_view(args: argparse.Namespace) -> int:
 
 def _add_logs(commands: Any) -> None:
     logs = commands.add_parser("logs", help="print a run's output (by default the run started last)")
-    logs.add_argument("name", help="the schedule's name")
+    logs.add_argument("name", help="the schedule's name, or a run's as history names it (e.g. nightly-12)")
     logs.add_argument("run", nargs="?", help="the run, as history names it (e.g. nightly-12)")
     logs.add_argument("--dir", type=Path, default=Path("."), help="the runner's folder (default: here)")
     logs.add_argument("--follow", "-f", action="store_true", help="go on printing until the run has ended")

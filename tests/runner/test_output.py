@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cronctl.runner.output import run_output, show
+from cronctl.runner.output import RunOutput, run_output, show
+from cronctl.runner.wrapper import CappedLog
 from cronctl.runner.views import ViewError, trigger
 
 from .support import SOURCE_ROOT, Clock, journal, manifest, runner, until
@@ -77,3 +78,49 @@ def test_follow_prints_the_output_as_it_comes_until_the_run_ends(folder: Path, c
     until(r, lambda: journal(folder, "slow"))
     out, err = follower.communicate(timeout=20)
     assert (follower.returncode, out, err) == (0, b"two\n", b"")
+
+
+def lines(first: int, last: int) -> bytes:
+    return "".join(f"line {n:04}\n" for n in range(first, last + 1)).encode()
+
+
+def follow_a_log_cut_while_followed(run: Path, per_poll: int, polls: int) -> bytes:
+    """``show --follow`` on a log the wrapper's CappedLog writes ``per_poll`` lines to between two
+    looks, cut past 60 bytes (and 20 of slack) as the wrapper cuts it; the run ends after ``polls``."""
+    log = CappedLog(run / "stdout.log", 60)
+    log.slack = 20  # cuts every few lines (the wrapper's slack is at least one read)
+    written = [0]
+
+    def more(seconds: float) -> None:
+        log.write(lines(written[0] + 1, written[0] + per_poll))
+        written[0] += per_poll
+        if written[0] >= per_poll * polls:
+            log.close()
+            (run / "exit.json").write_text("{}")
+
+    more(0)
+    out: list[bytes] = []
+    show(RunOutput("say-1", run), "stdout", out.append, follow=True, sleep=more)
+    return b"".join(out)
+
+
+def test_follow_goes_on_after_a_cut_with_no_line_skipped_or_repeated(tmp_path: Path) -> None:
+    assert follow_a_log_cut_while_followed(tmp_path, per_poll=3, polls=12) == lines(1, 36)
+
+
+def test_follow_says_how_many_bytes_were_cut_before_it_could_show_them(tmp_path: Path) -> None:
+    # 11 lines a look: the log keeps its last 60 bytes (6 lines), so 5 of each 11 go unseen; the
+    # first look shows the log as it is, its marker line first.
+    shown = follow_a_log_cut_while_followed(tmp_path, per_poll=11, polls=3)
+    notice = b"[cronctl: 50 bytes were cut before they could be shown]\n"
+    assert shown == b"[cronctl: 50 earlier bytes cut; the last 60 are kept]\n" + lines(6, 11) + notice + \
+        lines(17, 22) + notice + lines(28, 33)
+
+
+def test_a_runs_name_alone_names_the_run_and_its_schedule(folder: Path, clock: Clock) -> None:
+    a_schedule_with_two_runs_and_a_manual_one(folder, clock)
+    assert run_output(folder, "say-1") == run_output(folder, "say", "say-1")
+    assert printed(folder, "say-1") == b"out scheduled\n"
+    with pytest.raises(ViewError) as nothing:
+        run_output(folder, "say-99")
+    assert nothing.value.exit_code == 1

@@ -152,6 +152,14 @@ def test_local_refuses_fewer_than_one_worker(tmp_path: Path, workers: str) -> No
                     "cronctl: --workers must be at least 1")
 
 
+@pytest.mark.parametrize("workers", ["4097", "10000000", str(10**30)])
+def test_local_refuses_more_workers_than_its_bound_naming_the_flag_the_value_and_the_bound(
+        tmp_path: Path, workers: str) -> None:
+    """No MemoryError traceback, no 738 MB taken: refused before the runner starts."""
+    assert_one_line(cronctl("local", str(tmp_path), "--workers", workers), 2,
+                    f"cronctl: --workers {workers}: at most 4096 (")
+
+
 def without_a_reader(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The command with its stdout a pipe whose reader has gone, as `... | head -1` leaves it."""
     reader, writer = os.pipe()

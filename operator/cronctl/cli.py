@@ -33,6 +33,9 @@ EXIT_USAGE = 2
 EXIT_NO_ANSWER = 1
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # 130, as a shell reports a command Ctrl-C stopped
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # 141, as for `yes | head -1`
+# Each busy worker slot is two processes (the wrapper and its command) with a lock and two logs open:
+# 4096 is past what one machine runs at once, and bounds the memory the slots take up front.
+MAX_WORKERS = 4096
 _WEEKDAYS = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
 
 
@@ -442,6 +445,10 @@ def _local(args: argparse.Namespace) -> int:
 
     if args.workers < 1:
         print("cronctl: --workers must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    if args.workers > MAX_WORKERS:
+        print(f"cronctl: --workers {args.workers}: at most {MAX_WORKERS} (each busy worker is a wrapper and its "
+              "command, with their open files)", file=sys.stderr)
         return EXIT_USAGE
     if args.max_log_bytes is not None and args.max_log_bytes < 1:
         print("cronctl: --max-log-bytes must be at least 1", file=sys.stderr)

@@ -11,7 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from cronctl.runner.engine import Runner
+from cronctl.runner.views import ViewError, trigger
 
 from .support import SOURCE_ROOT, Clock, journal, manifest, t, until
 
@@ -126,3 +129,38 @@ def test_a_crash_between_starting_a_triggers_process_and_saving_the_book_starts_
         again.step()
     assert ran(folder) == ["manual 2024-03-01T00:00:00Z"] and not path.exists()
     assert len(journal(folder, "once")) == 1
+
+
+def test_a_trigger_of_a_schedule_that_never_fires_is_refused_at_once_saying_why(folder: Path, clock: Clock) -> None:
+    """The runner holds such a schedule invalid and would set the request aside: nothing is asked."""
+    (folder / "never.yaml").write_text(manifest("never", "0 0 30 2 *", COUNT))  # February 30th
+    r = a_runner(folder, clock)
+    r.step()
+    with pytest.raises(ViewError) as refused:
+        trigger(folder, "never", t("2024-03-01T00:00"))
+    assert refused.value.exit_code == 2 and refused.value.message == (
+        "never was not triggered: its spec.schedule never fires, so the runner holds never as invalid and runs "
+        "nothing of it (fix the schedule, then trigger again)")
+    assert not any((folder / "triggers").glob("*"))  # nothing asked
+
+
+def test_a_trigger_of_a_pooled_schedule_whose_workers_are_busy_says_it_waits_for_one(folder: Path,
+                                                                                    clock: Clock) -> None:
+    (folder / "pool.yaml").write_text(json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronPool",
+                                                  "metadata": {"name": "reports"}, "spec": {"workers": 1}}))
+    hold = ["sh", "-c", "while [ ! -e go ]; do sleep 0.05; done"]
+    (folder / "long.yaml").write_text(manifest("long", "*/5 * * * *", hold, pool="reports"))
+    (folder / "adhoc.yaml").write_text(manifest("adhoc", "0 0 1 1 *", COUNT, pool="reports"))
+    r = a_runner(folder, clock, workers=4)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    until(r, lambda: any(f.slot for f in r.firings.values()))
+    asked = trigger(folder, "adhoc", t("2024-03-01T00:05"))
+    assert asked.message == "queued: it waits for a worker of CronPool 'reports' (1/1 worker busy)"
+    r.step()
+    r.step()
+    assert not ran(folder)  # as it said: it waits on the pool
+    (folder / "go").touch()
+    until(r, lambda: journal(folder, "adhoc"))
+    assert ran(folder) == ["manual 2024-03-01T00:05:00Z"]
+    assert trigger(folder, "adhoc", t("2024-03-01T00:05")).message == "queued: the runner starts it within a second"

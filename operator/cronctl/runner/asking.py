@@ -21,11 +21,13 @@ from ..core.state import Backfill
 from . import backfills
 from .files import utc_iso
 from .firing import SWITCH_OFF_FILE, TRIGGERS_DIR, both_times
-from .folder_view import (ViewError, actual_time, book_data, book_suspension, check_folder, decode, defined, load_book,
-                          manifest_spec, manifest_suspension, pause_records, timeline_of, wall_minute)
+from .folder_view import (ViewError, actual_time, book_data, book_suspension, check_folder, decode, defined,
+                          folder_view, load_book, manifest_spec, manifest_suspension, pause_records, timeline_of,
+                          wall_minute)
 from .history_view import NextTimes, next_times
 from .lock import RunnerLock
 from .pauses import read_pause, remove_pause, write_pause
+from .slots import pool_missing, workers_busy
 from .values import MAX_REASON, Pause, Request, pause_path, quoted
 
 # -- trigger ----------------------------------------------------------------------------------
@@ -45,7 +47,10 @@ def trigger(folder: Path, name: str, now: int | None = None) -> Triggered:
     for the next start.
     """
     load_book(folder)  # the folder exists, and a runner may fire from its book
-    manifest_spec(folder, name, wall_minute() if now is None else now)
+    spec = manifest_spec(folder, name, wall_minute() if now is None else now)
+    if not spec.fires_from(spec.created_at):  # the runner holds it invalid, and would set the request aside
+        raise ViewError(f"{name} was not triggered: its spec.schedule never fires, so the runner holds "
+                        f"{name} as invalid and runs nothing of it (fix the schedule, then trigger again)")
     if (folder / SWITCH_OFF_FILE).exists():
         raise ViewError(f"{name} was not triggered: the node switch is off, and nothing runs while "
                         f"{folder / SWITCH_OFF_FILE} exists (remove it, then trigger again)", exit_code=1)
@@ -60,7 +65,32 @@ def trigger(folder: Path, name: str, now: int | None = None) -> Triggered:
         raise ViewError(f"{name} was not triggered: cannot write {path}: {error.strerror or error}") from None
     if RunnerLock(folder).holder() is None:
         return Triggered(path, f"queued: no runner is running; {name} runs when 'cronctl local {folder}' starts")
-    return Triggered(path, "queued: the runner starts it within a second")
+    return Triggered(path, f"queued: {_when_it_starts(folder, name)}")
+
+
+def _when_it_starts(folder: Path, name: str) -> str:
+    """When the running runner starts a manual run of ``name``, as its book last said: at once,
+    or when a worker of its CronPool (or of the node) is free."""
+    view = folder_view(folder)
+    if not view.has_book:  # a runner just started: nothing of it runs yet
+        return "the runner starts it within a second"
+    mine = next((s for s in view.schedules if s.spec.name == name), None)
+    pool = None if mine is None else mine.pool
+    if mine is not None and pool is not None:
+        ahead = sum(len(s.queued) for s in view.schedules if s.pool == pool)
+        if mine.pool_workers is None:
+            return f"{pool_missing(pool)}: it starts once the pool is defined there"
+        if mine.pool_busy + ahead >= mine.pool_workers:
+            return (f"it waits for a worker of CronPool {pool!r} ({workers_busy(mine.pool_busy, mine.pool_workers)}"
+                    f"{_and_queued(ahead)})")
+    ahead = sum(len(s.queued) for s in view.schedules)
+    if view.busy + ahead >= view.workers:
+        return f"it waits for a worker ({workers_busy(view.busy, view.workers)}{_and_queued(ahead)})"
+    return "the runner starts it within a second"
+
+
+def _and_queued(count: int) -> str:
+    return f", {count} run{'' if count == 1 else 's'} queued before it" if count else ""
 
 
 # -- backfill ---------------------------------------------------------------------------------

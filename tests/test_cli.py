@@ -416,6 +416,65 @@ def test_local_with_log_format_json_writes_one_object_per_line(tmp_path: Path) -
     assert request.get("max_log_bytes") == 4096
 
 
+@pytest.mark.parametrize("clock, says", [("03/01/2024 00:00", "'03/01/2024 00:00' is not a time YYYY-MM-DDTHH:MM"),
+                                         (None, "No such file or directory")])
+@pytest.mark.parametrize("command", [["local", "{folder}"], ["status", "--dir", "{folder}"]])
+def test_a_bad_clock_file_at_start_is_one_line_naming_the_variable_the_file_and_why_and_exit_2(
+        tmp_path: Path, clock: str | None, says: str, command: list[str]) -> None:
+    path = tmp_path / "clock"
+    if clock is not None:
+        path.write_text(clock)
+    result = run_cli(*(arg.format(folder=a_runner_folder(tmp_path)) for arg in command),
+                     env={"CRONCTL_CLOCK_FILE": str(path)})
+    assert_one_line(result, 2, f"cronctl: CRONCTL_CLOCK_FILE={path}: {says}")
+
+
+def test_a_clock_file_gone_bad_while_the_runner_runs_is_said_once_per_streak_and_the_runner_waits(
+        tmp_path: Path) -> None:
+    import signal
+    import time
+
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    (folder / "hello.yaml").write_text(a_manifest("hello", "* * * * *"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **at("2024-03-01T00:00", tmp_path))
+    clock = tmp_path / "clock"
+    process = subprocess.Popen([sys.executable, "-m", "cronctl", "local", str(folder), "--poll", "0.05"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not (folder / "cronctl.json").exists():
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+
+        def write(text: str) -> None:  # at once: the runner never reads half a write
+            (tmp_path / "clock.new").write_text(text)
+            (tmp_path / "clock.new").replace(clock)
+
+        for bad in ("garbled", None, "garbled again"):  # three streaks: each read many times
+            if bad is None:
+                clock.unlink()
+            else:
+                write(bad)
+            time.sleep(1.0)
+            assert process.poll() is None
+            write("2024-03-01T00:01")
+            time.sleep(0.5)
+        while "hello-1" not in (folder / "cronctl.json").read_text():  # it ran on by the file once good
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+    assert "Traceback" not in err
+    waits = [line for line in err.splitlines() if "the runner waits" in line]
+    assert [line.split(": ")[2].split(";")[0] for line in waits] == [
+        "'garbled' is not a time YYYY-MM-DDTHH:MM[:SS]", "No such file or directory",
+        "'garbled again' is not a time YYYY-MM-DDTHH:MM[:SS]"], err
+    assert all(line.startswith(f"cronctl: CRONCTL_CLOCK_FILE={clock}: ") for line in waits)
+    assert err.count(f"cronctl: CRONCTL_CLOCK_FILE={clock}: reads again\n") == 3
+
+
 @pytest.mark.parametrize("flag, staging", [("--no-staging", False), ("--staging", True), (None, None)])
 def test_operator_staging_flag_becomes_the_processs_option(flag: str | None, staging: bool | None) -> None:
     from cronctl.cli import _parser, operator_options

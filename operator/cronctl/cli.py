@@ -56,11 +56,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from .clock import ClockFileError
+
     args = _parser().parse_args(argv)
     try:
         return int(args.command(args))
     except CronctlError as error:
         print(f"cronctl: {error.code.value}: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except ClockFileError as error:  # CRONCTL_CLOCK_FILE unreadable when the command starts
+        print(f"cronctl: {error}", file=sys.stderr)
         return EXIT_USAGE
 
 
@@ -437,7 +442,7 @@ def _now_minute() -> int:
 
 
 def _local(args: argparse.Namespace) -> int:
-    from .clock import clock_from_environment
+    from .clock import runner_clock_from_environment
     from .runner.engine import Runner, run_forever
     from .runner.executor import DEFAULT_MAX_LOG_BYTES
     from .runner.files import utc_iso
@@ -460,7 +465,7 @@ def _local(args: argparse.Namespace) -> int:
         print(f"cronctl: {args.folder} is not writable: the runner keeps its book, lock and runs there",
               file=sys.stderr)
         return EXIT_USAGE
-    clock = clock_from_environment()
+    clock = runner_clock_from_environment(lambda text: print(f"cronctl: {text}", file=sys.stderr, flush=True))
 
     def say(text: str) -> None:
         print(f"{utc_iso(clock.seconds())} {text}" if args.log_format == "text" else text, flush=True)

@@ -190,6 +190,10 @@ class NeverAheadClock(PacedClock):
         return server[0] if server is not None and node > server[1] else node
 
 
+class ClockFileError(ValueError):
+    """``CLOCK_FILE_ENV``'s file cannot be read as a time: the message names the variable, the file and why."""
+
+
 class FileClock:
     POLL_SECONDS = 0.2
 
@@ -197,14 +201,51 @@ class FileClock:
         self.path = path
 
     def seconds(self) -> float:
-        text = self.path.read_text(encoding="utf-8").strip()
-        return parse_clock(text, str(self.path))
+        source = f"{CLOCK_FILE_ENV}={self.path}"
+        try:
+            text = self.path.read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise ClockFileError(f"{source}: {error.strerror or error}") from None
+        except UnicodeDecodeError:
+            raise ClockFileError(f"{source}: not UTF-8 text, not a time YYYY-MM-DDTHH:MM[:SS]") from None
+        try:
+            return parse_clock(text, source)
+        except ValueError as error:
+            raise ClockFileError(str(error)) from None
 
     def minute(self) -> int:
         return int(self.seconds() // 60)
 
     def seconds_until(self, second: float) -> float:
         return 0.0 if self.seconds() >= second else self.POLL_SECONDS
+
+
+class HeldFileClock(FileClock):
+    """The runner's file clock: once it has read a time, a file that cannot be read (rewritten, garbled,
+    gone) holds the time at that reading, so the runner waits and fires nothing, and ``say`` is told
+    once per such streak, not raised. The first reading raises (the runner refuses to start)."""
+
+    def __init__(self, path: Path, say: Callable[[str], None]) -> None:
+        super().__init__(path)
+        self.say = say
+        self.last: float | None = None
+        self.failing = False
+
+    def seconds(self) -> float:
+        try:
+            now = super().seconds()
+        except ClockFileError as error:
+            if self.last is None:
+                raise
+            if not self.failing:
+                self.say(f"{error}; the runner waits, its time held at {self.last:.0f} s since 1970, "
+                         "until the file reads again")
+            self.failing = True
+            return self.last
+        if self.failing:
+            self.say(f"{CLOCK_FILE_ENV}={self.path}: reads again")
+        self.failing, self.last = False, now
+        return now
 
 
 def parse_clock(text: str, source: str = "clock") -> float:
@@ -232,6 +273,17 @@ def node_clock_from_environment() -> WallClock:
 def clock_from_environment() -> Clock:
     path = os.environ.get(CLOCK_FILE_ENV)
     return FileClock(Path(path)) if path else node_clock_from_environment()
+
+
+def runner_clock_from_environment(say: Callable[[str], None]) -> Clock:
+    """``clock_from_environment``'s, but a clock file that goes bad while the runner runs holds the time
+    (``HeldFileClock``); a file that cannot be read at all raises ``ClockFileError``."""
+    path = os.environ.get(CLOCK_FILE_ENV)
+    if not path:
+        return node_clock_from_environment()
+    clock = HeldFileClock(Path(path), say)
+    clock.seconds()
+    return clock
 
 
 def operator_clock(choice: str, node: Clock, skew: SkewEstimate) -> Clock:

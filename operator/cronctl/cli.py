@@ -506,9 +506,11 @@ def stop_on_signals(signals: tuple[signal.Signals, ...]) -> list[int | None]:
 def _runner_view(args: argparse.Namespace) -> int:
     from .clock import clock_from_environment
     from .runner import views
+    from .runner.lock import runner_home
 
     clock = clock_from_environment()
     now = clock.minute()
+    args.dir = runner_home(args.dir)  # a deploy's switched name: the runner's files stay in its home
     try:
         if args.view == "status":
             if args.json:
@@ -545,10 +547,11 @@ def _add_logs(commands: Any) -> None:
 
 def _logs(args: argparse.Namespace) -> int:
     from .runner import output
+    from .runner.lock import runner_home
     from .runner.views import ViewError
 
     try:
-        found = output.run_output(args.dir, args.name, args.run)
+        found = output.run_output(runner_home(args.dir), args.name, args.run)
     except ViewError as error:
         print(f"cronctl: {error.message}", file=sys.stderr)
         return error.exit_code
@@ -644,6 +647,7 @@ def _backfill(args: argparse.Namespace) -> int:
     """``cronctl backfill NAME --from T --to T [--dry-run]``: the times listed, or asked of the runner."""
     from .clock import clock_from_environment
     from .runner import views
+    from .runner.lock import runner_home
 
     ends = []
     for flag, text in (("--from", args.start), ("--to", args.end)):
@@ -659,6 +663,7 @@ def _backfill(args: argparse.Namespace) -> int:
                   f"kubectl annotate cronschedule {args.name} cronctl.dev/backfill=<from>/<to>", file=sys.stderr)
             return EXIT_USAGE
         return _backfill_preview_of_manifest(args.file, args.name, ends[0], ends[1], now)
+    args.dir = runner_home(args.dir)  # a deploy's switched name: the runner reads requests in its home
     try:
         if args.dry_run:
             lines = views.backfill_preview_lines(args.dir, args.name, ends[0], ends[1], now)

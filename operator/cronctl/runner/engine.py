@@ -50,7 +50,8 @@ from .files import read_json, remove_tree, utc_iso
 from .firing import BookContents, Unreadable, read_book
 from .homes import Homes
 from .intake import Intake, trigger_id
-from .lock import DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_identity, wait_for_lock
+from .lock import (DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_home, runner_identity,
+                   wait_for_lock)
 from .memory import RunnerState, start_refused, stop_refused
 from .pauses import remove_pause, write_pause
 from .requests import backfills_now
@@ -81,7 +82,10 @@ class Runner:
                  max_log_bytes: int = DEFAULT_MAX_LOG_BYTES, echo: bool = False, one_read: bool = False) -> None:
         if log_format not in LOG_FORMATS:
             raise ValueError(f"log format {log_format!r}: must be one of {', '.join(LOG_FORMATS)}")
-        self.folder = folder
+        self.folder = folder  # the name given: its manifests are read through it at every turn
+        # Resolved once (a deploy may switch a symlink on the way): the lock, book, runs, pause records
+        # and requests stay here whatever the name comes to point to (see _follow_name).
+        self.home = Path(os.path.realpath(folder))
         self.minute = minute
         # The time in seconds, for jitter and log lines (the wall clock's second within the given minute
         # unless a test says otherwise); the intake reads it once per turn.
@@ -89,10 +93,12 @@ class Runner:
         self.say = say
         self.log_format = log_format
         self.memory = RunnerState(folder, SlotPool(workers), grace_seconds, base=Path(os.path.abspath(folder)))
-        self.book = Book(folder)
-        self.lock = RunnerLock(folder, runner_identity())
-        self.homes = Homes(folder, max_log_bytes)  # each run stream's output capped at max_log_bytes
-        self.intake = Intake(folder, minute, self.seconds, one_read)  # one_read: minute and seconds are one clock
+        self.book = Book(self.home)
+        self.lock = RunnerLock(self.home, {**runner_identity(), "home": str(self.home)})
+        self._claim: tuple[Path, RunnerLock | None] | None = None  # the name's new target, its lock if taken
+        self.homes = Homes(self.home, max_log_bytes)  # each run stream's output capped at max_log_bytes
+        # one_read: minute and seconds are one clock
+        self.intake = Intake(self.home, minute, self.seconds, one_read, manifests=folder)
         self.may_fire = True
         self._unreadable = False  # the book could not be read: load it again at the next step
         self._read_only = False  # another runner held the lock when this one tried
@@ -129,6 +135,37 @@ class Runner:
         self._load()
         return True
 
+    def _follow_name(self) -> None:
+        """A deploy switched the name to another folder: its manifests are read from there, while this
+        runner's files stay in its home; it holds the new folder's lock too, naming its home, so that a
+        second runner started on the name waits and ``cronctl status`` on the name finds this one."""
+        try:
+            target = Path(os.path.realpath(self.folder))
+        except OSError:
+            return
+        if self._claim is not None and self._claim[0] == target or self._claim is None and target == self.home:
+            return
+        if self._claim is not None and self._claim[1] is not None:
+            self._claim[1].release()
+        self._claim = None
+        if target == self.home:
+            self._say(Say("moved", f"{self.folder} points to {self.home} again, this runner's home"))
+            return
+        claim = RunnerLock(target, self.lock.identity)
+        try:
+            taken = claim.try_acquire()
+        except OSError as error:
+            taken, why = False, f"cannot take its lock: {error.strerror or error}"
+        else:
+            why = "" if taken else f"its lock is {describe_holder(claim.holder())}"
+        self._claim = (target, claim if taken else None)
+        if taken:
+            self._say(Say("moved", f"{self.folder} now points to {target}: its manifests are read from there; "
+                                   f"the book, lock and runs stay in {self.home}"))
+        else:
+            self._say(Say("moved", f"{self.folder} now points to {target}, and {why}: a runner started there "
+                                   "fires too", "warning"))
+
     def _load(self) -> None:
         loaded = self.book.load()
         self._unreadable = loaded.status is Status.UNREADABLE
@@ -156,6 +193,7 @@ class Runner:
             self._load()
         if not self.may_fire:
             return
+        self._follow_name()
         reading = self.intake.read(self.memory, self.homes, self._late)
         self._late = []
         for what, fault in reading.faults.items():
@@ -283,16 +321,16 @@ class Runner:
         """A pause record that cannot be written pauses nothing past this step (the next one reads
         the records again): the fault says so."""
         try:
-            write_pause(self.folder, effect.schedule, effect.reason, effect.since)
+            write_pause(self.home, effect.schedule, effect.reason, effect.since)
             self._clear_fault(f"pause {effect.schedule}")
         except OSError as error:
             self._fault(f"pause {effect.schedule}", f"{effect.schedule}: cannot write the pause record "
-                                                    f"{pause_path(self.folder, effect.schedule)} ({effect.reason}): "
+                                                    f"{pause_path(self.home, effect.schedule)} ({effect.reason}): "
                                                     f"{error.strerror or error}; it is not paused")
 
     def _remove_pause(self, effect: RemovePause) -> None:
         try:
-            remove_pause(self.folder, effect.schedule)
+            remove_pause(self.home, effect.schedule)
         except OSError as error:
             self._fault(f"unpause {effect.schedule}", f"{effect.schedule}: cannot delete the pause record of a "
                                                       f"retired schedule {effect.path}: {error.strerror or error}")
@@ -343,7 +381,7 @@ class Runner:
         """Delete the run folders retention drops (:mod:`.retention`)."""
         try:
             for action in retention.plan(self.memory, schedule, self.homes.opened()):
-                folder = self.folder / action.home if action.home is not None else self.folder
+                folder = self.home / action.home if action.home is not None else self.home
                 if isinstance(action, retention.RemoveHome):
                     if folder.is_dir():
                         remove_tree(folder)
@@ -416,7 +454,7 @@ def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: f
         shown = True
         from .status_view import status_lines  # the read-only view of what the holder fires
         try:
-            for line in status_lines(runner.folder):
+            for line in status_lines(runner_home(runner.folder)):
                 runner.say(line)
         except SystemExit as refused:  # the views' way to say the book cannot be shown
             runner.say(str(refused))

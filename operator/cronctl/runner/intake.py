@@ -47,15 +47,17 @@ class Reading:
 
 class Intake:
     def __init__(self, folder: Path, minute: Callable[[], int], seconds: Callable[[], float],
-                 one_read: bool = False) -> None:
-        """``one_read``: ``minute`` and ``seconds`` are one clock's (the runner's own), and a turn
-        reads it once, its minute from that second: two reads could straddle a minute's end. Tests
+                 one_read: bool = False, manifests: Path | None = None) -> None:
+        """``manifests``: the folder the manifests are read from, each turn (by default ``folder``,
+        where the pause records, triggers and requests are). ``one_read``: ``minute`` and
+        ``seconds`` are one clock's (the runner's own), and a turn reads it once, its minute from that second: two reads could straddle a minute's end. Tests
         that move a minute and a second apart leave it off."""
         self.folder = folder
         self.minute = minute
         self.seconds = seconds
         self.one_read = one_read
-        self.manifests = ManifestFolder(folder)
+        self.manifests_folder = manifests or folder
+        self.manifests = ManifestFolder(self.manifests_folder)
         self.pauses = PauseFolder(folder)
 
     def now(self) -> tuple[int, float]:
@@ -83,7 +85,7 @@ class Intake:
         try:
             loaded, changed = self.manifests.scan(memory.sources)
         except OSError as error:
-            faults["manifests"] = (f"cannot read the manifests in {self.folder}: {error.strerror or error}; "
+            faults["manifests"] = (f"cannot read the manifests in {self.manifests_folder}: {error.strerror or error}; "
                                    "the schedules go on as last read")
             return None
         faults["manifests"] = None

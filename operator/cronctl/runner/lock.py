@@ -17,6 +17,13 @@ holder still fires. Identity text left by a runner that died is ignored,
 because :meth:`RunnerLock.holder` reports a holder only while the lock is
 actually held.
 
+A runner's folder may be a name a deploy switches (``cur -> rel1`` made
+``cur -> rel2`` by ``mv -T``): the runner resolves it once, at start, and
+keeps its files in that folder, its home; the identity it writes names the
+home, and the runner takes the lock of each folder the name comes to point
+to as well, so that a second runner or ``cronctl status`` on the name finds
+it there and :func:`runner_home` leads them to its book.
+
 Two machines sharing the folder over NFS are served too: Linux maps flock
 onto NFS byte-range locks there. Waiting is :func:`wait_for_lock` (the
 runner's loop, ``engine.run_forever``, waits with it), whose sleep is
@@ -129,6 +136,20 @@ class RunnerLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def runner_home(folder: Path) -> Path:
+    """Where the runner that holds ``folder``'s lock keeps its book, runs and records: the home its
+    identity names when the folder is a deploy's new target it only holds for it; else ``folder``."""
+    try:
+        holder = RunnerLock(folder).holder()
+    except OSError:
+        return folder
+    home = (holder or {}).get("home")
+    if not isinstance(home, str) or not Path(home).is_dir() \
+            or os.path.realpath(home) == os.path.realpath(folder):
+        return folder
+    return Path(home)
 
 
 def wait_for_lock(lock: RunnerLock, retry_seconds: float = DEFAULT_RETRY_SECONDS,

@@ -93,3 +93,17 @@ def test_a_folder_that_cannot_be_listed_is_a_problem_naming_it(tmp_path: Path, m
     monkeypatch.setattr(linting, "manifest_files", refused)
     [problem] = linting.lint([tmp_path], 0).problems
     assert str(problem) == f"{tmp_path}: cannot read: Permission denied"
+
+
+def test_a_bare_double_dollar_in_a_command_is_a_warning_naming_its_field_and_the_exit_stays_0(tmp_path: Path) -> None:
+    """A crontab habit ($$, the shell's process id) the kubelet turns into '$'; its escapes are not warned on."""
+    (tmp_path / "a.yaml").write_text(manifest("pid", "*/5 * * * *", ["sh", "-c", "echo $$ > /tmp/pid"]))
+    (tmp_path / "b.yaml").write_text(manifest("escaped", "*/5 * * * *", ["sh", "-c", "echo $$$$ $$(date) $(HOME) $"]))
+    result = cronctl_lint(str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"))
+    field = "spec.jobTemplate.spec.template.spec.containers[0].command[2]"
+    assert (result.returncode, result.stdout.splitlines()) == (0, [
+        f"warning: {tmp_path / 'a.yaml'}: CronSchedule 'pid': {field}: '$$' becomes '$' (Kubernetes expands $(VAR) "
+        "and takes '$$' as an escaped '$'), so the shell never sees '$$'; write '$$$$' for the shell's process id"])
+    assert result.stderr == "0 problems, 1 warning; 2 CronSchedules valid\n"
+    report = json.loads(cronctl_lint(str(tmp_path / "a.yaml"), "-o", "json").stdout)
+    assert [(w["document"], w["field"]) for w in report["warnings"]] == [("CronSchedule 'pid'", field)]

@@ -745,8 +745,11 @@ def _lint(args: argparse.Namespace) -> int:
     else:
         for problem in linted.problems:
             print(problem)
-        count = len(linted.schedules)
-        print(f"{len(linted.problems)} problem{'' if len(linted.problems) == 1 else 's'}; {count} "
+        for warning in linted.warnings:
+            print(f"warning: {warning}")
+        count, warned = len(linted.schedules), len(linted.warnings)
+        warnings = f", {warned} warning{'' if warned == 1 else 's'}" if warned else ""
+        print(f"{len(linted.problems)} problem{'' if len(linted.problems) == 1 else 's'}{warnings}; {count} "
               f"CronSchedule{'' if count == 1 else 's'} valid", file=sys.stderr)
     return 1 if linted.problems else 0
 

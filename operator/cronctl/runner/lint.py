@@ -7,18 +7,26 @@ schema, then the scheduler's rules), and a schedule that never fires is a proble
 defined twice among the files is one. Other kinds of objects are left alone, so the command
 can run over a repository's YAML as a pre-commit hook. Every problem names its file, its
 document (the object, or its number) and its field.
+
+A warning is a manifest that is valid but likely means something else than it says: a bare
+``$$`` in a command or its args (a crontab habit, the shell's process id), which the kubelet,
+and the runner as it does, turns into a single ``$`` (``$$`` is its escape; ``$$$$`` gives ``$$``).
+Warnings do not change the exit status.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..manifest import SpecError, read_manifest
-from .definitions import KIND, DefinitionError, combine, load_file, load_text, manifest_files
+from .definitions import CONTAINER, KIND, Definition, DefinitionError, combine, load_file, load_text, manifest_files
 
 STDIN = Path("-")
+# Exactly two $ not followed by "(": not the escape of a $(VAR) ($$(VAR)) nor of $$ ($$$$).
+_BARE_DOLLARS = re.compile(r"(?<!\$)\$\$(?![$(])")
 
 
 @dataclass(frozen=True)
@@ -39,9 +47,11 @@ class Problem:
 class Linted:
     schedules: list[str]  # the CronSchedules that passed, by name
     problems: list[Problem]
+    warnings: list[Problem] = field(default_factory=list)  # valid, but likely not what was meant
 
     def to_json(self) -> dict[str, Any]:
-        return {"valid": self.schedules, "problems": [problem.to_json() for problem in self.problems]}
+        return {"valid": self.schedules, "problems": [problem.to_json() for problem in self.problems],
+                "warnings": [warning.to_json() for warning in self.warnings]}
 
 
 def lint(paths: list[Path], now: int, stdin: str | None = None) -> Linted:
@@ -50,14 +60,28 @@ def lint(paths: list[Path], now: int, stdin: str | None = None) -> Linted:
     files, problems = _files(paths)
     loaded = combine([load_text(stdin or "", STDIN) if path == STDIN else load_file(path) for path in files])
     problems += [_problem(error) for error in loaded.errors]
-    valid = []
+    valid, warnings = [], []
     for definition in loaded.definitions:
         problem = _judged(definition.file, definition.name, definition.body, now)
         if problem is None:
             valid.append(definition.name)
+            warnings += _bare_dollars(definition)
         else:
             problems.append(problem)
-    return Linted(valid, problems)
+    return Linted(valid, problems, warnings)
+
+
+def _bare_dollars(definition: Definition) -> list[Problem]:
+    """A warning for each part of the command and args with a bare ``$$``."""
+    parts = [("command", part) for part in definition.command] + [("args", part) for part in definition.args]
+    found = []
+    for index, (where, part) in enumerate(parts):
+        if _BARE_DOLLARS.search(part):
+            number = index if where == "command" else index - len(definition.command)
+            found.append(Problem(str(definition.file), f"{KIND} {definition.name!r}", f"{CONTAINER}.{where}[{number}]",
+                                 "'$$' becomes '$' (Kubernetes expands $(VAR) and takes '$$' as an escaped '$'), so "
+                                 "the shell never sees '$$'; write '$$$$' for the shell's process id"))
+    return found
 
 
 def _files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:

@@ -84,6 +84,25 @@ def test_a_run_past_its_timeout_is_stopped_even_if_it_ignores_sigterm(folder: Pa
     assert entries[0]["outcome"] == "timed_out"
 
 
+@pytest.mark.parametrize("command, outcome", [("exit 0", "succeeded"), ("exit 3", "failed")])
+def test_a_run_that_ended_within_its_timeout_is_not_timed_out_by_a_clock_past_it_when_seen(
+        folder: Path, clock: Clock, command: str, outcome: str) -> None:
+    """A runner stopped (SIGSTOP, a laptop lid) or its clock stepped while a short run went: when it
+    looks again, its clock is past the timeout and the run's end is there. The run's own elapsed
+    time (the wrapper's, monotonic) decides: it ended well within its minute."""
+    (folder / "quick.yaml").write_text(manifest("quick", "*/5 * * * *", ["sh", "-c", f"sleep 1; {command}"],
+                                                timeoutMinutes=1))
+    r = runner(folder, clock)
+    r.step()
+    clock.set("2024-03-01T00:05")
+    until(r, lambda: list((folder / "runs" / "quick").glob("*/pid")))
+    wait_until(lambda: list((folder / "runs" / "quick").glob("*/exit.json")))  # the runner does not look
+    assert journal(folder, "quick") == []
+    clock.set("2024-03-02T01:05")  # 25 h on
+    [entry] = until(r, lambda: journal(folder, "quick"))
+    assert entry["outcome"] == outcome, entry
+
+
 def test_firings_wait_for_a_free_slot_in_nominal_time_then_name_order(folder: Path, clock: Clock) -> None:
     for name in ("beta", "alpha"):
         (folder / f"{name}.yaml").write_text(manifest(name, "*/5 * * * *", ["sh", "-c", "sleep 0.5"]))

@@ -7,6 +7,11 @@ history row with its outcome (the core's ``timed_out`` when its timeout came
 first), the exit code or signal of its last attempt, and the executor's note
 on a run that did not start or was lost. The end is acknowledged to the
 executor only once the book that records it is saved.
+
+A run's timeout is its own elapsed time, as the wrapper measured it on the
+monotonic clock: an attempt that ended on its own within it is recorded
+before the clock moves (``record_ends_in_time``), so neither a stopped runner
+that sees the end late nor a step of the clock makes it ``timed_out``.
 """
 
 from __future__ import annotations
@@ -40,6 +45,36 @@ def record_ends(memory: RunnerState, reports: list[Report], now: int, out: Out) 
         if report.acknowledge:
             memory.to_acknowledge.append((report.home, report.end.key))
     return bool(reports)
+
+
+def record_ends_in_time(memory: RunnerState, reports: list[Report], now: int, out: Out) -> list[Report]:
+    """Record, at the core's last time, the ends the core would time out at ``now`` although their
+    attempt ended on its own within its timeout by its own elapsed time; the other reports, left."""
+    left: list[Report] = []
+    for report in reports:
+        firing = running_firing(memory, report.home, report.end.key)
+        if firing is None or not ended_in_time(memory, firing, report.end, now):
+            left.append(report)
+            continue
+        end_attempt(memory, firing, report.end, memory.controller.state.clock or now, out)
+        if report.acknowledge:
+            memory.to_acknowledge.append((report.home, report.end.key))
+    return left
+
+
+def ended_in_time(memory: RunnerState, firing: Firing, end: Ended, now: int) -> bool:
+    """Whether the core would time the firing's run out at ``now`` (launch + timeout) while its first
+    attempt ended, not stopped by the runner, before its own elapsed time reached the timeout. Later
+    attempts are left to the core: its timeout counts the waits between them too."""
+    controller = memory.controller
+    run = controller.state.runs.get(firing.run_id)
+    job = controller.state.jobs.get(firing.schedule)
+    if run is None or job is None or run.state != RUNNING or run.attempt != 1 or firing.attempt != 1:
+        return False
+    timeout = job.spec.options.timeout
+    if timeout is None or run.launched_at + timeout > now or controller.state.clock is None:
+        return False
+    return firing.stopping is None and end.elapsed_seconds is not None and end.elapsed_seconds < timeout * 60
 
 
 def running_firing(memory: RunnerState, home: str | None, key: RunKey) -> Firing | None:

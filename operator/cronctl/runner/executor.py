@@ -436,8 +436,10 @@ class Executor:
             verdict = "succeeded"
         else:
             verdict = "failed"
+        elapsed = outcome.get("elapsed_seconds")
         return Ended(key, verdict, outcome.get("exit_code"), outcome.get("signal"), outcome.get("started_at"),
-                     outcome.get("finished_at"), outcome.get("note"), run_dir, request)
+                     outcome.get("finished_at"), outcome.get("note"), run_dir, request,
+                     float(elapsed) if isinstance(elapsed, (int, float)) else None)
 
     # -- stopping ---------------------------------------------------------------------------
 

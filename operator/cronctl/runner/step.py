@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .effects import Effect, Out
-from .ends import Report, record_ends
+from .ends import Report, record_ends, record_ends_in_time
 from .failure_pauses import pause_on_failures
 from .holds import hold, sync_suspensions, take_pauses
 from .launches import carry_out_tick
@@ -61,14 +61,16 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     now = inputs.minute
     if controller.state.clock is not None and now < controller.state.clock:
         now = controller.state.clock  # a clock that went back fires nothing again
+    ends = record_ends_in_time(state, inputs.ends, now, out)  # before any call moves the core's clock
     take_pauses(state, inputs.pauses)
-    changed = sync_manifests(state, inputs.manifests, now, out)  # a retired schedule's record goes with it
+    changed = len(ends) < len(inputs.ends)
+    changed |= sync_manifests(state, inputs.manifests, now, out)  # a retired schedule's record goes with it
     changed |= sync_suspensions(state, now, out)
     changed |= hold(state, inputs.switched_off, now, out)
     changed |= take_backfills(state, inputs.backfills, now, out)
     controller.advance(now)
     state.timed_out = {run_id for run_id in (*state.timed_out, *controller.expired) if run_id in state.firings}
-    changed |= record_ends(state, inputs.ends, now, out)
+    changed |= record_ends(state, ends, now, out)
     if pause_on_failures(state, now, out):  # held from this very tick on
         changed |= sync_suspensions(state, now, out)
         changed |= hold(state, inputs.switched_off, now, out)

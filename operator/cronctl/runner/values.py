@@ -85,6 +85,7 @@ class Ended:
     note: str | None
     run_dir: Path
     request: dict[str, Any]
+    elapsed_seconds: float | None = None  # the run's own time, on the wrapper's monotonic clock
 
 
 @dataclass(frozen=True)

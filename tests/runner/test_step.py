@@ -8,6 +8,7 @@ an executor reports) and looks at what ``step`` decides. The process-level tests
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -581,6 +582,26 @@ def test_an_end_reported_at_the_very_minute_of_the_timeout_is_too_late_the_run_t
     late = folder.step(START + 7, ends=[folder.ended(start)])  # exit 0, seen as the timeout expires
     assert said(late, "ended") == ["report: report-1 timed_out (exit 0 after 1 s)"]
     assert folder.rows("report") == [(START + 5, "timed_out")] and stops(late) == []
+
+
+@pytest.mark.parametrize("seen_at, exit_code, elapsed, outcome", [
+    (7, 0, 1.0, "succeeded"),  # seen as the timeout expires: it ended after 1 s of its own time
+    (1505, 0, 1.0, "succeeded"),  # the runner's clock stepped 25 h on before it looked
+    (1505, 3, 1.0, "failed"),
+    (7, 0, 119.0, "succeeded"),
+    (7, 0, 120.0, "timed_out"),  # its own time reached the timeout: nobody was there to stop it
+    (1505, 0, None, "timed_out"),  # a wrapper that did not measure it: the clock's verdict
+])
+def test_a_run_that_ended_within_its_own_timeout_keeps_its_outcome_whatever_the_clock_says_when_seen(
+        folder: Folder, seen_at: int, exit_code: int, elapsed: float | None, outcome: str) -> None:
+    folder.write("report", timeoutMinutes=2)
+    folder.step(START)
+    [start] = folder.started(folder.step(START + 5))
+    report = folder.ended(start, "succeeded" if exit_code == 0 else "failed", exit_code)
+    report = Report(report.home, dataclasses.replace(report.end, elapsed_seconds=elapsed))
+    seen = folder.step(START + seen_at, ends=[report])
+    assert folder.rows("report") == [(START + 5, outcome)] and stops(seen) == []
+    assert said(seen, "ended") == [f"report: report-1 {outcome} (exit {exit_code} after 1 s)"]
 
 
 def test_forbid_skips_a_due_time_while_a_run_is_active(folder: Folder) -> None:

@@ -29,7 +29,8 @@ from .spec import JobSpec, read_bulk, read_job
 from .upcoming import upcoming
 from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
 from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, decide, expiry, manual_launch
-from .transitions import Applied, apply, apply_tick, hold
+from .tick import run_id as numbered_run_id
+from .transitions import Applied, adopt, apply, apply_tick, hold
 
 _POPPED = -1  # a wake time no heap entry can carry
 _BY_INDEX = itemgetter(0)  # sorts (index, ...) entries into creation order
@@ -327,6 +328,23 @@ class Controller:
         self._look_again(job)
         self._wake_first(job)
         return True
+
+    def adopt_run(self, now: int, name: object, nominal: int, reason: str, attempt: int = 1) -> Run:
+        """A run its driver finds going with no record of it (the runner's book lost): active again
+        under the job's next number, its time dealt with, as a CronJob controller rebuilds
+        ``status.active`` from its Jobs; its timeout counts from ``now``."""
+        self.advance(now)
+        job = self.find_job(name)
+        number = job.state.launched + 1
+        adopt(job.state, number, nominal, reason)
+        run = Run(numbered_run_id(job.spec.name, number), job.spec.name, number, RUNNING, nominal, now,
+                  attempt=attempt)
+        job.state.active.append(run.id)
+        self.state.runs[run.id] = run
+        self._expire_at(run, job.spec)
+        self._look_again(job)
+        self._wake_first(job)
+        return run
 
     def drop(self, run_id: object) -> None:
         """A run the driver cannot carry out leaves, as a replaced one does."""

@@ -9,8 +9,9 @@ The scheduling decisions come from :mod:`cronctl.core`. A turn of the runner:
   (manifests), :mod:`.holds` (suspensions, the node switch),
   :mod:`.failure_pauses` (``pauseOnFailures``), :mod:`.requests` (triggers,
   backfills), :mod:`.ends`, :mod:`.launches` (the tick's decisions),
-  :mod:`.stops`, :mod:`.starts`, :mod:`.retention` (run folders) and
-  :mod:`.journal` (history rows), on the state of :mod:`.memory`, and returns
+  :mod:`.stops`, :mod:`.starts`, :mod:`.retention` (run folders),
+  :mod:`.journal` (history rows) and :mod:`.orphans` (runs the book lost), on
+  the state of :mod:`.memory`, and returns
   :mod:`.effects`; the values it decides with (a run's key and request, an
   end, a pause, a suspension, a backfill request) are :mod:`.values`'s, which
   does no I/O, so the step's import contract holds through every import;

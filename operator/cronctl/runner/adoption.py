@@ -4,7 +4,9 @@ Runs go on under detached wrappers when a runner stops or crashes; the next
 one watches them again (``Executor.adopt``) and gives their firings their
 worker slots back. A firing the book lost (an entry that did not read) is
 rebuilt from its run's folder (``request.json``: the command it runs), or,
-with no folder to rebuild it from, its run is canceled and recorded. This is
+with no folder to rebuild it from, its run is canceled and recorded. A run
+going that the book lost altogether (deleted, cut, moved aside) is an orphan
+(:mod:`.orphans`): the step takes it back once its schedule is read. This is
 the shell's part of loading a book (it reads run folders); the rules it
 applies to the state are the step's.
 """
@@ -19,6 +21,7 @@ from .homes import Homes
 from .journal import SCHEDULED, remember, unrun
 from .launches import LOST_FIRING
 from .memory import RunnerState
+from .orphans import Orphan, orphan_of
 from .stops import CANCELED
 from .values import RunKey
 
@@ -42,6 +45,22 @@ def adopt(memory: RunnerState, homes: Homes, out: Out) -> None:
     with_firing = {firing.run_id for firing in memory.firings.values()}
     for run in [r for r in runs.values() if r.state in (RUNNING, RETRY_PENDING) and r.id not in with_firing]:
         _firing_from_folder(memory, homes, run.id)
+    memory.orphans = _orphans(memory, homes)
+
+
+def _orphans(memory: RunnerState, homes: Homes) -> list[Orphan]:
+    """The runs going that no firing holds (the book lost them): the step takes them back. A run
+    that ended meanwhile is not one: the next poll reports its end (recorded, or only acknowledged
+    when the book recorded it before a crash)."""
+    found = []
+    for home, executor in homes.open():
+        for handle in executor.active():
+            if (handle.run_dir / "exit.json").exists():
+                continue
+            orphan = orphan_of(home, handle.key, handle.request, memory)
+            if orphan is not None:
+                found.append(orphan)
+    return found
 
 
 def _firing_from_folder(memory: RunnerState, homes: Homes, run_id: str) -> None:

@@ -67,6 +67,7 @@ class RunnerState:
     pools: dict[str, int] = field(default_factory=dict)  # the folder's CronPools: name -> workers
     pool_of: dict[str, str] = field(default_factory=dict)  # schedule -> the pool its spec.pool names
     left_broken: set[str] = field(default_factory=set)  # broken request files that could not be moved aside
+    orphans: list[Any] = field(default_factory=list)  # runs going that the book lost (orphans.Orphan)
 
     def load(self, contents: BookContents) -> None:
         """Take what a book holds (the memory of this process stays)."""

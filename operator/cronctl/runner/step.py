@@ -28,6 +28,7 @@ from .holds import hold, sync_suspensions, take_pauses
 from .launches import carry_out_tick
 from .lifecycle import Scan, sync_manifests
 from .memory import RunnerState
+from .orphans import take_orphans
 from .requests import RequestFile, TriggerFile, say_backfills, take_backfills, take_triggers
 from .starts import start_waiting
 from .stops import drop_expired, stop_expired
@@ -65,6 +66,7 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     take_pauses(state, inputs.pauses)
     changed = len(ends) < len(inputs.ends)
     changed |= sync_manifests(state, inputs.manifests, now, out)  # a retired schedule's record goes with it
+    changed |= take_orphans(state, inputs.manifests is not None, now, out)  # before Forbid's tick sees them
     changed |= sync_suspensions(state, now, out)
     changed |= hold(state, inputs.switched_off, now, out)
     changed |= take_backfills(state, inputs.backfills, now, out)

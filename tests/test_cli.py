@@ -475,6 +475,53 @@ def test_a_clock_file_gone_bad_while_the_runner_runs_is_said_once_per_streak_and
     assert err.count(f"cronctl: CRONCTL_CLOCK_FILE={clock}: reads again\n") == 3
 
 
+def test_a_run_that_ended_while_the_runner_was_stopped_is_not_timed_out_by_the_time_it_was_stopped(
+        tmp_path: Path) -> None:
+    """SIGSTOP of the runner (a debugger, a laptop lid) while a 2 s run with a 1-minute timeout goes;
+    its clock passes the timeout meanwhile (stepped 2 minutes through the node's offset file, in
+    place of waiting them). Seen on SIGCONT, the run ended after 2 s of its own time: succeeded."""
+    import signal
+    import time
+
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    (folder / "quick.yaml").write_text(a_manifest("quick", "0 0 1 1 *", timeoutMinutes=1).replace(
+        '["true"]', '["sleep", "2"]'))
+    offset = tmp_path / "offset"
+    offset.write_text(str(61 - time.time() % 60))  # a minute just begun: no real minute ends before the step
+    env = {"CRONCTL_NODE_CLOCK_OFFSET_FILE": str(offset)}
+    process = subprocess.Popen([sys.executable, "-m", "cronctl", "local", str(folder), "--poll", "0.05"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **env))
+    book = folder / "cronctl.json"
+    try:
+        deadline = time.monotonic() + 30
+        while not book.exists():
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        assert run_cli("trigger", "quick", "--dir", str(folder), env=env).returncode == 0
+        while not list(folder.glob("**/runs/quick/*/pid")):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        process.send_signal(signal.SIGSTOP)
+        try:
+            while not list(folder.glob("**/runs/quick/*/exit.json")):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            offset.write_text(str(float(offset.read_text()) + 120))
+        finally:
+            process.send_signal(signal.SIGCONT)
+        while not json.loads(book.read_text()).get("journal", {}).get("quick"):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+    assert "Traceback" not in err
+    [row] = json.loads(book.read_text())["journal"]["quick"]
+    assert row["outcome"] == "succeeded", row
+
+
 @pytest.mark.parametrize("flag, staging", [("--no-staging", False), ("--staging", True), (None, None)])
 def test_operator_staging_flag_becomes_the_processs_option(flag: str | None, staging: bool | None) -> None:
     from cronctl.cli import _parser, operator_options

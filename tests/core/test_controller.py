@@ -83,6 +83,20 @@ def test_a_trigger_is_a_manual_run_that_deals_with_no_schedule_time() -> None:
     assert c.tick(START + 60) == [Skip("job", START + 60)]  # the manual run is active: forbid skips
 
 
+@pytest.mark.parametrize("reason, last_schedule", [("scheduled", START + 10), ("manual", None)])
+def test_an_adopted_run_is_active_under_the_next_number_and_its_end_is_recorded(reason, last_schedule) -> None:
+    """A run the driver finds going with no record (the runner's book lost), as a CronJob
+    controller rebuilds status.active from its Jobs: Forbid skips beside it, and it finishes."""
+    c = Controller()
+    c.create_job(START + 11, "job", "*/10 * * * *", "forbid")
+    run = c.adopt_run(START + 11, "job", START + 10, reason)
+    assert (run.id, run.state, run.scheduled_for) == ("job-1", RUNNING, START + 10)
+    assert c.job_status("job").last_schedule == last_schedule
+    assert c.tick(START + 20) == [Skip("job", START + 20)]
+    c.finish(START + 21, "job-1", "succeeded")
+    assert c.tick(START + 30) == [Launch("job", "job-2", 2, START + 30)]
+
+
 def test_a_controller_restored_from_its_state_decides_as_the_one_that_saved_it() -> None:
     def fleet() -> Controller:
         c = Controller()

@@ -39,8 +39,8 @@ def take_orphans(state: RunnerState, manifests_read: bool, now: int, out: Out) -
     for orphan in state.orphans:
         key = orphan.key
         if key.schedule not in jobs:
-            out.say("orphan", f"{key.schedule}: a run of {nominal_iso(key.nominal)} goes on that the book lost, "
-                              "and no manifest defines its schedule: its end is not recorded", "warning",
+            out.say("orphan", f"{key.schedule}: a run of {nominal_iso(key.nominal)} goes on that the book does not "
+                              "hold, and no manifest defines its schedule: its end is not recorded", "warning",
                     schedule=key.schedule, nominal=nominal_iso(key.nominal))
             continue
         _take(state, orphan, now, out)
@@ -60,7 +60,7 @@ def _take(state: RunnerState, orphan: Orphan, now: int, out: Out) -> None:
                                    active_deadline_seconds=request.get("active_deadline_seconds"),
                                    backoff_limit=request.get("backoff_limit") or 0)
     out.say("adopted", f"{run.id}: the run of {time_of(state, key.schedule, key.nominal)} goes on, and the book "
-                       "had lost it: taken back from its folder as a running run", "warning",
+                       "does not hold it: taken back from its folder as a running run", "warning",
             schedule=key.schedule, run=run.id, nominal=nominal_iso(key.nominal))
 
 

@@ -54,7 +54,9 @@ run's folder, its logs (a line in ``stderr.log`` between two tries) and its
 ``activeDeadlineSeconds``, counted from the first; ``pid`` names the running
 try; a stop ends the waiting too. ``exit.json`` has the last try's exit, and
 ``tries`` when there was more than one; a run whose every try failed says
-``BackoffLimitExceeded``.
+``BackoffLimitExceeded``. Its ``elapsed_seconds`` is the run's own time on the
+monotonic clock, first try to last end: the runner judges its timeout by it,
+not by the wall clock (stepped, or read late by a stopped runner).
 
 SIGTERM, SIGINT and SIGHUP sent to the wrapper are ignored (the command's
 own signals are untouched), so a shutdown that signals everything still

@@ -7,11 +7,21 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def while_running(process: subprocess.Popen[str], deadline: float, done: Callable[[], object]) -> None:
+    """Wait for ``done`` while the process runs, until ``deadline`` (monotonic)."""
+    import time
+
+    while not done():
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
 
 
 def cronctl(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -397,13 +407,10 @@ def test_local_with_log_format_json_writes_one_object_per_line(tmp_path: Path) -
                                stderr=subprocess.PIPE, text=True, env=env)
     try:
         deadline = time.monotonic() + 30
-        while not (folder / "cronctl.json").exists():
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
+        while_running(process, deadline, lambda: (folder / "cronctl.json").exists())
         (tmp_path / "clock").write_text("2024-03-01T00:01")
-        while "hello-1" not in (folder / "cronctl.json").read_text() or not list(folder.glob("runs/hello/*/exit.json")):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
+        while_running(process, deadline, lambda: "hello-1" in (folder / "cronctl.json").read_text()
+                      and list(folder.glob("runs/hello/*/exit.json")))
         time.sleep(0.3)
     finally:
         process.send_signal(signal.SIGINT)
@@ -443,9 +450,7 @@ def test_a_clock_file_gone_bad_while_the_runner_runs_is_said_once_per_streak_and
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         deadline = time.monotonic() + 30
-        while not (folder / "cronctl.json").exists():
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
+        while_running(process, deadline, lambda: (folder / "cronctl.json").exists())
 
         def write(text: str) -> None:  # at once: the runner never reads half a write
             (tmp_path / "clock.new").write_text(text)
@@ -460,9 +465,8 @@ def test_a_clock_file_gone_bad_while_the_runner_runs_is_said_once_per_streak_and
             assert process.poll() is None
             write("2024-03-01T00:01")
             time.sleep(0.5)
-        while "hello-1" not in (folder / "cronctl.json").read_text():  # it ran on by the file once good
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
+        # it ran on by the file once good
+        while_running(process, deadline, lambda: "hello-1" in (folder / "cronctl.json").read_text())
     finally:
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=20)
@@ -496,13 +500,9 @@ def test_a_run_that_ended_while_the_runner_was_stopped_is_not_timed_out_by_the_t
     book = folder / "cronctl.json"
     try:
         deadline = time.monotonic() + 30
-        while not book.exists():
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
+        while_running(process, deadline, lambda: book.exists())
         assert run_cli("trigger", "quick", "--dir", str(folder), env=env).returncode == 0
-        while not list(folder.glob("**/runs/quick/*/pid")):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
+        while_running(process, deadline, lambda: list(folder.glob("**/runs/quick/*/pid")))
         process.send_signal(signal.SIGSTOP)
         try:
             while not list(folder.glob("**/runs/quick/*/exit.json")):
@@ -511,9 +511,7 @@ def test_a_run_that_ended_while_the_runner_was_stopped_is_not_timed_out_by_the_t
             offset.write_text(str(float(offset.read_text()) + 120))
         finally:
             process.send_signal(signal.SIGCONT)
-        while not json.loads(book.read_text()).get("journal", {}).get("quick"):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
+        while_running(process, deadline, lambda: json.loads(book.read_text()).get("journal", {}).get("quick"))
     finally:
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=20)
@@ -770,13 +768,9 @@ def _runner_with_a_run_under_way(tmp_path: Path) -> tuple[subprocess.Popen[str],
     process = subprocess.Popen([sys.executable, "-m", "cronctl", "local", str(folder), "--poll", "0.05"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 30
-    while not (folder / "cronctl.json").exists():
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.05)
+    while_running(process, deadline, lambda: (folder / "cronctl.json").exists())
     (tmp_path / "clock").write_text("2024-03-01T00:01")
-    while not list(folder.glob("runs/hello/*/pid")):
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.05)
+    while_running(process, deadline, lambda: list(folder.glob("runs/hello/*/pid")))
     time.sleep(0.2)
     return process, folder
 

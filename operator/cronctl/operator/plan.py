@@ -64,23 +64,12 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     observed = observe(status, jobs, schedule["metadata"]["uid"])
     pause = pauses.standing(schedule, spec)
     spec = pauses.paused(spec, pause.pause)
-    deleting = bool(schedule["metadata"].get("deletionTimestamp"))
     context = Context(schedule, spec, timeline, read, observed, anchor, now, second,
                       Effects(labels=_relabels(schedule, jobs)), pool_missing=spec.pool is not None and not pool_found,
-                      deleting=deleting)
+                      deleting=bool(schedule["metadata"].get("deletionTimestamp")))
     trigger = pending_trigger(schedule)
     asked = backfills.asked(schedule, spec, now)
-    seen = Seen(runs=[_seen(observed, name) for name in observed.state.active],
-                staged=[StagedSeen(nominal, is_current(schedule, spec, nominal, view.digest))
-                        for nominal, view in observed.staged.items()],
-                known=frozenset(observed.runs), recorded_overflow=_recorded_overflow(context),
-                # A schedule being deleted (held by a finalizer) launches nothing, as a suspended one,
-                # and unstages what it staged; its runs under way end as usual.
-                suspended=spec.suspend or deleting, staging=staging and spec.pool is None and not deleting,
-                edited=(schedule.get("status") or {}).get("observedGeneration") != context.generation,
-                trigger=trigger is not None and trigger not in observed.answered and not deleting,  # else the
-                # status write was lost
-                backfill=asked.under_way)
+    seen = _seen_of(context, staging, trigger is not None and trigger not in observed.answered, asked)
     result = reconcile(spec.job, observed.state, timeline, seen, now, second,
                        key=lambda launch: job_name(spec.job.name, launch.scheduled_for, reason=launch.reason))
     if result.paused:
@@ -100,6 +89,21 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     _say_missing_pool(context)
     return Plan(effects=ordered(context.out, changed(status, new_status), status), wake_at=result.wake_at,
                 release_at=result.release_at, lost=list(observed.lost))
+
+
+def _seen_of(context: Context, staging: bool, triggered: bool, asked: backfills.Asked) -> Seen:
+    """What the core is told it sees of the schedule besides its state. ``triggered``: a manual run
+    is asked for (not answered yet: else the status write that answered it was lost). A schedule
+    being deleted (held by a finalizer) launches nothing, as a suspended one, and unstages what it
+    staged; its runs under way end as usual."""
+    schedule, spec, observed, deleting = context.schedule, context.spec, context.observed, context.deleting
+    return Seen(runs=[_seen(observed, name) for name in observed.state.active],
+                staged=[StagedSeen(nominal, is_current(schedule, spec, nominal, view.digest))
+                        for nominal, view in observed.staged.items()],
+                known=frozenset(observed.runs), recorded_overflow=_recorded_overflow(context),
+                suspended=spec.suspend or deleting, staging=staging and spec.pool is None and not deleting,
+                edited=context.old_status.get("observedGeneration") != context.generation,
+                trigger=triggered and not deleting, backfill=asked.under_way)
 
 
 def _carry_out(context: Context, result: Reconciled, trigger: str | None, asked: backfills.Asked) -> Missed:

@@ -458,6 +458,11 @@ def _shown(value: object) -> str:
     return json.dumps(value, default=str)
 
 
+def as_stored(value: Any) -> Any:
+    """The object as the API server stores it, which :func:`read_spec` reads (for ``cronctl lint``)."""
+    return _as_stored(value)
+
+
 def _as_stored(value: Any) -> Any:
     """What the API server keeps of a value: nulls pruned, whole floats read as integers."""
     if isinstance(value, Mapping):

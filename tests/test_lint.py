@@ -25,7 +25,10 @@ def test_the_examples_are_clean_and_exit_0() -> None:
     files = sorted(str(p) for p in (ROOT / "examples").glob("*/*.yaml") if "harness" not in p.parts)
     result = cronctl_lint(*files)
     assert (result.returncode, result.stdout) == (0, ""), result.stdout
-    assert result.stderr.startswith("0 problems; ")
+    assert result.stderr.splitlines()[-1] == "0 problems; 9 CronSchedules valid"
+    notes = result.stderr.splitlines()[:-1]  # the patches for kubectl patch are no objects
+    assert notes == [f"note: {ROOT / 'examples' / 'patches' / name}: document 1: no kind, not a Kubernetes object: "
+                     "skipped" for name in ("backfill.yaml", "suspend.yaml")]
 
 
 def test_every_problem_names_its_file_document_and_field_and_the_exit_is_1(tmp_path: Path) -> None:
@@ -107,3 +110,189 @@ def test_a_bare_double_dollar_in_a_command_is_a_warning_naming_its_field_and_the
     assert result.stderr == "0 problems, 1 warning; 2 CronSchedules valid\n"
     report = json.loads(cronctl_lint(str(tmp_path / "a.yaml"), "-o", "json").stdout)
     assert [(w["document"], w["field"]) for w in report["warnings"]] == [("CronSchedule 'pid'", field)]
+
+
+# The CronJobs of the Kubernetes documentation (kubernetes.io, "CronJob" and "Running Automated Tasks with a
+# CronJob"), written out as test data: the `hello` CronJob as the pages show it now, as older pages showed it
+# (`*/1`), and the time zone section's CronJob (`timeZone: "Etc/UTC"`).
+KUBERNETES_DOCS_CRONJOBS = """
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: hello
+spec:
+  schedule: "* * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - name: hello
+            image: busybox:1.28
+            imagePullPolicy: IfNotPresent
+            command: [/bin/sh, -c, date; echo Hello from the Kubernetes cluster]
+          restartPolicy: OnFailure
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: hello-every-minute
+spec:
+  schedule: "*/1 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - name: hello
+            image: busybox
+            args: [/bin/sh, -c, date; echo Hello from the Kubernetes cluster]
+          restartPolicy: OnFailure
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: hello-in-a-zone
+spec:
+  schedule: "0 * * * *"
+  timeZone: "Etc/UTC"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - name: hello
+            image: busybox:1.28
+            command: [/bin/sh, -c, date]
+          restartPolicy: OnFailure
+"""
+
+
+def converted(text: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "cronctl", "convert", "-f", "-"], input=text, capture_output=True,
+                            text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("source", ["examples/cronjobs/hello.yaml", "examples/cronjobs/nightly-backup.yaml",
+                                    "the Kubernetes documentation's CronJobs"])
+def test_cronctl_convert_of_every_cronjob_example_passes_lint_as_a_cluster_takes_it(source: str) -> None:
+    """An entrypoint image (no command) and a container's args alone are what a cluster runs."""
+    text = KUBERNETES_DOCS_CRONJOBS if source.startswith("the ") else (ROOT / source).read_text()
+    schedules = converted(text)
+    result = cronctl_lint("-", stdin=schedules)
+    assert (result.returncode, result.stdout) == (0, ""), result.stdout
+    count = schedules.count("kind: CronSchedule")
+    assert result.stderr == f"0 problems; {count} CronSchedule{'' if count == 1 else 's'} valid\n"
+
+
+def test_a_secret_from_value_from_and_the_image_entrypoint_pass_for_a_cluster_not_for_the_runner() -> None:
+    schedule = yaml.safe_load(manifest("backup", "0 3 * * *", ["true"]))
+    container = schedule["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    del container["command"]
+    container["env"] = [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "backup", "key": "token"}}},
+                        {"name": "MODE", "value": "full"}]
+    text = yaml.safe_dump(schedule)
+    assert cronctl_lint("-", stdin=text).returncode == 0
+    runner = cronctl_lint("--runner", "-", stdin=text)
+    where = "-: CronSchedule 'backup': spec.jobTemplate.spec.template.spec.containers[0]"
+    assert (runner.returncode, runner.stdout.splitlines()) == (1, [
+        f"{where}.command: missing (the local runner has no image entrypoint to fall back on)",
+        f"{where}.env[0].valueFrom: not supported by the local runner, which has no cluster to read it from; "
+        "give the value literally"])
+
+
+BAD = """
+apiVersion: cronctl.dev/v1
+kind: CronSchedule
+metadata: {name: bad}
+spec:
+  schedules: ["61 * * * *", "*/5 * * * *", "0 0 * * MON-"]
+  timeZone: Mars/Olympus
+  concurrencyPolicy: Sometimes
+  timeoutMinutes: -1
+  exclude: ["2026-13-01"]
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - name: Main
+            env: [{name: A, value: x, valueFrom: {secretKeyRef: {name: s, key: k}}}]
+          - {name: second, image: busybox, command: [sh, 1]}
+"""
+
+
+def test_every_problem_of_a_bad_document_is_reported_at_once_each_with_its_field() -> None:
+    """The schema's, the scheduler's (field by field) and the Job template's problems, not the first alone."""
+    result = cronctl_lint("-", stdin=BAD)
+    container = "spec.jobTemplate.spec.template.spec.containers"
+    fields = [line.split(": ")[2] for line in result.stdout.splitlines()]
+    assert result.returncode == 1
+    assert sorted(fields) == sorted([
+        "spec.concurrencyPolicy", "spec.timeZone", "spec.timeoutMinutes", "spec.schedules[0]", "spec.schedules[2]",
+        "spec.exclude[0]", "spec.jobTemplate.spec.template.spec.restartPolicy", f"{container}[0].name",
+        f"{container}[0].image", f"{container}[0].env[0].valueFrom", f"{container}[1].command[1]"]), result.stdout
+    assert "-: CronSchedule 'bad': spec.schedules[0]: minute: 61 is out of range 0-59" in result.stdout.splitlines()
+    assert result.stderr == "11 problems; 0 CronSchedules valid\n"
+
+
+HELM_TEMPLATE = """\
+{{- if .Values.enabled }}
+apiVersion: cronctl.dev/v1
+kind: CronSchedule
+metadata:
+  name: {{ include "app.fullname" . }}
+spec:
+  schedule: {{ .Values.schedule | quote }}
+{{- end }}
+"""
+QUOTED_TEMPLATE = 'apiVersion: cronctl.dev/v1\nkind: CronSchedule\nmetadata: {name: "{{ .Release.Name }}-x"}\n'
+
+
+def test_templates_lists_and_other_yaml_are_skipped_with_a_note_never_a_failure(tmp_path: Path) -> None:
+    files = {"helm.yaml": HELM_TEMPLATE, "quoted.yaml": QUOTED_TEMPLATE, "list.yaml": "- a\n- b\n",
+             "values.yaml": "replicas: 2\n", "scalar.yaml": "just text\n",
+             "deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    result = cronctl_lint(*sorted(str(tmp_path / name) for name in files))
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr.splitlines() == [
+        f"note: {tmp_path / 'helm.yaml'}: a template ({{{{ }}}} actions), not a manifest: skipped (render it first, "
+        "e.g. helm template ... | cronctl lint -)",
+        f"note: {tmp_path / 'list.yaml'}: document 1: a list, not a Kubernetes object: skipped",
+        f"note: {tmp_path / 'quoted.yaml'}: a template ({{{{ }}}} actions), not a manifest: skipped (render it "
+        "first, e.g. helm template ... | cronctl lint -)",
+        f"note: {tmp_path / 'scalar.yaml'}: document 1: a single value, not a Kubernetes object: skipped",
+        f"note: {tmp_path / 'values.yaml'}: document 1: no kind, not a Kubernetes object: skipped",
+        "0 problems; 0 CronSchedules valid"]
+
+
+def test_a_go_template_in_a_command_is_the_commands_own_and_is_linted() -> None:
+    text = manifest("ps", "*/5 * * * *", ["docker", "ps", "--format", "{{.Names}}"])
+    result = cronctl_lint("-", stdin=text)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "0 problems; 1 CronSchedule valid\n")
+
+
+def test_a_lists_items_are_linted_each_by_its_name_or_place() -> None:
+    good, bad = (yaml.safe_load(manifest(name, when, ["true"])) for name, when in (("a", "*/5 * * * *"),
+                                                                                    ("b", "61 * * * *")))
+    unnamed = {**bad, "metadata": {}}
+    result = cronctl_lint("-", stdin=yaml.safe_dump({"apiVersion": "v1", "kind": "List",
+                                                     "items": [good, bad, unnamed]}))
+    assert result.stdout.splitlines() == [
+        "-: CronSchedule 'b': spec.schedule: minute: 61 is out of range 0-59",
+        "-: document 1 item 3: metadata.name: is required",
+        "-: document 1 item 3: spec.schedule: minute: 61 is out of range 0-59"]
+    assert result.stderr == "3 problems; 1 CronSchedule valid\n"
+
+
+def test_a_name_twice_is_a_problem_in_one_namespace_for_a_cluster_and_at_all_for_the_runner() -> None:
+    first, second = (yaml.safe_load(manifest("nightly", "0 1 * * *", ["true"])) for _ in range(2))
+    first["metadata"]["namespace"], second["metadata"]["namespace"] = "team-a", "team-b"
+    text = yaml.safe_dump_all([first, second])
+    assert cronctl_lint("-", stdin=text).returncode == 0
+    runner = cronctl_lint("--runner", "-", stdin=text)
+    assert runner.stdout == "-: CronSchedule 'nightly': metadata.name: already defined in -\n"

@@ -215,14 +215,20 @@ def _add_runner(commands: Any) -> None:
 
 def _add_manifest_tools(commands: Any) -> None:
     """What works on manifest files alone, no runner and no cluster: lint and convert."""
-    lint = commands.add_parser("lint", help="check CronSchedule manifests as the runner and the API server read "
-                                             "them (exit 1 on any problem; for CI and pre-commit)")
-    lint.add_argument("files", nargs="+", metavar="FILE", help="YAML files (several documents each), or folders "
-                                                              "(their .yaml and .yml files, as cronctl local reads "
-                                                              "them); - for standard input; other kinds of objects "
-                                                              "are skipped")
+    lint = commands.add_parser("lint", help="check CronSchedule and CronPool manifests as the API server and the "
+                                             "operator take them, every problem at once (exit 1 on any problem; "
+                                             "for CI and pre-commit)")
+    lint.add_argument("files", nargs="+", metavar="FILE", help="YAML files (several documents each, a List's items), "
+                                                              "or folders (their .yaml and .yml files, as cronctl "
+                                                              "local reads them); - for standard input; other kinds "
+                                                              "of objects are skipped, and templates and lists with "
+                                                              "a note")
+    lint.add_argument("--runner", action="store_true",
+                      help="the single-node runner's stricter rules too (a command, as it has no image entrypoint; "
+                           "literal env values, no valueFrom)")
     lint.add_argument("-o", "--output", choices=("text", "json"), default="text",
-                      help="a line per problem, or one JSON object {valid, problems} (default: text)")
+                      help="a line per problem, or one JSON object {valid, problems, warnings, notes, skipped} "
+                           "(default: text)")
     lint.set_defaults(command=_lint)
     convert = commands.add_parser("convert", help="CronJob manifests in, CronSchedule manifests out (every field "
                                                    "mapped; --to CronJob goes back)")
@@ -739,7 +745,8 @@ def _lint(args: argparse.Namespace) -> int:
     from .runner.lint import STDIN, lint
 
     paths = [Path(file) for file in args.files]
-    linted = lint(paths, clock_from_environment().minute(), sys.stdin.read() if STDIN in paths else None)
+    linted = lint(paths, clock_from_environment().minute(), sys.stdin.read() if STDIN in paths else None,
+                  runner=args.runner)
     if args.output == "json":
         print(json.dumps(linted.to_json()))
     else:
@@ -747,6 +754,8 @@ def _lint(args: argparse.Namespace) -> int:
             print(problem)
         for warning in linted.warnings:
             print(f"warning: {warning}")
+        for note in linted.notes:
+            print(f"note: {note}", file=sys.stderr)
         count, warned = len(linted.schedules), len(linted.warnings)
         warnings = f", {warned} warning{'' if warned == 1 else 's'}" if warned else ""
         print(f"{len(linted.problems)} problem{'' if len(linted.problems) == 1 else 's'}{warnings}; {count} "

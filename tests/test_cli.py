@@ -520,6 +520,40 @@ def test_a_run_that_ended_while_the_runner_was_stopped_is_not_timed_out_by_the_t
     assert row["outcome"] == "succeeded", row
 
 
+def test_a_run_still_going_when_the_clock_is_stepped_past_its_timeout_runs_on_to_its_own_end(
+        tmp_path: Path) -> None:
+    """The issue's case: the clock stepped 25 h forward while a run with ``timeoutMinutes: 1440`` goes.
+    Its deadline is its own elapsed time (the wrapper's, on the monotonic clock, as systemd's
+    RuntimeMaxSec=): it runs to its end and succeeds, where it was killed at the next step."""
+    import signal
+    import time
+
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    (folder / "long.yaml").write_text(a_manifest("long", "0 0 1 1 *", timeoutMinutes=1440).replace(
+        '["true"]', '["sleep", "3"]'))
+    offset = tmp_path / "offset"
+    offset.write_text(str(61 - time.time() % 60))
+    env = {"CRONCTL_NODE_CLOCK_OFFSET_FILE": str(offset)}
+    process = subprocess.Popen([sys.executable, "-m", "cronctl", "local", str(folder), "--poll", "0.05"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **env))
+    book = folder / "cronctl.json"
+    try:
+        deadline = time.monotonic() + 30
+        while_running(process, deadline, lambda: book.exists())
+        assert run_cli("trigger", "long", "--dir", str(folder), env=env).returncode == 0
+        while_running(process, deadline, lambda: list(folder.glob("**/runs/long/*/pid")))
+        offset.write_text(str(float(offset.read_text()) + 25 * 3600))
+        while_running(process, deadline, lambda: json.loads(book.read_text()).get("journal", {}).get("long"))
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+    assert "Traceback" not in err
+    [row] = json.loads(book.read_text())["journal"]["long"]
+    assert row["outcome"] == "succeeded", (row, err)
+
+
 @pytest.mark.parametrize("flag, staging", [("--no-staging", False), ("--staging", True), (None, None)])
 def test_operator_staging_flag_becomes_the_processs_option(flag: str | None, staging: bool | None) -> None:
     from cronctl.cli import _parser, operator_options

@@ -174,6 +174,24 @@ def test_a_timeout_kills_a_process_that_ignores_sigterm_after_the_grace(tmp_path
     assert "survived" not in (handle.run_dir / "stdout.log").read_text()
 
 
+def test_the_wrapper_times_out_a_run_on_its_own_elapsed_time_whatever_the_clock_says(tmp_path):
+    """The schedule's timeout handed to the wrapper (issue 45): it stops the run once the run has gone
+    that long on the monotonic clock (SIGTERM, SIGKILL after the grace), reported ``timed_out``; the
+    runner's clock (here frozen, or stepped a day on) has no say in it."""
+    clock = FakeClock()
+    executor = Executor(tmp_path, now=clock)
+    handle = executor.start(sh("trap '' TERM; sleep 30; echo survived"), timeout_seconds=0.5, grace_seconds=0.3)
+    began = time.monotonic()
+    [ended] = wait_ended(executor)
+    assert ended.outcome == "timed_out" and ended.signal == signal.SIGKILL
+    assert 0.8 <= time.monotonic() - began < 10
+    assert ended.note.startswith("timed out: stopped after 1 s of its own time (timeoutMinutes ")
+    clock.now += 86_400 * 2  # a step of two days: a run within its timeout runs on
+    quick = executor.start(sh("sleep 0.5; echo done", nominal=NOMINAL + 1), timeout_seconds=60)
+    [done] = wait_ended(executor)
+    assert done.outcome == "succeeded" and _text(quick.run_dir / "stdout.log") == "done\n"
+
+
 def test_what_the_command_left_behind_in_its_group_ends_with_it(tmp_path):
     pids = tmp_path / "pids"
     executor = Executor(tmp_path)

@@ -559,8 +559,9 @@ def test_a_failed_attempt_with_retries_left_waits_for_its_retry_then_starts_atte
 def test_a_run_past_its_timeout_is_stopped_and_a_waiting_one_is_dropped_timed_out(
         tmp_path: Path, limits: dict[str, Any]) -> None:
     folder = Folder(tmp_path, workers=1)
-    folder.write("slow", timeoutMinutes=2, **limits)
-    folder.write("waits", timeoutMinutes=2, **limits)
+    # maxRetries: the core times the run on the runner's clock (without, the wrapper does, on the run's own)
+    folder.write("slow", timeoutMinutes=2, maxRetries=1, **limits)
+    folder.write("waits", timeoutMinutes=2, maxRetries=1, **limits)
     folder.step(START)
     [start] = folder.started(folder.step(START + 5))
     assert start.request.schedule == "slow"
@@ -576,7 +577,7 @@ def test_a_run_past_its_timeout_is_stopped_and_a_waiting_one_is_dropped_timed_ou
 
 
 def test_an_end_reported_at_the_very_minute_of_the_timeout_is_too_late_the_run_timed_out(folder: Folder) -> None:
-    folder.write("report", timeoutMinutes=2)
+    folder.write("report", timeoutMinutes=2, maxRetries=1)  # the core's timeout (see wrapper_timeout)
     folder.step(START)
     [start] = folder.started(folder.step(START + 5))
     late = folder.step(START + 7, ends=[folder.ended(start)])  # exit 0, seen as the timeout expires
@@ -584,17 +585,18 @@ def test_an_end_reported_at_the_very_minute_of_the_timeout_is_too_late_the_run_t
     assert folder.rows("report") == [(START + 5, "timed_out")] and stops(late) == []
 
 
-@pytest.mark.parametrize("seen_at, exit_code, elapsed, outcome", [
-    (7, 0, 1.0, "succeeded"),  # seen as the timeout expires: it ended after 1 s of its own time
-    (1505, 0, 1.0, "succeeded"),  # the runner's clock stepped 25 h on before it looked
-    (1505, 3, 1.0, "failed"),
-    (7, 0, 119.0, "succeeded"),
-    (7, 0, 120.0, "timed_out"),  # its own time reached the timeout: nobody was there to stop it
-    (1505, 0, None, "timed_out"),  # a wrapper that did not measure it: the clock's verdict
+@pytest.mark.parametrize("seen_at, exit_code, elapsed, outcome, retries", [
+    (7, 0, 1.0, "succeeded", 1),  # seen as the timeout expires: it ended after 1 s of its own time
+    (1505, 0, 1.0, "succeeded", 1),  # the runner's clock stepped 25 h on before it looked
+    (1505, 3, 1.0, "failed", 0),
+    (7, 0, 119.0, "succeeded", 1),
+    (7, 0, 120.0, "timed_out", 1),  # its own time reached the timeout: nobody was there to stop it
+    (1505, 0, None, "timed_out", 1),  # a wrapper that did not measure it: the clock's verdict
+    (1505, 0, None, "succeeded", 0),  # no maxRetries: the wrapper times it, and it ended on its own
 ])
 def test_a_run_that_ended_within_its_own_timeout_keeps_its_outcome_whatever_the_clock_says_when_seen(
-        folder: Folder, seen_at: int, exit_code: int, elapsed: float | None, outcome: str) -> None:
-    folder.write("report", timeoutMinutes=2)
+        folder: Folder, seen_at: int, exit_code: int, elapsed: float | None, outcome: str, retries: int) -> None:
+    folder.write("report", timeoutMinutes=2, maxRetries=retries)
     folder.step(START)
     [start] = folder.started(folder.step(START + 5))
     report = folder.ended(start, "succeeded" if exit_code == 0 else "failed", exit_code)
@@ -602,6 +604,20 @@ def test_a_run_that_ended_within_its_own_timeout_keeps_its_outcome_whatever_the_
     seen = folder.step(START + seen_at, ends=[report])
     assert folder.rows("report") == [(START + 5, outcome)] and stops(seen) == []
     assert said(seen, "ended") == [f"report: report-1 {outcome} (exit {exit_code} after 1 s)"]
+
+
+def test_a_run_its_wrapper_times_is_not_stopped_by_the_clock_and_its_wrappers_timeout_is_recorded(
+        folder: Folder) -> None:
+    """No maxRetries: the run's timeout is its wrapper's, on its own elapsed time (issue 45). The clock
+    stepped 25 h past launch + timeout stops nothing; the wrapper's ``timed_out`` end is the outcome."""
+    folder.write("report", timeoutMinutes=2)
+    folder.step(START)
+    [start] = folder.started(folder.step(START + 5))
+    assert folder.state.controller.state.jobs["report"].spec.options.timeout is None  # the core times nothing
+    assert stops(folder.step(START + 1505)) == [] and "report-1" in folder.state.firings
+    ended = folder.step(START + 1506, ends=[folder.ended(start, "timed_out", None, 15)])
+    assert folder.rows("report") == [(START + 5, "timed_out")]
+    assert said(ended, "ended") == ["report: report-1 timed_out (signal 15 after 1 s)"]
 
 
 def test_forbid_skips_a_due_time_while_a_run_is_active(folder: Folder) -> None:
@@ -664,7 +680,7 @@ def test_retention_keeps_the_folders_of_kept_runs_and_runs_in_flight(folder: Fol
 
 def test_retention_keeps_the_folder_of_a_run_the_core_let_go_while_its_process_is_still_stopping(
         folder: Folder) -> None:
-    folder.write("report", timeoutMinutes=2, failedJobsHistoryLimit=0)
+    folder.write("report", timeoutMinutes=2, maxRetries=1, failedJobsHistoryLimit=0)
     folder.step(START)
     [start] = folder.started(folder.step(START + 5))
     assert [run for run, _ in stops(folder.step(START + 7))] == [start.run_id]  # the core's run is over, not kept

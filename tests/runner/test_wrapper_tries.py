@@ -93,3 +93,18 @@ def test_the_active_deadline_counts_across_tries(tmp_path):
     assert time.monotonic() - began < 3
     assert 1 < count.read_text().count("x") < 5
     assert ended(run_dir)["note"] == "DeadlineExceeded: stopped at its activeDeadlineSeconds (1 s)"
+
+
+@pytest.mark.parametrize("limits, says", [
+    ({"timeout_seconds": 0.3}, "timed_out"),
+    ({"timeout_seconds": 0.3, "active_deadline_seconds": 60}, "timed_out"),  # the timeout comes first
+    ({"timeout_seconds": 60, "active_deadline_seconds": 1}, "deadline_exceeded"),  # the deadline comes first
+])
+def test_the_timeout_stops_the_run_on_its_own_time_and_says_which_limit_it_was(tmp_path, limits, says):
+    run_dir = a_run(tmp_path, "sleep 30", grace_seconds=0.2, **limits)
+    began = time.monotonic()
+    run(run_dir)
+    assert time.monotonic() - began < 10
+    assert ended(run_dir)[says] is True and ended(run_dir)["signal"] == 15
+    other = {"timed_out", "deadline_exceeded"} - {says}
+    assert not other & set(ended(run_dir))

@@ -34,6 +34,7 @@ The folder's scan is :mod:`.folder`'s; the verdict on what it read, :mod:`.judge
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from ..core.spec import JobSpec
 from ..manifest import POOL_KIND, PoolSpec, SpecError, read_pool, yaml_problem
 from .expansion import expand
 
@@ -425,3 +427,22 @@ def image_notice(definitions: list[Definition]) -> str | None:
         return None
     names = ", ".join(f"{d.name} ({d.image})" for d in with_image)
     return (f"the local runner ignores container images and runs each command on this machine: {names}")
+
+
+def wrapper_timeout(definition: Definition) -> int | None:
+    """The seconds after which a run of the schedule is timed out by its wrapper, on the run's own
+    (monotonic) time, as systemd's ``RuntimeMaxSec=``: its ``timeoutMinutes`` when it has no
+    ``maxRetries``. With retries the timeout covers the waits between attempts, which no wrapper
+    sees: the core keeps it, on the runner's clock (None here)."""
+    minutes, retries = definition.spec.get("timeoutMinutes"), definition.spec.get("maxRetries") or 0
+    if not isinstance(minutes, int) or isinstance(minutes, bool) or minutes < 1 or retries:
+        return None
+    return minutes * 60
+
+
+def timed_by_core(job: JobSpec) -> JobSpec:
+    """The schedule as the runner hands it to the core: no timeout when its runs' wrappers time them
+    (no ``maxRetries``, see :func:`wrapper_timeout`), so a step of the clock expires no run."""
+    if job.options.timeout is None or job.options.retries:
+        return job
+    return dataclasses.replace(job, options=dataclasses.replace(job.options, timeout=None))

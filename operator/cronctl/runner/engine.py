@@ -42,7 +42,7 @@ from ..manifest import read_manifest
 from . import retention
 from .adoption import adopt
 from .book import Book, Status
-from .definitions import API_VERSION, KIND, Definition
+from .definitions import API_VERSION, KIND, Definition, wrapper_timeout
 from .echo import Echo
 from .effects import Effect, Out, RemovePause, Say, SetAside, Start, Stop, WritePause
 from .ends import Report
@@ -270,8 +270,10 @@ class Runner:
 
     def _start(self, start: Start) -> None:
         executor = self.homes.of(start.home)
+        definition = self.memory.definitions.get(start.request.schedule)
         try:
-            handle = executor.start(start.request)
+            handle = executor.start(start.request, wrapper_timeout(definition) if definition else None,
+                                    self.memory.grace_seconds)
         except OSError as error:
             start_refused(self.memory, start.run_id)
             self._process_fault("start", start.request.schedule, start.run_id, error)

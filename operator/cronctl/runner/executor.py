@@ -174,8 +174,11 @@ class Executor:
 
     # -- starting ---------------------------------------------------------------------------
 
-    def start(self, request: RunRequest) -> RunHandle:
-        """Submit or get: start the run of ``request.key`` unless it was started before."""
+    def start(self, request: RunRequest, timeout_seconds: float | None = None,
+              grace_seconds: float = 10.0) -> RunHandle:
+        """Submit or get: start the run of ``request.key`` unless it was started before. With
+        ``timeout_seconds`` its wrapper stops it once it has run that long by its own (monotonic)
+        time, SIGKILL ``grace_seconds`` after SIGTERM, and reports it ``timed_out``."""
         _check_request(request)
         key = request.key
         run_dir = self.run_dir(key)
@@ -204,6 +207,8 @@ class Executor:
             "max_log_bytes": self.max_log_bytes, "active_deadline_seconds": request.active_deadline_seconds,
             "backoff_limit": request.backoff_limit,
         }
+        if timeout_seconds is not None:
+            body.update(timeout_seconds=timeout_seconds, grace_seconds=grace_seconds)
         atomic_write_json(run_dir / "request.json", body)
         self._checkpoint("after_request")
         watch = _Watch(key, run_dir, body)
@@ -432,6 +437,8 @@ class Executor:
         stop = read_json(run_dir / "stop.json")
         if stop is not None:
             verdict = stop["reason"]
+        elif outcome.get("timed_out"):
+            verdict = "timed_out"  # the wrapper's timeout, on the run's own time
         elif outcome.get("exit_code") == 0 and not outcome.get("lost") and not outcome.get("deadline_exceeded"):
             verdict = "succeeded"
         else:

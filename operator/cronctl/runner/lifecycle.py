@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .definitions import KIND, LoadedDefinitions, image_notice
+from .definitions import KIND, LoadedDefinitions, image_notice, timed_by_core
 from .judge import Verdict
 from .effects import Out, RemovePause
 from .journal import entry, remember, unrun
@@ -98,7 +98,7 @@ def _load_valid(memory: RunnerState, verdict: Verdict, now: int) -> bool:
     for name, (definition, read) in verdict.valid.items():
         job = jobs.get(name)
         anchor, index = (now, next_index) if job is None else (job.spec.created_at, job.spec.index)
-        spec = dataclasses.replace(read.job, created_at=anchor, index=index)
+        spec = timed_by_core(dataclasses.replace(read.job, created_at=anchor, index=index))  # the wrapper's timeout
         if not spec.fires_from(spec.created_at):
             verdict.invalid[name] = (definition.file, f"{definition.file}: {KIND} {name!r}: spec.schedule: "
                                                       "never fires")

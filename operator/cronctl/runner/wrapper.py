@@ -58,6 +58,12 @@ try; a stop ends the waiting too. ``exit.json`` has the last try's exit, and
 monotonic clock, first try to last end: the runner judges its timeout by it,
 not by the wall clock (stepped, or read late by a stopped runner).
 
+Timeout (``timeout_seconds`` in request.json, the schedule's ``timeoutMinutes``
+when the runner leaves it to the wrapper): counted on the monotonic clock from
+the first try, as systemd's ``RuntimeMaxSec=``; past it the group is stopped
+as at the deadline (SIGTERM, SIGKILL ``grace_seconds`` later) and
+``exit.json`` says ``timed_out``. A step of the wall clock moves no deadline.
+
 SIGTERM, SIGINT and SIGHUP sent to the wrapper are ignored (the command's
 own signals are untouched), so a shutdown that signals everything still
 ends with the command's true outcome recorded.
@@ -337,11 +343,13 @@ def _end_descendants() -> None:
 
 
 class _Deadline:
-    """The Job's ``activeDeadlineSeconds``: past it the command's group is stopped (SIGTERM, then
-    SIGKILL ``DEADLINE_GRACE_SECONDS`` later), as the job controller stops a Job's Pods."""
+    """The Job's ``activeDeadlineSeconds`` or the schedule's ``timeoutMinutes``, whichever comes
+    first: past it the command's group is stopped (SIGTERM, then SIGKILL ``grace`` seconds later),
+    as the job controller stops a Job's Pods."""
 
-    def __init__(self, process: subprocess.Popen[bytes], seconds: float | None) -> None:
-        self.process = process
+    def __init__(self, process: subprocess.Popen[bytes], seconds: float | None,
+                 grace: float = DEADLINE_GRACE_SECONDS) -> None:
+        self.process, self.grace = process, grace
         self.at = None if seconds is None else time.monotonic() + seconds
         self.passed = False
 
@@ -356,7 +364,7 @@ class _Deadline:
         if self.at is None or time.monotonic() < self.at:
             return
         signum = signal.SIGKILL if self.passed else signal.SIGTERM
-        self.at = None if self.passed else time.monotonic() + DEADLINE_GRACE_SECONDS
+        self.at = None if self.passed else time.monotonic() + self.grace
         self.passed = True
         try:
             os.killpg(self.process.pid, signum)
@@ -364,11 +372,12 @@ class _Deadline:
             pass
 
 
-def _pump(process: subprocess.Popen[bytes], logs: dict[int, CappedLog], deadline_seconds: float | None = None) -> bool:
+def _pump(process: subprocess.Popen[bytes], logs: dict[int, CappedLog], deadline_seconds: float | None = None,
+          grace: float = DEADLINE_GRACE_SECONDS) -> bool:
     """Copy the command's pipes to their logs until its main process ends, kill what is left
     of its group, and copy what remains (until the pipes close, for ``DRAIN_SECONDS`` at most).
-    Whether the run's ``activeDeadlineSeconds`` passed (``_Deadline``)."""
-    stop = _Deadline(process, deadline_seconds)
+    Whether the run's deadline passed (``_Deadline``)."""
+    stop = _Deadline(process, deadline_seconds, grace)
     selector = selectors.DefaultSelector()
     for fd in logs:
         selector.register(fd, selectors.EVENT_READ)
@@ -442,7 +451,8 @@ def _try(run_dir: Path, request: dict[str, Any], argv: list[str], logs: tuple[Ca
     assert process.stdout is not None and process.stderr is not None
     try:
         left = None if deadline_at is None else max(0.0, deadline_at - time.monotonic())
-        passed = _pump(process, {process.stdout.fileno(): out, process.stderr.fileno(): err}, left)
+        passed = _pump(process, {process.stdout.fileno(): out, process.stderr.fileno(): err}, left,
+                       _grace_seconds(request))
     finally:
         process.stdout.close()
         process.stderr.close()
@@ -493,10 +503,9 @@ def _run_tries(run_dir: Path, request: dict[str, Any]) -> dict[str, Any]:
     argv = [str(part) for part in list(request["command"]) + list(request.get("args") or [])]
     cap = _max_log_bytes(request)
     logs = CappedLog(run_dir / "stdout.log", cap), CappedLog(run_dir / "stderr.log", cap)
-    seconds = request.get("active_deadline_seconds")
-    deadline_at = time.monotonic() + float(seconds) if seconds else None
-    limit = int(request.get("backoff_limit") or 0)
     started_at, began = _now(), time.monotonic()
+    deadline_at = _stop_at(request, began)
+    limit = int(request.get("backoff_limit") or 0)
     reaping = _become_subreaper()
     failures = 0
     try:
@@ -515,22 +524,52 @@ def _run_tries(run_dir: Path, request: dict[str, Any]) -> dict[str, Any]:
     finally:
         for log in logs:
             log.close()
-    record = _exit_record(tried, failures + 1, started_at, deadline_at, request)
+    record = _exit_record(tried, failures + 1, started_at, deadline_at, request, began)
     # The run's own time: no step of the wall clock, nor a stop of the runner, is in it.
     record["elapsed_seconds"] = round(time.monotonic() - began, 3)
     return record
 
 
+def _seconds(request: dict[str, Any], key: str) -> float | None:
+    value = request.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+
+
+def _grace_seconds(request: dict[str, Any]) -> float:
+    grace = request.get("grace_seconds")
+    return float(grace) if isinstance(grace, (int, float)) and grace >= 0 else DEADLINE_GRACE_SECONDS
+
+
+def _stop_at(request: dict[str, Any], began: float) -> float | None:
+    """When the run is stopped, on the monotonic clock: at its ``activeDeadlineSeconds`` or its
+    ``timeout_seconds`` (the schedule's ``timeoutMinutes``), whichever comes first. Both count the
+    run's own time, as systemd's ``RuntimeMaxSec=``: no step of the wall clock moves them."""
+    limits = [s for s in (_seconds(request, "active_deadline_seconds"), _seconds(request, "timeout_seconds"))
+              if s is not None]
+    return began + min(limits) if limits else None
+
+
+def _timeout_first(request: dict[str, Any]) -> bool:
+    """Whether the schedule's timeout, not the Job's deadline, is the limit that stops the run."""
+    timeout, deadline = _seconds(request, "timeout_seconds"), _seconds(request, "active_deadline_seconds")
+    return timeout is not None and (deadline is None or timeout <= deadline)
+
+
 def _exit_record(tried: _Tried, tries: int, started_at: str, deadline_at: float | None,
-                 request: dict[str, Any]) -> dict[str, Any]:
+                 request: dict[str, Any], began: float) -> dict[str, Any]:
     """What ``exit.json`` says of a run whose last try was ``tried``: its exit, and why it ended
-    so if the command did not end it (not started, its deadline, its backoff limit)."""
+    so if the command did not end it (not started, its timeout or deadline, its backoff limit)."""
     ended: dict[str, Any] = {"exit_code": tried.exit_code, "signal": tried.signal, "started_at": started_at,
                              "finished_at": _now()}
     limit = int(request.get("backoff_limit") or 0)
+    passed = tried.deadline_passed or (deadline_at is not None and time.monotonic() >= deadline_at)
     if tried.not_started:
         ended.update(not_started=True, note=f"did not start: {tried.not_started}")
-    elif tried.deadline_passed or (deadline_at is not None and time.monotonic() >= deadline_at):
+    elif passed and _timeout_first(request):
+        minutes = float(request["timeout_seconds"]) / 60
+        ended.update(timed_out=True, note=f"timed out: stopped after {time.monotonic() - began:.0f} s of its own "
+                                          f"time (timeoutMinutes {minutes:g})")
+    elif passed:
         ended.update(deadline_exceeded=True, note="DeadlineExceeded: stopped at its activeDeadlineSeconds "
                                                   f"({request.get('active_deadline_seconds')} s)")
     elif limit and tried.exit_code != 0:

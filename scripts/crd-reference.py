@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -17,8 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = {ROOT / "crds" / f"{name}.yaml": ROOT / "docs" / "reference" / f"{name}.md" for name in ("cronschedule", "cronpool")}
 
 
-def fields(schema: dict[str, Any], path: str) -> Iterator[tuple[str, str, str]]:
-    """(path, type, description) of every documented field under ``schema``, depth first."""
+_BOUNDS = (("minimum", "maximum", "{}"), ("minLength", "maxLength", "{} characters"),
+           ("minItems", "maxItems", "{} items"))
+
+
+def fields(schema: dict[str, Any], path: str) -> Iterator[tuple[str, str, str, str, str]]:
+    """(path, type, default, bounds, description) of every documented field under ``schema``, depth first."""
     for name, sub in (schema.get("properties") or {}).items():
         here = f"{path}.{name}" if path else name
         kind = sub.get("type", "object")
@@ -26,13 +31,51 @@ def fields(schema: dict[str, Any], path: str) -> Iterator[tuple[str, str, str]]:
             kind = f"array of {sub['items'].get('type', 'object')}"
         if "enum" in sub:
             kind += ": " + ", ".join(f"`{value}`" for value in sub["enum"])
-        description = " ".join(str(sub.get("description", "")).split()).replace("|", "\\|").replace("<", "&lt;")
-        yield here, kind, description
+        description = _cell(str(sub.get("description", "")))
+        yield here, kind, _default(sub), _bounds(sub), description
         if sub.get("x-kubernetes-preserve-unknown-fields") and not sub.get("properties"):
             continue
         yield from fields(sub, here)
         if isinstance(sub.get("items"), dict):
             yield from fields(sub["items"], f"{here}[]")
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")
+
+
+def _default(schema: dict[str, Any]) -> str:
+    return f"`{json.dumps(schema['default'])}`" if "default" in schema else ""
+
+
+def _bounds(schema: dict[str, Any]) -> str:
+    """The field's bounds in words (``1 to 20 items``, ``≥ 0``); an array's items' bounds after its own."""
+    said = _ranges(schema)
+    items = schema.get("items")
+    each = _ranges(items) if isinstance(items, dict) else []
+    return ", ".join(said + ([f"each {', '.join(each)}"] if each else []))
+
+
+def _ranges(schema: dict[str, Any]) -> list[str]:
+    said = []
+    for low, high, unit in _BOUNDS:
+        if low in schema and high in schema:
+            said.append(unit.format(f"{schema[low]} to {schema[high]}"))
+        elif low in schema:
+            said.append(unit.format(f"≥ {schema[low]}") if low == "minimum" else f"at least {unit.format(schema[low])}")
+        elif high in schema:
+            said.append(unit.format(f"≤ {schema[high]}") if high == "maximum" else f"at most {unit.format(schema[high])}")
+    return said
+
+
+def columns(version: dict[str, Any]) -> list[str]:
+    """The printer columns as a table: what ``kubectl get`` shows, and what only ``-o wide`` adds."""
+    rows = ["| column | shown | type | from | description |", "|---|---|---|---|---|"]
+    for column in version.get("additionalPrinterColumns", []):
+        shown = "`-o wide`" if column.get("priority", 0) else "always"
+        rows.append(f"| {column['name'].upper()} | {shown} | {column['type']} | `{_cell(column['jsonPath'])}` | "
+                    f"{_cell(column.get('description', ''))} |")
+    return rows
 
 
 def page(source: Path) -> str:
@@ -44,14 +87,19 @@ def page(source: Path) -> str:
              f"`{crd['spec']['group']}/{first}`, kind `{names['kind']}`, namespaced"
              + (f"; short names {short}" if short else "") + ". "
              f"Generated from `crds/{source.name}` by `scripts/crd-reference.py`: the API server "
-             "enforces the same schema."]
+             "enforces the same schema, and applies each default where the field is not given."]
     for version in crd["spec"]["versions"]:
         schema = version["schema"]["openAPIV3Schema"]["properties"]
+        if version.get("additionalPrinterColumns"):
+            lines += ["", f"## kubectl get {names['plural']}", "",
+                      "Dates are relative (`5m`), as kubectl shows `date` columns; NAME comes first.", ""]
+            lines += columns(version)
         for part in ("spec", "status"):
             if part not in schema:
                 continue
-            lines += ["", f"## {part}", "", "| field | type | description |", "|---|---|---|"]
-            lines += [f"| `{path}` | {kind} | {text} |" for path, kind, text in fields(schema[part], part)]
+            lines += ["", f"## {part}", "", "| field | type | default | bounds | description |", "|---|---|---|---|---|"]
+            lines += [f"| `{path}` | {kind} | {default} | {bounds} | {text} |"
+                      for path, kind, default, bounds, text in fields(schema[part], part)]
     return "\n".join(lines) + "\n"
 
 

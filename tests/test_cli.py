@@ -554,6 +554,65 @@ def test_a_run_still_going_when_the_clock_is_stepped_past_its_timeout_runs_on_to
     assert row["outcome"] == "succeeded", (row, err)
 
 
+def test_a_standby_runner_takes_over_the_moment_the_holder_is_killed(tmp_path: Path) -> None:
+    """The second ``cronctl local`` waits blocked on the lock's flock: kill -9 of the first hands it
+    over at once (issue 45), where it tried again every 60 s (up to 57 s late)."""
+    import signal
+    import time
+
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    (folder / "hello.yaml").write_text(a_manifest("hello", "0 0 1 1 *"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **at("2024-03-01T00:00", tmp_path))
+    command = [sys.executable, "-m", "cronctl", "local", str(folder), "--poll", "0.5"]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    second: subprocess.Popen[str] | None = None
+    try:
+        deadline = time.monotonic() + 60
+        while_running(first, deadline, lambda: (folder / "cronctl.json").exists())
+        second = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        assert second.stdout is not None
+        line = second.stdout.readline()
+        while "read-only" not in line:
+            assert line and time.monotonic() < deadline, line
+            line = second.stdout.readline()
+        assert line.rstrip().endswith("this runner takes over the moment it ends"), line
+        first.kill()
+        killed = time.monotonic()
+        while "took over" not in line:
+            assert line and time.monotonic() < deadline, line
+            line = second.stdout.readline()
+        assert time.monotonic() - killed < 3.0
+    finally:
+        first.kill()
+        first.communicate(timeout=20)
+        if second is not None:
+            second.send_signal(signal.SIGINT)
+            second.communicate(timeout=20)
+
+
+def test_a_lock_file_the_runner_cannot_open_is_named_with_what_to_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """root's leftover lock said ``cronctl: d: Permission denied``, naming no file (issue 45)."""
+    from cronctl.cli import main
+
+    lock = tmp_path / "cronctl.lock"
+    lock.write_text("")
+    real_open = os.open
+
+    def refused(path, *args, **kwargs):  # as a lock file of root's is to another user
+        if str(path) == str(lock):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("cronctl.runner.lock.os.open", refused)
+    monkeypatch.setenv("CRONCTL_CLOCK_FILE", at("2024-03-01T00:00", tmp_path)["CRONCTL_CLOCK_FILE"])
+    assert main(["local", str(tmp_path), "--poll", "0.05"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cronctl: {lock}: permission denied (owned by uid "), err
+    assert f"sudo chown {os.getuid()} {lock}" in err and len(err.splitlines()) == 1
+
+
 @pytest.mark.parametrize("flag, staging", [("--no-staging", False), ("--staging", True), (None, None)])
 def test_operator_staging_flag_becomes_the_processs_option(flag: str | None, staging: bool | None) -> None:
     from cronctl.cli import _parser, operator_options

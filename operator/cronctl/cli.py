@@ -452,6 +452,7 @@ def _local(args: argparse.Namespace) -> int:
     from .runner.engine import Runner, run_forever
     from .runner.executor import DEFAULT_MAX_LOG_BYTES
     from .runner.files import utc_iso
+    from .runner.lock import LockRefused
     from .runner.views import ViewError
 
     if args.workers < 1:
@@ -488,6 +489,9 @@ def _local(args: argparse.Namespace) -> int:
     except ViewError as error:  # a waiting runner could not show the holder's book
         print(f"cronctl: {error.message}", file=sys.stderr)
         return error.exit_code
+    except LockRefused as error:  # another user's lock file (root's leftover): which file, and what to do
+        print(f"cronctl: {error.strerror}", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as error:  # the folder turned unwritable, or the lock could not be made
         print(f"cronctl: {args.folder}: {error.strerror or error}", file=sys.stderr)
         return EXIT_USAGE

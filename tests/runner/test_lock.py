@@ -6,10 +6,12 @@ import json
 import os
 import signal
 import socket
+import time
 
 import pytest
 
-from cronctl.runner.lock import LOCK_NAME, RunnerLock, describe_holder, runner_identity, wait_for_lock
+from cronctl.runner.lock import (LOCK_NAME, LockRefused, RunnerLock, describe_holder, runner_identity,
+                                 wait_for_lock, wait_on_lock)
 
 
 def test_a_second_lock_in_the_same_folder_cannot_be_taken(tmp_path):
@@ -94,3 +96,48 @@ def test_processes_the_holder_started_do_not_keep_its_lock(tmp_path, helpers):
         lock.release()
     finally:
         os.kill(child, signal.SIGKILL)
+
+
+def test_a_waiting_runner_takes_the_lock_the_moment_its_holder_is_killed(tmp_path, helpers):
+    """Blocked on the flock, not trying it every 60 s (issue 45: a standby took over up to 57 s late)."""
+    holder = helpers("lock_holder.py", str(tmp_path))
+    assert holder.readline().startswith("acquired")
+    lock = RunnerLock(tmp_path)
+    assert not lock.acquire_within(0.1) and not lock.held
+    holder.process.kill()
+    killed = time.monotonic()
+    assert lock.acquire_within(30) and lock.held
+    assert time.monotonic() - killed < 1.0
+    assert json.loads((tmp_path / LOCK_NAME).read_text())["pid"] == os.getpid()
+    lock.release()
+    holder.process.wait(timeout=10)
+
+
+def test_wait_on_lock_returns_false_when_told_to_stop_and_a_later_grant_is_dropped(tmp_path):
+    other = RunnerLock(tmp_path)
+    assert other.try_acquire()
+    looks: list[None] = []
+    seen: list[object] = []
+    lock = RunnerLock(tmp_path)
+    assert not wait_on_lock(lock, lambda: len(looks.append(None) or looks) > 3, 0.01, seen.append)
+    assert seen == [other.identity] and not lock.held
+    other.release()  # the wait was given up: its descriptor is closed, nothing holds the lock
+    time.sleep(0.1)
+    third = RunnerLock(tmp_path)
+    assert third.try_acquire()
+    third.release()
+
+
+def test_a_lock_file_this_user_cannot_open_is_named_with_what_to_do(tmp_path, monkeypatch):
+    """root's leftover lock: 'cronctl: d: Permission denied' named no file (issue 45)."""
+    (tmp_path / LOCK_NAME).write_text("")
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("cronctl.runner.lock.os.open", refused)
+    with pytest.raises(LockRefused) as raised:
+        RunnerLock(tmp_path).try_acquire()
+    says = raised.value.strerror
+    assert says.startswith(f"{tmp_path / LOCK_NAME}: permission denied (owned by uid ")
+    assert f"sudo chown {os.getuid()} {tmp_path / LOCK_NAME}" in says and "or remove it while no runner runs" in says

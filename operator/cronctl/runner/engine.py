@@ -51,7 +51,7 @@ from .firing import BookContents, Unreadable, read_book
 from .homes import Homes
 from .intake import Intake, trigger_id
 from .lock import (DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_home, runner_identity,
-                   wait_for_lock)
+                   wait_on_lock)
 from .memory import RunnerState, start_refused, stop_refused
 from .pauses import remove_pause, write_pause
 from .requests import backfills_now
@@ -122,7 +122,7 @@ class Runner:
         if not self.lock.try_acquire():
             if not self._read_only:
                 self._say(Say("read_only", f"read-only: {describe_holder(self.lock.holder())} fires these "
-                                           "schedules; trying again every 60 seconds"))
+                                           "schedules; this runner takes over the moment it ends"))
             self._read_only = True
             return False
         if self._read_only:
@@ -438,10 +438,6 @@ class Runner:
         self._say(Say("stopped", text, facts={"runs": [f.run_id for f in running]}))
 
 
-class _Stop(Exception):
-    """``should_stop`` said so while waiting for the lock."""
-
-
 def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: float = DEFAULT_RETRY_SECONDS,
                 should_stop: Callable[[], bool] = lambda: False) -> None:
     """Take the lock (waiting read-only while another runner holds it), then step every
@@ -461,20 +457,14 @@ def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: f
         except SystemExit as refused:  # the views' way to say the book cannot be shown
             runner.say(str(refused))
 
-    def sleep(seconds: float) -> None:
-        for _ in range(max(1, round(seconds / poll_seconds))):
-            if should_stop():
-                raise _Stop
-            time.sleep(poll_seconds)
-
     try:
         if not runner.open():
-            wait_for_lock(runner.lock, retry_lock_seconds, sleep=sleep, on_wait=show_once)
+            # Blocked on the lock (no polling): the holder's end, kill -9 included, hands it over at once.
+            if not wait_on_lock(runner.lock, should_stop, min(poll_seconds, retry_lock_seconds), show_once):
+                return
             runner.open()
         while not should_stop():
             runner.turn()
             runner.rest(poll_seconds)
-    except _Stop:
-        return
     except KeyboardInterrupt:
         runner.say_stopped()

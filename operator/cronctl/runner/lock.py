@@ -1,14 +1,21 @@
 """The lock: ``cronctl.lock`` in the base folder decides which runner fires.
 
 Two runners may share one base folder; the one that holds the lock fires,
-the other shows the schedules read-only, names the holder and tries again
-every 60 seconds (seed 004, "The book and the lock").
+the other shows the schedules read-only, names the holder and takes over
+when it ends (seed 004, "The book and the lock", tried every 60 seconds
+there; here at once, see below).
 
 The lock is ``fcntl.flock(LOCK_EX)`` on a file descriptor kept open for the
 runner's whole life. The kernel drops it when the process ends in any way,
 ``kill -9`` included, so a dead runner never leaves a stale lock. The
 descriptor is not inheritable, so the processes the runner starts (which
 outlive it on purpose) do not keep the lock alive.
+
+A waiting runner waits on the lock itself: a blocking ``flock`` in a helper
+thread (:meth:`RunnerLock.acquire_within`), so it takes over the moment the
+holder lets go or dies, not at its next try (up to 60 s later). The waiting
+descriptor is closed when the wait is given up; a lock the kernel grants it
+after that is dropped with the descriptor's last reference.
 
 The holder writes its identity (hostname, pid, start time in UTC) into the
 file so that a second runner can name it. The file is never deleted:
@@ -36,6 +43,7 @@ import fcntl
 import json
 import os
 import socket
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -61,11 +69,54 @@ def describe_holder(holder: Mapping[str, Any] | None) -> str:
             f" since {holder.get('started_at', '?')}")
 
 
+class LockRefused(OSError):
+    """The lock file cannot be opened (another user's, root's leftover): says which file and what to do."""
+
+
+def _open_refused(path: Path, error: OSError) -> LockRefused:
+    if isinstance(error, PermissionError):
+        try:
+            owner = path.stat().st_uid
+        except OSError:
+            owner = None
+        whose = f" (owned by uid {owner}, this runner is uid {os.getuid()})" if owner is not None else ""
+        why = (f"{path}: permission denied{whose}; the runner needs to read and write it: run cronctl as "
+               f"that user, or give the file to this one (sudo chown {os.getuid()} {path}), or remove it "
+               "while no runner runs on the folder")
+    else:
+        why = f"{path}: {error.strerror or error}"
+    return LockRefused(error.errno or 0, why)
+
+
+class _Waiter:
+    """A blocking ``flock`` on its own descriptor, in a daemon thread: ``granted`` is set the moment
+    the kernel gives it the lock (or the call failed: ``error``)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.granted = fd, threading.Event()
+        self.error: OSError | None = None
+        threading.Thread(target=self._wait, name="cronctl-lock-wait", daemon=True).start()
+
+    def _wait(self) -> None:
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except OSError as error:  # EBADF once the wait was given up; EINTR is retried by Python
+            self.error = error
+        self.granted.set()
+
+
 class RunnerLock:
     def __init__(self, base_dir: str | os.PathLike[str], identity: Mapping[str, Any] | None = None) -> None:
         self.path = Path(base_dir) / LOCK_NAME
         self.identity = dict(identity) if identity is not None else runner_identity()
         self._fd: int | None = None
+        self._waiter: _Waiter | None = None
+
+    def _open(self) -> int:
+        try:
+            return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as error:
+            raise _open_refused(self.path, error) from error
 
     @property
     def held(self) -> bool:
@@ -75,7 +126,7 @@ class RunnerLock:
         """Take the lock if it is free and write our identity; True if we hold it."""
         if self._fd is not None:
             return True
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = self._open()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -84,6 +135,34 @@ class RunnerLock:
         except BaseException:
             os.close(fd)
             raise
+        self._hold(fd)
+        return True
+
+    def acquire_within(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the lock, blocked on it (no polling): taken the moment the
+        holder lets go or dies. A wait that times out goes on, for the next call; True if we hold it."""
+        if self._fd is not None:
+            return True
+        if self._waiter is None:
+            self._waiter = _Waiter(self._open())
+        waiter = self._waiter
+        if not waiter.granted.wait(max(0.0, seconds)):
+            return False
+        self._waiter = None
+        if waiter.error is not None:
+            os.close(waiter.fd)
+            raise _open_refused(self.path, waiter.error)
+        self._hold(waiter.fd)
+        return True
+
+    def stop_waiting(self) -> None:
+        """Give up a wait under way: its descriptor is closed (a grant that comes later is dropped)."""
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            os.close(waiter.fd)
+
+    def _hold(self, fd: int) -> None:
+        """The lock is ours on ``fd``: write our identity into the file."""
         try:
             text = (json.dumps(self.identity, sort_keys=True) + "\n").encode("utf-8")
             os.ftruncate(fd, 0)
@@ -93,7 +172,6 @@ class RunnerLock:
             os.close(fd)
             raise
         self._fd = fd
-        return True
 
     def holder(self) -> dict[str, Any] | None:
         """Who holds the lock: their identity, ``{}`` while it is held but not yet named, None when free."""
@@ -122,7 +200,8 @@ class RunnerLock:
         return value if isinstance(value, dict) else {}
 
     def release(self) -> None:
-        """Give the lock up (also done by the kernel when the process ends)."""
+        """Give the lock up (also done by the kernel when the process ends), or the wait for it."""
+        self.stop_waiting()
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
@@ -168,3 +247,23 @@ def wait_for_lock(lock: RunnerLock, retry_seconds: float = DEFAULT_RETRY_SECONDS
             on_wait(lock.holder())
         sleep(retry_seconds)
     return waits
+
+
+def wait_on_lock(lock: RunnerLock, should_stop: Callable[[], bool], look_seconds: float = 1.0,
+                 on_wait: Callable[[dict[str, Any] | None], None] | None = None) -> bool:
+    """Wait for the lock blocked on it (:meth:`RunnerLock.acquire_within`), looking at
+    ``should_stop`` every ``look_seconds``: True once it is ours (the moment its holder ends), False
+    when told to stop. ``on_wait(holder)`` is called once, before the wait."""
+    if lock.try_acquire():
+        return True
+    if on_wait is not None:
+        on_wait(lock.holder())
+    try:
+        while not should_stop():
+            if lock.acquire_within(look_seconds):
+                return True
+    except BaseException:
+        lock.stop_waiting()
+        raise
+    lock.stop_waiting()
+    return False

@@ -1,32 +1,48 @@
-# cronctl's operator image.
+# cronctl's operator image: Python and the operator on a minimal base made from Debian's packages,
+# with no shell, package manager or perl.
 #
-# The base is PYTHON_IMAGE (Python 3.11 or newer with its venv module). Pin it by digest in
-# production, e.g. --build-arg PYTHON_IMAGE=python:3.11.11-slim-bookworm@sha256:<digest>, so a
-# rebuild cannot pick up another base; `scripts/build-image` builds one from Debian's packages.
+#   debian  Debian bookworm with python3 and python3-venv (DEBIAN_IMAGE; installed if it lacks them).
+#           `scripts/build-image` passes the one it makes with mmdebstrap, which has them; pin the
+#           default by digest in production, e.g. --build-arg DEBIAN_IMAGE=debian:bookworm-slim@sha256:<digest>.
+#   rootfs  scripts/image/make-rootfs.py copies from it only the files of Python's packages and their
+#           libraries (no bash, dash, coreutils, perl, apt or dpkg), Debian's record of those
+#           packages (/var/lib/dpkg/status, for scanners and the SBOM), the CA bundle and the users.
+#   build   the dependencies from requirements.lock only, every file checked against its hash, and
+#           cronctl, into a virtual environment; pip and setuptools uninstalled after.
+#   final   from scratch: that root file system and that environment, run as a non-root user.
 #
-# Dependencies come from requirements.lock only, every file checked against its hash. They are
-# installed into a virtual environment in a throw-away stage; the runtime stage copies that
-# environment alone, with no pip, setuptools, wheel files or compiler in any of its layers, and
-# runs as a non-root user.
-ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
+# The same file is built by `docker build .` and by `scripts/build-image` (buildah), so the image the
+# tests start is the image users build.
+ARG DEBIAN_IMAGE=debian:bookworm-slim
 
-FROM ${PYTHON_IMAGE} AS build
+FROM ${DEBIAN_IMAGE} AS debian
+RUN if ! dpkg-query -W -f='${Status}\n' python3-venv 2>/dev/null | grep -q 'install ok installed'; then \
+      apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        python3 python3-venv ca-certificates && rm -rf /var/lib/apt/lists/*; \
+    fi
+
+FROM debian AS rootfs
+COPY scripts/image/make-rootfs.py /make-rootfs.py
+RUN python3 /make-rootfs.py /rootfs
+
+FROM debian AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
-RUN python -m venv /opt/cronctl
-COPY requirements.lock /src/
-RUN /opt/cronctl/bin/pip install --require-hashes --only-binary=:all: --no-deps -r /src/requirements.lock
-COPY pyproject.toml README.md LICENSE /src/
+RUN python3 -m venv /opt/cronctl
+COPY requirements.lock scripts/image/slim-venv.py /src/
+# slim-venv.py drops what cronctl never imports and compiles the rest (its docstring says what).
+RUN /opt/cronctl/bin/pip install --require-hashes --only-binary=:all: --no-deps -r /src/requirements.lock \
+ && /opt/cronctl/bin/python /src/slim-venv.py /opt/cronctl
+COPY pyproject.toml setup.py README.md LICENSE /src/
 COPY crds /src/crds
 COPY operator /src/operator
-# kubernetes/aio (68 MB, half the environment) is the client's asyncio twin, which neither cronctl
-# nor kopf imports; tests/kube/test_image.py runs the operator from the image built without it.
-RUN /opt/cronctl/bin/pip install --no-deps --no-build-isolation /src \
+# setup.py takes the version from CRONCTL_VERSION: a build context holds no .git.
+ARG VERSION=0+unknown
+RUN CRONCTL_VERSION="${VERSION}" /opt/cronctl/bin/pip install --no-deps --no-build-isolation /src \
  && /opt/cronctl/bin/pip uninstall --yes --quiet pip setuptools \
- && rm -rf /opt/cronctl/lib/python3*/site-packages/kubernetes/aio \
  && /opt/cronctl/bin/python -m compileall -q /opt/cronctl/lib
 
-FROM ${PYTHON_IMAGE}
-ARG VERSION=unknown
+FROM scratch
+ARG VERSION=0+unknown
 ARG REVISION=unknown
 ARG SOURCE=
 LABEL org.opencontainers.image.title="cronctl" \
@@ -35,13 +51,9 @@ LABEL org.opencontainers.image.title="cronctl" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.licenses="Apache-2.0"
-# The base's own installers go: nothing in the running image can fetch or build a package.
-RUN rm -rf /usr/local/bin/pip* /usr/local/lib/python3*/site-packages/pip* \
-           /usr/local/lib/python3*/site-packages/setuptools* /usr/local/lib/python3*/site-packages/wheel* \
-           /usr/local/lib/python3*/ensurepip /usr/lib/python3*/ensurepip /usr/share/python-wheels \
- && useradd --uid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin cronctl
+COPY --from=rootfs /rootfs /
 COPY --from=build /opt/cronctl /opt/cronctl
-ENV PATH=/opt/cronctl/bin:$PATH PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+ENV PATH=/opt/cronctl/bin:/usr/bin PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 LANG=C.UTF-8
 USER 10001:10001
 ENTRYPOINT ["cronctl", "operator"]
 CMD ["--liveness", "http://0.0.0.0:8080/healthz"]

@@ -15,6 +15,7 @@ import json
 import re
 import subprocess
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 import yaml
@@ -78,8 +79,36 @@ def test_every_alert_says_what_and_where_its_runbook_is() -> None:
         annotations = rule["annotations"]
         assert set(annotations) == {"summary", "description", "runbook_url"}, rule["alert"]
         assert rule["labels"]["severity"] in ("warning", "critical"), rule["alert"]
-        assert annotations["runbook_url"] == f"docs/runbook.md#{rule['alert'].lower()}"
+        assert annotations["runbook_url"] == f"{published_runbook()}#{rule['alert'].lower()}"
         assert rule["alert"].lower() in anchors, f"docs/runbook.md has no section ## {rule['alert']}"
+
+
+def published_runbook() -> str:
+    """Where the project publishes docs/runbook.md: under Chart.yaml's home, as mkdocs writes it."""
+    home = yaml.safe_load((CHARTS / "cronctl" / "Chart.yaml").read_text())["home"]
+    assert urlparse(home).scheme == "https" and home.endswith("/")
+    return f"{home}runbook/"
+
+
+def test_every_alert_in_the_file_is_in_the_observability_page_with_its_runbook() -> None:
+    page = (REPO_ROOT / "docs" / "observability.md").read_text()
+    listed = re.findall(r"^\| \[`(Cronctl\w+)`\]\(runbook\.md#(\w+)\)", page, re.MULTILINE)
+    assert sorted(listed) == sorted((rule["alert"], rule["alert"].lower()) for rule in alerting_rules())
+
+
+def test_the_prometheus_rule_links_the_published_runbook_by_default_absolute(helm: Path) -> None:
+    """An alert's runbook_url is an absolute link that works from Alertmanager or PagerDuty."""
+    values = yaml.safe_load((CHARTS / "cronctl" / "values.yaml").read_text())
+    assert values["metrics"]["prometheusRule"]["runbookBaseURL"] == published_runbook()
+    [rule] = of_kind(render(helm, MONITORING), "PrometheusRule")
+    links = [r["annotations"]["runbook_url"] for group in rule["spec"]["groups"] for r in group["rules"]]
+    assert links and all(urlparse(link).scheme == "https" and urlparse(link).fragment for link in links)
+
+
+def test_a_runbook_base_that_is_no_absolute_url_is_refused(helm: Path) -> None:
+    values = {"metrics": {"prometheusRule": {"enabled": True, "runbookBaseURL": "docs/runbook.md"}}}
+    result = template(helm, values, check=False)
+    assert result.returncode != 0 and "runbookBaseURL" in result.stderr
 
 
 def heading_anchor(line: str) -> str:

@@ -123,13 +123,15 @@ def test_the_files_copied_into_the_charts_are_current() -> None:
 
 def test_the_operators_chart_says_what_artifact_hub_shows_and_its_crd_annotation_is_the_crd() -> None:
     chart = yaml.safe_load((CHARTS / "cronctl" / "Chart.yaml").read_text())
-    crd = yaml.safe_load((REPO_ROOT / "crds" / "cronschedule.yaml").read_text())
+    crds = [yaml.safe_load((REPO_ROOT / "crds" / f"{name}.yaml").read_text()) for name in ("cronschedule", "cronpool")]
     assert chart["kubeVersion"] == ">=1.24.0-0"
     annotations = chart["annotations"]
     assert annotations["artifacthub.io/license"] == "Apache-2.0"
-    [described] = yaml.safe_load(annotations["artifacthub.io/crds"])
-    assert (described["name"], described["kind"]) == (crd["metadata"]["name"], crd["spec"]["names"]["kind"])
-    assert described["version"] in [v["name"] for v in crd["spec"]["versions"]]
+    described = yaml.safe_load(annotations["artifacthub.io/crds"])  # both CRDs the chart installs
+    assert [(each["name"], each["kind"]) for each in described] == [
+        (crd["metadata"]["name"], crd["spec"]["names"]["kind"]) for crd in crds]
+    for each, crd in zip(described, crds):
+        assert each["version"] in [v["name"] for v in crd["spec"]["versions"]]
     [image] = yaml.safe_load(annotations["artifacthub.io/images"])
     assert image["image"].endswith(f":{chart['appVersion']}")
     assert {change["kind"] for change in yaml.safe_load(annotations["artifacthub.io/changes"])} <= {

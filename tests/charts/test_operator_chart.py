@@ -128,8 +128,8 @@ def test_probes_resources_ports_and_the_downward_api(helm: Path) -> None:
         assert main[probe]["httpGet"] == {"path": "/healthz", "port": "health"}
         assert main[probe]["periodSeconds"] > 0 and main[probe]["failureThreshold"] > 0
     assert {p["name"]: p["containerPort"] for p in main["ports"]} == {"health": 8080, "metrics": 9090}
-    assert main["resources"] == {"requests": {"cpu": "100m", "memory": "128Mi"},
-                                 "limits": {"cpu": "500m", "memory": "512Mi"}}
+    # No CPU limit: the busy second of a minute's launches is CPU-bound, and a CFS quota makes it late.
+    assert main["resources"] == {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}}
     env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in main["env"]}
     assert env == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"}
 

@@ -124,6 +124,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
                       skew=skew)
     leadership = Leadership(options.election, cluster.rest)
     leadership.start()
+    METRICS.watch_leading(leadership.leading)  # cronctl_leader: 1 while this replica acts
     clock = operator_clock(options.clock, node, skew)
     METRICS.use_clock(clock.seconds)  # a launch's delay measured by the clock it fires by
     if cluster.events is not None:

@@ -9,7 +9,8 @@ default), so every test, and every operator in one process, counts apart.
 ``serve`` exposes one registry over HTTP at ``/metrics``.
 
 Counters are per (namespace, schedule): their series appear at a schedule's
-first increment. The launch-delay histogram is per namespace only, to keep
+first increment. ``cronctl_leader`` (whether this replica acts) and
+``cronctl_build_info{version}`` are there from the start. The launch-delay histogram is per namespace only, to keep
 the number of series bounded on large fleets (17 per namespace).
 """
 
@@ -25,6 +26,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import ThreadingWSGIServer
 
+from ..about import package_version
 from ..clock import SkewEstimate
 from .effects import Plan, ReleaseJob
 from .resource import ATTEMPT_LABEL, REASON_ANNOTATION, SCHEDULED_ANNOTATION, parse_rfc3339
@@ -152,6 +154,13 @@ class Metrics:
         self.pool_wait = Histogram(
             "cronctl_pool_wait_seconds", "Seconds an attempt waited in its CronPool's queue before a worker "
             "started it.", pool_labels, buckets=DELAY_BUCKETS, registry=self.registry)
+        # Unlabelled and set from the start (0 until told), so that "no replica leads" is a query
+        # (CronctlNoLeader), not the absence of the schedules' gauges, which an empty cluster lacks too.
+        self.leader = Gauge("cronctl_leader", "1 while this replica holds the Lease and acts (or runs with no "
+                            "leader election), else 0.", registry=self.registry)
+        self.build_info = Gauge("cronctl_build_info", "Always 1, labelled with the operator's version.",
+                                ["version"], registry=self.registry)
+        self.build_info.labels(package_version()).set(1)
         self._known: set[Key] = set()
         self._per_namespace: Tally[str] = Tally()
         self._lock = threading.Lock()
@@ -162,6 +171,10 @@ class Metrics:
             return lambda: float("nan") if (skew := estimate.read()) is None else float(skew[index])
         self.clock_skew.set_function(part(0))
         self.clock_skew_error.set_function(part(1))
+
+    def watch_leading(self, leading: threading.Event | None) -> None:
+        """The leader gauge reads ``leading`` at each scrape (None: no leader election, it always acts)."""
+        self.leader.set_function(lambda: 1.0 if leading is None or leading.is_set() else 0.0)
 
     def use_clock(self, seconds: Callable[[], float]) -> None:
         """Read ``seconds`` for now (the operator's own clock, whichever it fires by)."""

@@ -3,7 +3,7 @@
 #
 #   debian  Debian bookworm with python3 and python3-venv (DEBIAN_IMAGE; installed if it lacks them).
 #           `scripts/build-image` passes the one it makes with mmdebstrap, which has them; pin the
-#           default by digest in production, e.g. --build-arg DEBIAN_IMAGE=debian:bookworm-slim@sha256:<digest>.
+#           default by digest in production, e.g. --build-arg DEBIAN_IMAGE=debian:12.12-slim@sha256:<digest>.
 #   rootfs  scripts/image/make-rootfs.py copies from it only the files of Python's packages and their
 #           libraries (no bash, dash, coreutils, perl, apt or dpkg), Debian's record of those
 #           packages (/var/lib/dpkg/status, for scanners and the SBOM), the CA bundle and the users.
@@ -13,7 +13,7 @@
 #
 # The same file is built by `docker build .` and by `scripts/build-image` (buildah), so the image the
 # tests start is the image users build.
-ARG DEBIAN_IMAGE=debian:bookworm-slim
+ARG DEBIAN_IMAGE=debian:12.12-slim
 
 FROM ${DEBIAN_IMAGE} AS debian
 RUN if ! dpkg-query -W -f='${Status}\n' python3-venv 2>/dev/null | grep -q 'install ok installed'; then \

@@ -80,3 +80,145 @@ def test_an_sdist_without_git_has_the_version_it_recorded_else_a_marked_unknown(
     assert version_in(tmp_path) == "0+unknown"
     (tmp_path / "PKG-INFO").write_text("Metadata-Version: 2.4\nName: cronctl\nVersion: 0.2.0\n")
     assert version_in(tmp_path) == "0.2.0"
+
+
+# -- the charts' versions against what changed in them ------------------------------------------
+
+RELEASE = runpy.run_path(str(ROOT / "scripts" / "release"), run_name="release")
+Refused = RELEASE["Refused"]
+
+
+def test_every_charts_files_are_those_recorded_at_its_version() -> None:
+    """charts/versions.txt holds, for each chart version, the digest of the chart's files: a chart
+    changed since its version was recorded fails here until its version is bumped and recorded."""
+    assert RELEASE["chart_problems"](ROOT / "charts", ROOT / "charts" / "versions.txt") == []
+
+
+@pytest.fixture
+def charts(tmp_path: Path) -> Path:
+    """A copy of the charts and their ledger."""
+    import shutil
+
+    copy = tmp_path / "charts"
+    shutil.copytree(ROOT / "charts", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def set_chart_version(chart: Path, version: str) -> None:
+    import re
+
+    text = (chart / "Chart.yaml").read_text()
+    (chart / "Chart.yaml").write_text(re.sub(r"^version: .*$", f"version: {version}", text, count=1, flags=re.M))
+
+
+def test_a_chart_changed_without_a_bump_fails_until_its_new_version_is_recorded(charts: Path) -> None:
+    problems, record = RELEASE["chart_problems"], RELEASE["record_chart"]
+    ledger = charts / "versions.txt"
+    chart = charts / "cronctl"
+    version = RELEASE["chart_version"](chart)
+    with (chart / "values.yaml").open("a") as values:
+        values.write("# a change\n")
+    assert problems(charts, ledger) == [
+        f"charts/cronctl changed since version {version} was recorded: bump its version in "
+        f"charts/cronctl/Chart.yaml, then run scripts/release --record-chart cronctl"]
+    with pytest.raises(Refused, match="is not newer than"):
+        record(charts, ledger, "cronctl")  # recording the same version again would hide the change
+    set_chart_version(chart, "99.0.0")
+    assert problems(charts, ledger) == [
+        "chart cronctl 99.0.0 is not recorded in versions.txt: bump its version in "
+        "charts/cronctl/Chart.yaml, then run scripts/release --record-chart cronctl"]
+    assert record(charts, ledger, "cronctl").startswith("cronctl 99.0.0 sha256:")
+    assert problems(charts, ledger) == []
+
+
+def test_a_chart_version_recorded_out_of_order_is_a_problem(charts: Path) -> None:
+    ledger = charts / "versions.txt"
+    lines = ledger.read_text().splitlines()
+    name, version, digest = [line for line in lines if line.startswith("cronctl ")][-1].split()
+    ledger.write_text("\n".join(lines + [f"cronctl 0.0.1 {digest}"]) + "\n")
+    assert "the versions of chart cronctl do not increase line by line" in "\n".join(
+        RELEASE["chart_problems"](charts, ledger))
+
+
+def test_the_digest_is_of_the_files_and_their_names_not_of_caches(charts: Path) -> None:
+    digest = RELEASE["chart_digest"]
+    chart = charts / "cronctl"
+    before = digest(chart)
+    (chart / "files" / "__pycache__").mkdir(exist_ok=True)
+    (chart / "files" / "__pycache__" / "helm-test.cpython-311.pyc").write_bytes(b"cache")
+    assert digest(chart) == before
+    (chart / "files" / "alerts.yaml").rename(chart / "files" / "alerts2.yaml")
+    assert digest(chart) != before
+
+
+# -- what the release says and names ------------------------------------------------------------
+
+CHANGELOG = """# Changelog
+
+## [Unreleased]
+
+### Added
+- a thing
+
+### Upgrade notes
+- do this
+
+## [0.2.0]
+
+### Fixed
+- a bug
+
+### Upgrade notes
+- nothing to do
+
+## [0.1.0]
+"""
+
+
+def test_the_release_notes_are_the_versions_section_or_unreleased_and_hold_upgrade_notes() -> None:
+    notes = RELEASE["release_notes"]
+    assert notes(CHANGELOG, "0.2.0") == ("## [0.2.0]\n\n### Fixed\n- a bug\n\n### Upgrade notes\n- nothing to do\n", True)
+    text, own = notes(CHANGELOG, "0.3.0")
+    assert (text.splitlines()[0], own) == ("## [0.3.0] (from Unreleased)", False)
+    assert "- a thing" in text and "- do this" in text
+    with pytest.raises(Refused, match="no '### Upgrade notes'"):
+        notes(CHANGELOG, "0.1.0")
+
+
+def test_this_changelog_can_be_released_now() -> None:
+    text, _ = RELEASE["release_notes"]((ROOT / "CHANGELOG.md").read_text(), "99.0.0")
+    assert "### Upgrade notes" in text
+
+
+@pytest.mark.parametrize("version", ["0.2", "v0.2.0", "0.2.0-rc1", "0.2.0.dev1", "0.2.0+local"])
+def test_a_release_version_is_a_plain_pep440_release(version: str) -> None:
+    with pytest.raises(Refused, match="a release version is X.Y.Z"):
+        RELEASE["check_tree"](version, True)
+
+
+def test_the_artifact_hub_annotations_name_both_crds_and_the_image_at_the_app_version() -> None:
+    import yaml
+
+    chart = yaml.safe_load((ROOT / "charts" / "cronctl" / "Chart.yaml").read_text())
+    described = {(crd["kind"], crd["name"], crd["version"])
+                 for crd in yaml.safe_load(chart["annotations"]["artifacthub.io/crds"])}
+    shipped = set()
+    for path in (ROOT / "charts" / "cronctl" / "files").glob("*-crd.yaml"):
+        crd = yaml.safe_load(path.read_text())
+        shipped |= {(crd["spec"]["names"]["kind"], crd["metadata"]["name"], version["name"])
+                    for version in crd["spec"]["versions"] if version.get("served")}
+    assert described == shipped and len(shipped) == 2
+    [image] = yaml.safe_load(chart["annotations"]["artifacthub.io/images"])
+    assert image["image"] == f"{RELEASE['DEFAULT_IMAGE_REPOSITORY']}:{chart['appVersion']}"
+
+
+def test_the_packaged_chart_names_the_release_and_its_image(charts: Path) -> None:
+    import yaml
+
+    chart = charts / "cronctl"
+    RELEASE["stamp_chart"](chart, "0.2.0", "registry.example/cronctl")
+    metadata = yaml.safe_load((chart / "Chart.yaml").read_text())
+    assert metadata["appVersion"] == "0.2.0"
+    assert yaml.safe_load(metadata["annotations"]["artifacthub.io/images"]) == [
+        {"name": "cronctl", "image": "registry.example/cronctl:0.2.0"}]
+    assert yaml.safe_load((chart / "values.yaml").read_text())["image"]["repository"] == "registry.example/cronctl"

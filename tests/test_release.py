@@ -222,3 +222,97 @@ def test_the_packaged_chart_names_the_release_and_its_image(charts: Path) -> Non
     assert yaml.safe_load(metadata["annotations"]["artifacthub.io/images"]) == [
         {"name": "cronctl", "image": "registry.example/cronctl:0.2.0"}]
     assert yaml.safe_load((chart / "values.yaml").read_text())["image"]["repository"] == "registry.example/cronctl"
+
+
+# -- a release of a clean clone -----------------------------------------------------------------
+
+needs_image_tools = pytest.mark.skipif(
+    not (Path("/usr/bin/buildah").exists() and os.geteuid() == 0),
+    reason="the image is built with buildah as root (scripts/build-image)")
+RELEASED = "0.2.0"
+
+
+@pytest.fixture(scope="module")
+def released(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """scripts/release 0.2.0 run in a fresh clone of this repository's last commit: (clone, dist).
+    Its image layers come from buildah's cache where the files match; progress is shown."""
+    clone = tmp_path_factory.mktemp("release") / "cronctl"
+    subprocess.run(["git", "clone", "--quiet", f"file://{ROOT}", str(clone)], check=True)
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        done = subprocess.run([str(clone / "scripts" / "release"), RELEASED], cwd=clone, stdout=subprocess.PIPE,
+                              text=True, timeout=3600)
+    assert done.returncode == 0, "scripts/release failed (its output is above)"
+    return clone, clone / "dist"
+
+
+def oci_config(archive: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An OCI archive's index and its image's config."""
+    import json
+    import tarfile
+
+    with tarfile.open(archive) as tar:
+        def blob(digest: str) -> Any:
+            return json.load(tar.extractfile(f"blobs/sha256/{digest.split(':')[1]}"))  # type: ignore[arg-type]
+
+        index = json.load(tar.extractfile("index.json"))  # type: ignore[arg-type]
+        manifest = blob(index["manifests"][0]["digest"])
+        return index, blob(manifest["config"]["digest"])
+
+
+@needs_image_tools
+def test_a_release_of_a_clean_clone_makes_every_artifact_at_one_version(released: tuple[Path, Path]) -> None:
+    import hashlib
+    import json
+    import tarfile
+    import zipfile
+
+    import yaml
+
+    clone, dist = released
+    chart_version = RELEASE["chart_version"](clone / "charts" / "cronctl")
+    v = RELEASED
+    assert sorted(path.name for path in dist.iterdir()) == sorted([
+        f"cronctl-{v}.tar.gz", f"cronctl-{v}-py3-none-any.whl", f"cronctl-{v}-image.oci.tar",
+        f"cronctl-{chart_version}.tgz", f"cronctl-{v}.cdx.json", f"cronctl-{v}-notes.md", "SHA256SUMS"])
+    with zipfile.ZipFile(dist / f"cronctl-{v}-py3-none-any.whl") as wheel:
+        assert f"Version: {v}\n" in wheel.read(f"cronctl-{v}.dist-info/METADATA").decode()
+        assert "cronctl/cronschedule-crd.yaml" in wheel.namelist()
+    with tarfile.open(dist / f"cronctl-{v}.tar.gz") as sdist:
+        assert f"Version: {v}\n" in sdist.extractfile(f"cronctl-{v}/PKG-INFO").read().decode()  # type: ignore[union-attr]
+    with tarfile.open(dist / f"cronctl-{chart_version}.tgz") as package:
+        chart = yaml.safe_load(package.extractfile("cronctl/Chart.yaml"))  # type: ignore[arg-type]
+        values = yaml.safe_load(package.extractfile("cronctl/values.yaml"))  # type: ignore[arg-type]
+    image = f"{RELEASE['DEFAULT_IMAGE_REPOSITORY']}:{v}"
+    assert (chart["version"], chart["appVersion"]) == (chart_version, v)
+    assert yaml.safe_load(chart["annotations"]["artifacthub.io/images"]) == [{"name": "cronctl", "image": image}]
+    assert values["image"]["repository"] == RELEASE["DEFAULT_IMAGE_REPOSITORY"] and not values["image"]["tag"]
+    index, config = oci_config(dist / f"cronctl-{v}-image.oci.tar")
+    assert index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"] == v
+    assert config["config"]["Labels"]["org.opencontainers.image.version"] == v
+    assert config["config"]["Labels"]["org.opencontainers.image.revision"] == git(clone, "rev-parse", "HEAD")
+    sbom = json.loads((dist / f"cronctl-{v}.cdx.json").read_text())
+    assert (sbom["bomFormat"], sbom["metadata"]["component"]["version"]) == ("CycloneDX", v)
+    by_name = {component["name"]: component for component in sbom["components"]}
+    assert by_name["cronctl"]["version"] == v and by_name["cronctl"]["purl"] == f"pkg:pypi/cronctl@{v}"
+    assert {"kopf", "kubernetes", "libc6", "python3.11-minimal", "libssl3"} <= set(by_name)
+    notes = (dist / f"cronctl-{v}-notes.md").read_text()
+    assert notes.startswith(f"## [{v}]") and "### Upgrade notes" in notes
+    for line in (dist / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split("  ")
+        assert hashlib.sha256((dist / name).read_bytes()).hexdigest() == digest, name
+    assert len((dist / "SHA256SUMS").read_text().splitlines()) == 6
+
+
+@needs_image_tools
+def test_the_released_image_archive_runs_and_says_its_version(released: tuple[Path, Path]) -> None:
+    _, dist = released
+    archive = f"oci-archive:{dist / f'cronctl-{RELEASED}-image.oci.tar'}"
+    container = subprocess.run(["buildah", "from", "--quiet", archive], check=True, capture_output=True,
+                               text=True).stdout.strip()
+    try:
+        said = subprocess.run(["buildah", "run", "--isolation", "chroot", container, "--", "cronctl", "--version"],
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        subprocess.run(["buildah", "rm", container], capture_output=True)
+    assert said.stdout == f"cronctl {RELEASED}\n", said.stderr

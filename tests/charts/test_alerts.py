@@ -180,10 +180,23 @@ def test_the_dashboard_drills_down_by_namespace_and_schedule_and_has_a_delay_hea
     variables = {v["name"] for v in dashboard["templating"]["list"]}
     assert {"datasource", "namespace", "schedule"} <= variables
     panels = dashboard["panels"]
-    assert [p["title"] for p in panels if p["type"] == "row"] == ["Fleet", "Schedule: $schedule"]
+    assert [p["title"] for p in panels if p["type"] == "row"] == ["Fleet", "Operator and pools", "Schedule: $schedule"]
     [heatmap] = [p for p in panels if p["type"] == "heatmap"]
     assert "cronctl_launch_delay_seconds_bucket" in heatmap["targets"][0]["expr"]
     assert heatmap["targets"][0]["format"] == "heatmap"
     assert len({p["id"] for p in panels}) == len(panels)
     drill_down = [t["expr"] for p in panels for t in p.get("targets", []) if "$schedule" in p["title"]]
     assert drill_down and all('schedule=~"$schedule"' in expr for expr in drill_down)
+
+
+def test_the_dashboard_shows_the_leader_version_reconcile_errors_skew_misses_and_pools() -> None:
+    """A panel reads each (the issue's missing ones); no two panels overlap."""
+    panels = json.loads((CHARTS / "cronctl" / "files" / "dashboard.json").read_text())["panels"]
+    exprs = " ".join(t["expr"] for p in panels for t in p.get("targets", []))
+    for metric in ("cronctl_leader", "cronctl_build_info", "cronctl_reconcile_errors_total", "cronctl_reconciles_failing",
+                   "cronctl_clock_skew_seconds", "cronctl_missed_total", "cronctl_pool_queued", "cronctl_pool_busy",
+                   "cronctl_pool_oldest_wait_seconds"):
+        assert re.search(rf"\b{metric}\b", exprs), f"no panel reads {metric}"
+    cells = [(x, y) for p in panels for x in range(p["gridPos"]["x"], p["gridPos"]["x"] + p["gridPos"]["w"])
+             for y in range(p["gridPos"]["y"], p["gridPos"]["y"] + p["gridPos"]["h"])]
+    assert len(cells) == len(set(cells)), "panels overlap"

@@ -119,7 +119,8 @@ def test_every_dashboard_and_alert_query_reads_exported_metrics(counting_operato
     cluster.apply(json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronPool", "metadata": {"name": "reports"},
                               "spec": {"workers": 1}}))
     cluster.apply(schedule_manifest("pooled", "*/10 * * * *", pool="reports"))
-    for name in ("ok", "bad", "slow", "minutely", "pooled"):
+    cluster.apply(schedule_manifest("behind", "*/5 * * * *"))  # at 00:10, 00:05 is passed over: a missed time
+    for name in ("ok", "bad", "slow", "minutely", "pooled", "behind"):
         wait_for(f"{name} seen", ready(cluster, name))
 
     def counted(metric: str, schedule: str) -> Any:
@@ -129,6 +130,7 @@ def test_every_dashboard_and_alert_query_reads_exported_metrics(counting_operato
     for name in ("ok", "bad", "slow"):
         wait_for(f"{name}'s Job", lambda: job_of(name, "2024-03-01T00:10") in cluster.job_names(name))
     wait_for("the overflow counted", counted("cronctl_overflows_total", "minutely"))
+    wait_for("the missed time counted", counted("cronctl_missed_total", "behind"))
     wait_for("the pool's run started", lambda: scrape(url).get(
         ("cronctl_pool_wait_seconds_count", (("namespace", namespace), ("pool", "reports")))))
     cluster.finish_job(job_of("ok", "2024-03-01T00:10"), "Complete", "2024-03-01T00:10")

@@ -288,7 +288,7 @@ def test_a_release_of_a_clean_clone_makes_every_artifact_at_one_version(released
     assert yaml.safe_load(chart["annotations"]["artifacthub.io/images"]) == [{"name": "cronctl", "image": image}]
     assert values["image"]["repository"] == RELEASE["DEFAULT_IMAGE_REPOSITORY"] and not values["image"]["tag"]
     index, config = oci_config(dist / f"cronctl-{v}-image.oci.tar")
-    assert index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"] == v
+    assert index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"] == image
     assert config["config"]["Labels"]["org.opencontainers.image.version"] == v
     assert config["config"]["Labels"]["org.opencontainers.image.revision"] == git(clone, "rev-parse", "HEAD")
     sbom = json.loads((dist / f"cronctl-{v}.cdx.json").read_text())
@@ -315,4 +315,5 @@ def test_the_released_image_archive_runs_and_says_its_version(released: tuple[Pa
                               capture_output=True, text=True, timeout=120)
     finally:
         subprocess.run(["buildah", "rm", container], capture_output=True)
+        subprocess.run(["buildah", "rmi", f"{RELEASE['DEFAULT_IMAGE_REPOSITORY']}:{RELEASED}"], capture_output=True)
     assert said.stdout == f"cronctl {RELEASED}\n", said.stderr

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import select
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -46,8 +47,10 @@ from .definitions import API_VERSION, KIND, Definition, wrapper_timeout
 from .echo import Echo
 from .effects import Effect, Out, RemovePause, Say, SetAside, Start, Stop, WritePause
 from .ends import Report
+from .backfills import BACKFILLS_DIR
 from .files import read_json, remove_tree, utc_iso
-from .firing import BookContents, Unreadable, read_book
+from .firing import TRIGGERS_DIR, BookContents, Unreadable, read_book
+from .folder import FolderWatch
 from .homes import Homes
 from .intake import Intake, trigger_id
 from .lock import (DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_home, runner_identity,
@@ -58,12 +61,13 @@ from .requests import backfills_now
 from .slots import SlotPool
 from .starts import waiting_reason
 from .step import step as decide  # the pure step; Runner.step is the whole turn
-from .values import pause_path
+from .values import PAUSED_DIR, pause_path
 from .wrapper import DEFAULT_MAX_LOG_BYTES
 
 __all__ = ["LOG_FORMATS", "Runner", "job_spec", "run_forever", "trigger_id"]
 
-WAKE_SECONDS = 0.01  # how often a resting runner looks whether a run of its own ended
+WAKE_SECONDS = 0.01  # how often a resting runner looks whether a run of its own ended, with no pidfds
+IDLE_TURN_SECONDS = 60.0  # a quiet runner turns at least this often all the same
 LOG_FORMATS = ("text", "json")
 
 
@@ -106,6 +110,9 @@ class Runner:
         self._unsaved = False  # a save failed: save again at the next step
         self._late: list[Report] = []  # ends found for firings started again: the next step records them
         self.echo = Echo(self._say_output) if echo else None  # --echo: the runs' output on this stream
+        self._watch: FolderWatch | None = None  # the kernel's word on the folders (watch_folders)
+        self._watched_target = ""
+        self._turned = (0, 0.0)  # the minute and the monotonic second of the last turn
 
     # What the step keeps, for the views and the tests that look at a runner.
     controller = property(lambda self: self.memory.controller)
@@ -234,6 +241,7 @@ class Runner:
     def turn(self) -> None:
         """A step of the loop: a fault no part of the step handles is said once, and the next
         turn goes on (the book, saved at the end of a step, is as a crash would leave it)."""
+        self._turned = (self.intake.now()[0], time.monotonic())
         try:
             self.step()
         except Exception as error:  # the runner outlives what one step could not do
@@ -243,13 +251,56 @@ class Runner:
 
     def rest(self, seconds: float, sleep: Callable[[float], None] = time.sleep) -> None:
         """Wait until the next turn: ``seconds``, or less once a run this runner started ends, so
-        that its worker takes the next waiting run at once (within ``WAKE_SECONDS``), not at the
-        next poll."""
+        that its worker takes the next waiting run at once, not at the next poll, or (watching)
+        once its folders change. Asleep in ``select`` on the wrappers' pidfds and the folder watch;
+        where the system has no pidfds (or a test injects ``sleep``), it looks every
+        ``WAKE_SECONDS``."""
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.homes.newly_exited():
-                return
-            sleep(min(WAKE_SECONDS, max(deadline - time.monotonic(), 0.0)))
+        exits = self.homes.exit_fds() if sleep is time.sleep else None
+        if exits is None:
+            while time.monotonic() < deadline:
+                if self.homes.newly_exited():
+                    return
+                sleep(min(WAKE_SECONDS, max(deadline - time.monotonic(), 0.0)))
+            return
+        watch = [self._watch.fileno()] if self._watch is not None and self._watch.available else []
+        try:
+            select.select(exits + watch, [], [], max(deadline - time.monotonic(), 0.0))
+        except InterruptedError:  # a signal: the loop looks whether to stop
+            pass
+        self.homes.newly_exited()  # reaps the wrapper that woke it, so its pidfd is not waited on again
+
+    # -- idle -------------------------------------------------------------------------------
+
+    def watch_folders(self) -> None:
+        """Let the kernel say when the folders the runner reads change (:class:`.folder.FolderWatch`),
+        so that :meth:`quiet` turns can be skipped; watched anew when the name points elsewhere."""
+        if self._watch is not None:
+            self._watch.close()
+        self._watched_target = os.path.realpath(self.folder)
+        self._watch = FolderWatch([Path(self._watched_target), self.home] +
+                                  [self.home / sub for sub in (PAUSED_DIR, TRIGGERS_DIR, BACKFILLS_DIR)])
+
+    def stop_watching(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+
+    def quiet(self) -> bool:
+        """Whether a turn now would find nothing to do, so the loop skips it (an idle runner with
+        2,000 manifests scanned them every second): watching its folders, no run of its own, no
+        fault or unsaved book, the minute that of the last turn, nothing changed in its folders,
+        the name where it pointed, and a full turn less than ``IDLE_TURN_SECONDS`` ago."""
+        if self._watch is None or not self._watch.available:
+            return False
+        if self.memory.firings or self._faults or self._unsaved or self._late or self._unreadable:
+            return False
+        if self._watch.changed() or time.monotonic() - self._turned[1] >= IDLE_TURN_SECONDS:
+            return False
+        if os.path.realpath(self.folder) != self._watched_target:
+            self.watch_folders()
+            return False
+        return self.intake.now()[0] == self._turned[0]
 
     # -- effects ----------------------------------------------------------------------------
 
@@ -463,8 +514,12 @@ def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: f
             if not wait_on_lock(runner.lock, should_stop, min(poll_seconds, retry_lock_seconds), show_once):
                 return
             runner.open()
+        runner.watch_folders()
         while not should_stop():
-            runner.turn()
+            if not runner.quiet():
+                runner.turn()
             runner.rest(poll_seconds)
     except KeyboardInterrupt:
         runner.say_stopped()
+    finally:
+        runner.stop_watching()

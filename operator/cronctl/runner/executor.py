@@ -168,6 +168,7 @@ class Executor:
         self._watched: dict[RunKey, _Watch] = {}
         self._reported: set[RunKey] = set()
         self._exiting: list[subprocess.Popen[bytes]] = []  # wrappers that wrote exit.json, to reap
+        self._pidfds: dict[int, int] = {}  # id of a running wrapper's Popen -> its pidfd (exit_fds)
 
     def run_dir(self, key: RunKey) -> Path:
         return self.runs_dir / key.schedule / run_folder_name(key)
@@ -260,6 +261,24 @@ class Executor:
     def watching(self, key: RunKey) -> bool:
         """Whether a later :meth:`poll` will report the end of ``key`` (False once it has)."""
         return key in self._watched
+
+    def exit_fds(self) -> list[int] | None:
+        """A descriptor for each wrapper this executor started that runs yet (Linux's pidfd): each
+        turns readable when its wrapper exits, so that a resting runner sleeps until then. None
+        where pidfds are missing (the runner then looks every ``WAKE_SECONDS``)."""
+        if not hasattr(os, "pidfd_open"):
+            return None
+        running = {id(w.popen): w.popen for w in self._watched.values()
+                   if w.popen is not None and w.popen.returncode is None}
+        for key in [k for k in self._pidfds if k not in running]:
+            os.close(self._pidfds.pop(key))
+        for key, popen in running.items():
+            if key not in self._pidfds:
+                try:
+                    self._pidfds[key] = os.pidfd_open(popen.pid)
+                except OSError:  # an old kernel
+                    return None
+        return list(self._pidfds.values())
 
     def newly_exited(self) -> bool:
         """Whether the wrapper of a run this executor started has exited since the last look (its

@@ -130,3 +130,72 @@ def _differs(before: LoadedDefinitions, after: LoadedDefinitions) -> bool:
 
 def _meaning(d: Definition) -> tuple[Any, ...]:
     return d.name, d.body, d.command, d.args, d.env, d.working_dir, d.active_deadline_seconds, d.backoff_limit
+
+
+class FolderWatch:
+    """Whether anything the runner reads changed in its folders, told by the kernel (Linux's
+    inotify), so that an idle runner need not scan its manifests every second: :meth:`fileno` is
+    readable once something changed, :meth:`changed` says so and forgets it. Where inotify is
+    missing (not Linux, no watches left) ``available`` is False and the runner scans every turn.
+
+    A folder made after the watch (``triggers/`` at the first ``cronctl trigger``) is an event of
+    its parent, and is watched from the next :meth:`changed` on."""
+
+    _MASK = (0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800)
+    # IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE,
+    # IN_DELETE_SELF, IN_MOVE_SELF
+
+    def __init__(self, folders: list[Path]) -> None:
+        self.folders = list(folders)
+        self._fd: int | None = None
+        self._libc: Any = None
+        try:
+            import ctypes
+            import ctypes.util
+
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+            fd = int(libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
+        except (OSError, AttributeError):
+            return
+        if fd >= 0:
+            self._fd, self._libc = fd, libc
+            self._add_watches()
+
+    @property
+    def available(self) -> bool:
+        return self._fd is not None
+
+    def fileno(self) -> int:
+        assert self._fd is not None
+        return self._fd
+
+    def _add_watches(self) -> None:
+        for folder in self.folders:
+            if self._libc.inotify_add_watch(self._fd, os.fsencode(folder), self._MASK) < 0 and folder.is_dir():
+                self.close()  # out of watches (fs.inotify.max_user_watches): scan every turn instead
+                return
+
+    def changed(self) -> bool:
+        """Whether an event came since the last call (all read); True, always, when not available."""
+        if self._fd is None:
+            return True
+        seen = False
+        while True:
+            try:
+                data = os.read(self._fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                self.close()
+                return True
+            if not data:
+                break
+            seen = True
+        if seen:
+            self._add_watches()  # a folder made since is watched too (an existing watch is kept)
+        return seen
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -68,6 +68,16 @@ class Homes:
                 return home, ended
         return None, None
 
+    def exit_fds(self) -> list[int] | None:
+        """A descriptor per running wrapper, readable at its exit; None where the system has none."""
+        fds: list[int] = []
+        for _, executor in self.open():
+            mine = executor.exit_fds()
+            if mine is None:
+                return None
+            fds += mine
+        return fds
+
     def newly_exited(self) -> bool:
         return any(executor.newly_exited() for _, executor in self.open())
 

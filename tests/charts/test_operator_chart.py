@@ -125,8 +125,11 @@ def test_no_uid_is_pinned_by_default_so_openshift_can_assign_one(helm: Path) -> 
 def test_probes_resources_ports_and_the_downward_api(helm: Path) -> None:
     main = container(render(helm))
     for probe in ("livenessProbe", "readinessProbe"):
-        assert main[probe]["httpGet"] == {"path": "/healthz", "port": "health"}
         assert main[probe]["periodSeconds"] > 0 and main[probe]["failureThreshold"] > 0
+    assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}  # ready once synced
+    no_metrics = container(render(helm, {"metrics": {"enabled": False}}))
+    assert no_metrics["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
     assert {p["name"]: p["containerPort"] for p in main["ports"]} == {"health": 8080, "metrics": 9090}
     # No CPU limit: the busy second of a minute's launches is CPU-bound, and a CFS quota makes it late.
     assert main["resources"] == {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}}

@@ -60,6 +60,28 @@ def test_the_probe_says_the_schedulers_last_pass_and_each_watchs_freshness(
     assert operator.process is not None and operator.process.poll() is None
 
 
+def test_readyz_says_ready_once_synced_and_whether_this_replica_leads(control_plane: Any, namespace: str,
+                                                                        tmp_path: Path, cluster: Cluster) -> None:
+    """/readyz (beside /metrics, the chart's readiness probe): 200 once every watch has listed, its
+    answer saying this replica leads (no leader election: it always does); /metrics says so too."""
+    port = free_port()
+    operator = Operator(control_plane, namespace, tmp_path, extra_args=["--metrics-address", f"127.0.0.1:{port}"])
+    operator.set_clock("2024-03-01T00:00")
+    operator.start()
+    try:
+        cluster.apply(schedule_manifest("tick", "*/5 * * * *"))
+        wait_for("tick seen", ready(cluster, "tick"))
+        status, answer = wait_for("ready", lambda: (got := probe(f"http://127.0.0.1:{port}/readyz")) and got[0] == 200
+                                  and got, timeout=90)
+        assert answer == {"ready": True, "synced": True, "leading": True, "waitingFor": []}
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as got:
+            exposition = got.read().decode()
+        assert "\ncronctl_leader 1.0\n" in exposition and "cronctl_build_info{version=" in exposition
+    finally:
+        operator.stop()
+        print(operator.log()[-4000:])
+
+
 def test_the_process_ends_when_the_schedulers_task_dies(probed: tuple[Operator, str], cluster: Cluster) -> None:
     """A real fault kills the loop: its clock cannot be read (the clock file garbled). Before,
     the process went on with no scheduler and its probe stayed green."""

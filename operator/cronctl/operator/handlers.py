@@ -26,7 +26,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import kopf
 
@@ -154,6 +154,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     memo.running = Running(task, started, cluster.events,
                            asyncio.create_task(_watch_skew(watch), name="cronctl-clock-skew"),
                            scheduler, leadership.leading)
+    METRICS.use_readiness(lambda: health.readiness(_seen(started), _leads(leadership.leading)))  # /readyz
     logger.info("cronctl scheduler started; staged launches %s; firing by the %s clock", "on" if staged else "off",
                 "API server's" if options.clock == "api-server" else "node's")
 
@@ -190,8 +191,15 @@ async def health_probe(memo: kopf.Memo, **_: Any) -> dict[str, Any]:
     problem = health.not_alive(scheduler, now)
     if problem is not None:
         raise kopf.PermanentError(problem)
-    watches = [health.WatchSeen(watch.name, watch.listed_at, watch.heard_at) for watch in running.watches]
-    return health.report(scheduler, watches, running.leading is None or running.leading.is_set(), now)
+    return health.report(scheduler, _seen(running.watches), _leads(running.leading), now)
+
+
+def _seen(watches: Sequence[Any]) -> list[health.WatchSeen]:
+    return [health.WatchSeen(watch.name, watch.listed_at, watch.heard_at) for watch in watches]
+
+
+def _leads(leading: threading.Event | None) -> bool:
+    return leading is None or leading.is_set()
 
 
 def _task_state(task: asyncio.Task[None]) -> str:

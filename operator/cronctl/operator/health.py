@@ -11,10 +11,12 @@ module says what they mean. Pure: every time is given.
   the process. A task that died ends the process at once (``handlers``); a
   loop that stopped passing is one stuck, which only a restart mends.
 - Ready: every watch has listed its objects once (the cache holds them). Said
-  in the probe's answer, not failed: kopf serves one endpoint, which both
-  probes call, and a restart would not make a watch sync sooner (it lists
-  again until the API server answers). Whether this replica holds the Lease
-  is said too: a follower is healthy.
+  in the probe's answer, not failed: kopf serves one endpoint, and a restart
+  would not make a watch sync sooner (it lists again until the API server
+  answers). The readiness endpoint (``/readyz``, served beside ``/metrics``:
+  :func:`readiness`) answers 503 until then, so that a rollout waits for a new
+  replica to have read the cluster. Whether this replica holds the Lease is
+  said in both, and fails neither: a follower is healthy and ready, standing by.
 """
 
 from __future__ import annotations
@@ -77,3 +79,10 @@ def report(scheduler: SchedulerSeen, watches: Sequence[WatchSeen], leading: bool
     return {"scheduler": {"task": scheduler.task, "lastPassSecondsAgo": round(now - scheduler.passed_at, 1)},
             "watches": {watch.name: freshness(watch, now) for watch in watches},
             "ready": synced(watches), "leading": leading}
+
+
+def readiness(watches: Sequence[WatchSeen], leading: bool) -> tuple[bool, dict[str, Any]]:
+    """(ready, the readiness endpoint's answer): ready once every watch has listed its objects;
+    the answer says whether this replica leads and which watches it still waits for."""
+    waiting = [watch.name for watch in watches if watch.listed_at is None]
+    return not waiting, {"ready": not waiting, "synced": not waiting, "leading": leading, "waitingFor": waiting}

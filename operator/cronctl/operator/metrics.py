@@ -6,7 +6,8 @@ nominal-to-creation delays, and its released staged Jobs into due-to-release
 delays, so tables of plans test them without a server.
 ``Metrics`` owns its own ``CollectorRegistry`` (never the process-wide
 default), so every test, and every operator in one process, counts apart.
-``serve`` exposes one registry over HTTP at ``/metrics``.
+``serve`` exposes one registry over HTTP at ``/metrics``, and the operator's
+readiness at ``/readyz`` (``health.readiness``, told by ``use_readiness``).
 
 Counters are per (namespace, schedule): their series appear at a schedule's
 first increment. ``cronctl_leader`` (whether this replica acts) and
@@ -17,6 +18,7 @@ the number of series bounded on large fleets (17 per namespace).
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 from collections import Counter as Tally
@@ -161,6 +163,7 @@ class Metrics:
         self.build_info = Gauge("cronctl_build_info", "Always 1, labelled with the operator's version.",
                                 ["version"], registry=self.registry)
         self.build_info.labels(package_version()).set(1)
+        self._readiness: Callable[[], tuple[bool, dict[str, Any]]] | None = None
         self._known: set[Key] = set()
         self._per_namespace: Tally[str] = Tally()
         self._lock = threading.Lock()
@@ -175,6 +178,16 @@ class Metrics:
     def watch_leading(self, leading: threading.Event | None) -> None:
         """The leader gauge reads ``leading`` at each scrape (None: no leader election, it always acts)."""
         self.leader.set_function(lambda: 1.0 if leading is None or leading.is_set() else 0.0)
+
+    def use_readiness(self, readiness: Callable[[], tuple[bool, dict[str, Any]]]) -> None:
+        """What ``/readyz`` answers from now on (``health.readiness`` of the running operator)."""
+        self._readiness = readiness
+
+    def readiness(self) -> tuple[bool, dict[str, Any]]:
+        """(ready, the answer): not ready until the operator has said how to tell."""
+        if self._readiness is None:
+            return False, {"ready": False, "synced": False, "leading": False, "waitingFor": ["the operator's start"]}
+        return self._readiness()
 
     def use_clock(self, seconds: Callable[[], float]) -> None:
         """Read ``seconds`` for now (the operator's own clock, whichever it fires by)."""
@@ -288,14 +301,30 @@ class _Quiet(WSGIRequestHandler):
         """Scrapes are not logged: one line every few seconds says nothing."""
 
 
+def readiness_app(metrics: Metrics, fallback: Callable[..., Any]) -> Callable[..., Any]:
+    """A WSGI app that answers ``/readyz`` (200 ready, 503 not yet; JSON saying why) and passes
+    every other path to ``fallback``."""
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if environ.get("PATH_INFO") != "/readyz":
+            return fallback(environ, start_response)
+        ready, answer = metrics.readiness()
+        body = json.dumps(answer).encode()
+        start_response("200 OK" if ready else "503 Service Unavailable",
+                       [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+        return [body]
+    return app
+
+
 def serve(address: str, metrics: Metrics = METRICS) -> MetricsServer:
-    """Serve ``metrics`` at http://ADDRESS/metrics from a daemon thread; returns the server."""
+    """Serve ``metrics`` at http://ADDRESS/metrics, and the readiness at /readyz, from a daemon
+    thread; returns the server."""
     from prometheus_client import disable_created_metrics, make_wsgi_app
 
     disable_created_metrics()  # no *_created series: half the series, nothing a dashboard uses
     host, port = parse_address(address)
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
     server_class = type("MetricsServer", (MetricsServer,), {"address_family": family})
-    server = make_server(host, port, make_wsgi_app(metrics.registry), server_class, handler_class=_Quiet)
+    server = make_server(host, port, readiness_app(metrics, make_wsgi_app(metrics.registry)), server_class,
+                         handler_class=_Quiet)
     threading.Thread(target=server.serve, name="cronctl-metrics", daemon=True).start()
     return server

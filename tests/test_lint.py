@@ -296,3 +296,15 @@ def test_a_name_twice_is_a_problem_in_one_namespace_for_a_cluster_and_at_all_for
     assert cronctl_lint("-", stdin=text).returncode == 0
     runner = cronctl_lint("--runner", "-", stdin=text)
     assert runner.stdout == "-: CronSchedule 'nightly': metadata.name: already defined in -\n"
+
+
+def test_the_runner_makes_no_job_so_its_rules_replace_the_job_templates() -> None:
+    """No image and no restartPolicy: a cluster's Jobs are refused, the runner runs the command."""
+    schedule = yaml.safe_load(manifest("local", "*/5 * * * *", ["df", "-h"]))
+    pod = schedule["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    del pod["restartPolicy"], pod["containers"][0]["image"]
+    text = yaml.safe_dump(schedule)
+    assert cronctl_lint("--runner", "-", stdin=text).returncode == 0
+    cluster = cronctl_lint("-", stdin=text)
+    assert [line.split(": ")[2] for line in cluster.stdout.splitlines()] == [
+        "spec.jobTemplate.spec.template.spec.restartPolicy", "spec.jobTemplate.spec.template.spec.containers[0].image"]

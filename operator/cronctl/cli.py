@@ -224,8 +224,9 @@ def _add_manifest_tools(commands: Any) -> None:
                                                               "of objects are skipped, and templates and lists with "
                                                               "a note")
     lint.add_argument("--runner", action="store_true",
-                      help="the single-node runner's stricter rules too (a command, as it has no image entrypoint; "
-                           "literal env values, no valueFrom)")
+                      help="judge as cronctl local reads a folder: the runner's stricter rules on the container (a "
+                           "command, as it has no image entrypoint; literal env values, no valueFrom) in place of "
+                           "the Job template's (an image, restartPolicy)")
     lint.add_argument("-o", "--output", choices=("text", "json"), default="text",
                       help="a line per problem, or one JSON object {valid, problems, warnings, notes, skipped} "
                            "(default: text)")

@@ -5,10 +5,11 @@ By default a manifest is judged as the API server and the operator judge it: the
 (:func:`cronctl.manifest.read_spec`), then the Job template as the API server will judge the
 Jobs made of it (:mod:`.job_template`), and a schedule that never fires. A container without
 ``command`` (the image's entrypoint) and ``env[].valueFrom`` (a Secret's key) are fine there.
-``runner=True`` (``cronctl lint --runner``) adds the single-node runner's stricter rules
-(:func:`.definitions.load_text`: a ``command``, literal ``env`` values), as ``cronctl local`` reads
-the files. Every problem of a document is reported, each naming its file, its document (the
-object, or its number) and its field; a name defined twice among the files is one (in a
+``runner=True`` (``cronctl lint --runner``) judges as ``cronctl local`` reads the files: the
+runner's stricter rules on the container (:func:`.definitions.load_text`: a ``command``, literal
+``env`` values) in place of the Job template's (the runner makes no Job, and ignores the image).
+Every problem of a document is reported, each naming its file, its document (the object, or its
+number) and its field; a name defined twice among the files is one (in a
 namespace, for a cluster; at all, for the runner).
 
 What is not a Kubernetes object is skipped with a note, never a failure, so that the command
@@ -252,15 +253,16 @@ def _judged(found: _Object, now: int, runner: bool) -> list[Problem]:
     if found.kind == POOL_KIND:
         problems += [(each.field, each.reason) for each in pool_problems(body)]
     else:
-        problems += _schedule_problems(body, now)
+        problems += _schedule_problems(body, now, jobs=not runner)
         if runner:
             problems += _runner_problems(body, {where for where, _ in problems})
     unique = list(dict.fromkeys(problems))
     return [Problem(found.file, found.label, where, message) for where, message in unique]
 
 
-def _schedule_problems(body: dict[str, Any], now: int) -> list[tuple[str | None, str]]:
-    """A CronSchedule's problems in a cluster: its schema's, the scheduler's, its Job template's."""
+def _schedule_problems(body: dict[str, Any], now: int, jobs: bool) -> list[tuple[str | None, str]]:
+    """A CronSchedule's problems: its schema's, the scheduler's, and (``jobs``: in a cluster, where
+    its runs are Jobs) its Job template's."""
     problems: list[tuple[str | None, str]] = []
     metadata = body.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("name"), str) and not _DNS_SUBDOMAIN.fullmatch(
@@ -272,7 +274,7 @@ def _schedule_problems(body: dict[str, Any], now: int) -> list[tuple[str | None,
     schema = schema_problems(body)
     problems += [(each.field, each.reason) for each in schema]
     problems += _scheduler_problems(body, now, {each.field for each in schema})
-    return problems + list(template_problems(body.get("spec")))
+    return problems + (template_problems(body.get("spec")) if jobs else [])
 
 
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

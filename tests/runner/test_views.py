@@ -317,7 +317,20 @@ def test_next_of_a_bad_manifest_names_the_file_the_schedule_the_field_and_the_re
         next_lines(folder, "nightly", now=LONG_AFTER)
     assert refused.value.message.startswith(
         f"{folder / 'nightly.yaml'}: CronSchedule 'nightly': spec.timeoutMinutes: must be a whole number")
-    assert refused.value.exit_code == 2
+    assert refused.value.exit_code == 1  # no answer: nothing fires
+
+
+def test_next_of_a_schedule_the_book_has_whose_manifest_is_now_invalid_lists_no_times(folder: Path) -> None:
+    """Issue 45: the book's times were listed, exit 0, while the runner holds the schedule."""
+    write(folder, "nightly", "30 2 * * *")
+    a_book(folder)
+    write(folder, "nightly", "30 2 * * *", timeoutMinutes="ten")
+    with pytest.raises(ViewError) as refused:
+        next_lines(folder, "nightly", now=LONG_AFTER)
+    assert refused.value.message == (
+        f"{folder / 'nightly.yaml'}: CronSchedule 'nightly': spec.timeoutMinutes: must be a whole number, "
+        "not \"ten\" (nothing fires for 'nightly' until it is fixed)")
+    assert refused.value.exit_code == 1
 
 
 def test_next_from_a_book_starts_at_now_after_a_long_stop(folder: Path) -> None:

@@ -389,6 +389,23 @@ def defined(folder: Path, name: str, anchor: int) -> tuple[Manifests, JobSpec]:
     raise ViewError(unknown_schedule(name, folder, sorted(manifests.specs)))
 
 
+EXIT_INVALID = 1  # a schedule whose manifest is invalid has no answer: nothing fires
+
+
+def refuse_invalid(folder: Path, name: str, now: int) -> None:
+    """A ViewError (exit 1) naming the file, the field and the reason when ``name``'s manifest is
+    invalid now, whatever a book says it fired at before: the runner holds it, nothing fires."""
+    try:
+        manifests = read_manifests(folder, now)
+    except ViewError:
+        return  # a folder that cannot be read: the book's answer stands
+    if name in manifests.specs:
+        return
+    bad = next((i for i in manifests.invalid if i.schedule == name), None)
+    if bad is not None:
+        raise ViewError(f"{bad.line()} (nothing fires for {name!r} until it is fixed)", EXIT_INVALID)
+
+
 def unknown_schedule(name: str, folder: Path, known: list[str]) -> str:
     if not known:
         return f"no schedule named {name!r} in {folder}: it has no valid CronSchedule manifest"

@@ -17,8 +17,8 @@ from .executor import RUNS_DIR
 from .files import read_json
 from .firing import BACKFILL_DIR, MANUAL_DIR, both_times
 from .folder_view import (ViewError, actual_time, book_data, book_suspension, decode, defined, describe_schedule,
-                          expressions, manifest_suspension, pause_records, read_manifests, rfc3339, rules_of,
-                          suspended_line, timeline_of, unknown_schedule, wall_minute)
+                          expressions, manifest_suspension, pause_records, read_manifests, refuse_invalid, rfc3339,
+                          rules_of, suspended_line, timeline_of, unknown_schedule, wall_minute)
 from .values import RunKey, Suspension, run_folder_name
 
 # -- history -----------------------------------------------------------------------------------
@@ -184,9 +184,11 @@ def next_times(folder: Path, name: str, count: int = 5, now: int | None = None) 
     if book is not None and job is not None:
         spec = job.spec
         start = max(book.state.clock or spec.created_at, now if now is not None else 0)
+        refuse_invalid(folder, name, start)  # the book's schedule, its manifest since made invalid: no times
         suspension = book_suspension(book, pause_records(folder), name)
     else:
         start = wall_minute() if now is None else now
+        refuse_invalid(folder, name, start)
         manifests, spec = defined(folder, name, start)
         suspension = manifest_suspension(manifests, pause_records(folder), name)
     return NextTimes(spec, timeline_of(spec).upcoming(start, count), suspension)

@@ -147,3 +147,28 @@ def test_ctrl_c_while_waiting_for_the_lock_returns_cleanly(folder: Path, clock: 
         pytest.fail("Ctrl-C went through run_forever")
     assert said[-1] == "cronctl: stopped; no run was running"
     holder.lock.release()
+
+
+def test_the_start_says_how_many_schedules_and_which_fires_next_and_when(tmp_path: Path) -> None:
+    """Issue 45: the start line said nothing of what will fire and when."""
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    (folder / "hourly.yaml").write_text(manifest("hourly", "0 * * * *", ["true"]))
+    (folder / "soon.yaml").write_text(manifest("soon", "7 0 * * *", ["true"]))
+    (folder / "off.yaml").write_text(manifest("off", "1 0 * * *", ["true"], suspend=True))
+    (folder / "bad.yaml").write_text(manifest("bad", "2 0 * * *", ["true"], timeoutMinutes="ten"))
+    said: list[str] = []
+    r = a_runner(folder, Clock("2024-03-01T00:00"), said)
+    turns = iter(range(1))
+    run_forever(r, poll_seconds=0.01, should_stop=lambda: next(turns, None) is None)
+    assert "3 schedules (1 invalid, 1 held), next: soon at 2024-03-01 00:07 UTC" in said, said
+
+
+def test_the_start_line_says_when_nothing_fires(tmp_path: Path) -> None:
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    said: list[str] = []
+    r = a_runner(folder, Clock("2024-03-01T00:00"), said, log_format="json")
+    run_forever(r, poll_seconds=0.01, should_stop=lambda: True)
+    [plan] = [json.loads(line) for line in said if '"plan"' in line]
+    assert (plan["message"], plan["schedules"], plan["next"]) == ("0 schedules, next: nothing fires", 0, None)

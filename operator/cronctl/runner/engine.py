@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.spec import JobSpec
+from ..core.upcoming import upcoming
 from ..manifest import read_manifest
 from . import retention
 from .adoption import adopt
@@ -53,6 +54,7 @@ from .firing import TRIGGERS_DIR, BookContents, Unreadable, read_book
 from .folder import FolderWatch
 from .homes import Homes
 from .intake import Intake, trigger_id
+from .journal import time_of
 from .lock import (DEFAULT_RETRY_SECONDS, RunnerLock, describe_holder, runner_home, runner_identity,
                    wait_on_lock)
 from .memory import RunnerState, start_refused, stop_refused
@@ -61,7 +63,7 @@ from .requests import backfills_now
 from .slots import SlotPool
 from .starts import waiting_reason
 from .step import step as decide  # the pure step; Runner.step is the whole turn
-from .values import PAUSED_DIR, pause_path
+from .values import PAUSED_DIR, nominal_iso, pause_path
 from .wrapper import DEFAULT_MAX_LOG_BYTES
 
 __all__ = ["LOG_FORMATS", "Runner", "job_spec", "run_forever", "trigger_id"]
@@ -280,6 +282,32 @@ class Runner:
         self._watched_target = os.path.realpath(self.folder)
         self._watch = FolderWatch([Path(self._watched_target), self.home] +
                                   [self.home / sub for sub in (PAUSED_DIR, TRIGGERS_DIR, BACKFILLS_DIR)])
+
+    def say_plan(self) -> None:
+        """One line at the start of what will fire and when: ``3 schedules, next: backup at
+        2024-03-01 02:00 UTC`` (with the schedules that fire nothing: invalid, suspended, ended)."""
+        memory, state = self.memory, self.memory.controller.state
+        now = state.clock if state.clock is not None else self.intake.now()[0]
+        held = set(memory.held) | set(memory.suspensions) | memory.holding
+        soonest: tuple[int, str] | None = None
+        ended = 0
+        for name, job in state.jobs.items():
+            if name in held:
+                continue
+            fires = upcoming(job.spec, job.state, job.spec.timeline(), now).fires
+            ended += fires is None
+            if fires is not None and (soonest is None or (fires, name) < soonest):
+                soonest = (fires, name)
+        count = len(state.jobs)
+        parts = [f"{count} schedule{'' if count == 1 else 's'}"]
+        quiet = [f"{n} {what}" for n, what in ((len(memory.invalid), "invalid"), (len(held & set(state.jobs)),
+                                                                                 "held"), (ended, "ended")) if n]
+        if quiet:
+            parts[0] += f" ({', '.join(quiet)})"
+        parts.append("next: " + (f"{soonest[1]} at {time_of(memory, soonest[1], soonest[0])}" if soonest
+                                 else "nothing fires"))
+        self._say(Say("plan", ", ".join(parts), facts={"schedules": count, "next": soonest[1] if soonest else None,
+                                                      "at": nominal_iso(soonest[0]) if soonest else None}))
 
     def stop_watching(self) -> None:
         if self._watch is not None:
@@ -515,6 +543,8 @@ def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: f
                 return
             runner.open()
         runner.watch_folders()
+        runner.turn()
+        runner.say_plan()
         while not should_stop():
             if not runner.quiet():
                 runner.turn()

@@ -263,11 +263,21 @@ def test_templates_lists_and_other_yaml_are_skipped_with_a_note_never_a_failure(
         f"note: {tmp_path / 'helm.yaml'}: a template ({{{{ }}}} actions), not a manifest: skipped (render it first, "
         "e.g. helm template ... | cronctl lint -)",
         f"note: {tmp_path / 'list.yaml'}: document 1: a list, not a Kubernetes object: skipped",
-        f"note: {tmp_path / 'quoted.yaml'}: a template ({{{{ }}}} actions), not a manifest: skipped (render it "
-        "first, e.g. helm template ... | cronctl lint -)",
+        f"note: {tmp_path / 'quoted.yaml'}: document 1: a template ({{{{ }}}} actions in its values), not a manifest: "
+        "skipped (render it first, e.g. helm template ... | cronctl lint -)",
         f"note: {tmp_path / 'scalar.yaml'}: document 1: a single value, not a Kubernetes object: skipped",
         f"note: {tmp_path / 'values.yaml'}: document 1: no kind, not a Kubernetes object: skipped",
         "0 problems; 0 CronSchedules valid"]
+
+
+def test_a_rendered_chart_is_linted_its_prometheus_rules_templates_left_alone() -> None:
+    """helm template ... | cronctl lint -: a PrometheusRule's {{ $labels }} do not make the stream a template."""
+    rule = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": {"name": "r"},
+            "spec": {"groups": [{"name": "g", "rules": [{"alert": "A", "expr": "up == 0",
+                                                          "annotations": {"summary": "{{ $labels.pod }} is down"}}]}]}}
+    text = yaml.safe_dump(rule) + "---\n" + manifest("bad", "61 * * * *", ["true"])
+    result = cronctl_lint("-", stdin=text)
+    assert result.stdout == "-: CronSchedule 'bad': spec.schedule: minute: 61 is out of range 0-59\n"
 
 
 def test_a_go_template_in_a_command_is_the_commands_own_and_is_linted() -> None:

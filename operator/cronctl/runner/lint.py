@@ -13,9 +13,9 @@ number) and its field; a name defined twice among the files is one (in a
 namespace, for a cluster; at all, for the runner).
 
 What is not a Kubernetes object is skipped with a note, never a failure, so that the command
-runs over a repository's YAML as a pre-commit hook: a template (Helm's, whose ``{{ }}``
-actions are not YAML or sit in its values), a document that is a list or a scalar, a mapping
-with no ``kind``. A ``kind: List`` (as ``kubectl get -o yaml`` prints several objects) is read
+runs over a repository's YAML as a pre-commit hook: a template (a file whose ``{{ }}`` actions
+YAML cannot read, as most of a Helm chart's; a CronSchedule or CronPool with actions in its
+values), a document that is a list or a scalar, a mapping with no ``kind``. A ``kind: List`` (as ``kubectl get -o yaml`` prints several objects) is read
 item by item. Objects of other kinds are counted and left alone.
 
 A warning is a manifest that is valid but likely means something else than it says: a bare
@@ -43,6 +43,7 @@ STDIN = Path("-")
 # Exactly two $ not followed by "(": not the escape of a $(VAR) ($$(VAR)) nor of $$ ($$$$).
 _BARE_DOLLARS = re.compile(r"(?<!\$)\$\$(?![$(])")
 _TEMPLATE_ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+_RENDER = "render it first, e.g. helm template ... | cronctl lint -"
 _LIST_KINDS = ("List", f"{KIND}List", f"{POOL_KIND}List")
 _PLACEHOLDER = "0 0 * * *"  # an expression in place of a bad one, so that the rest is judged too
 _MAX_ROUNDS = 32  # the scheduler's rules judged again after each problem, at most this often
@@ -186,9 +187,8 @@ def _objects(path: Path, stdin: str | None, report: _Report) -> Iterator[_Object
         documents: list[Any] | None = list(yaml.load_all(text, Loader=SAFE_LOADER))
     except yaml.YAMLError as error:
         documents, problem = None, f"not valid YAML: {yaml_problem(error)}"
-    if _is_template(text, documents):
-        report.notes.append(f"{path}: a template ({{{{ }}}} actions), not a manifest: skipped (render it first, "
-                            "e.g. helm template ... | cronctl lint -)")
+    if documents is None and _TEMPLATE_ACTION.search(text):  # YAML cannot read a template's actions
+        report.notes.append(f"{path}: a template ({{{{ }}}} actions), not a manifest: skipped ({_RENDER})")
         return
     if documents is None:
         report.problems.append(Problem(str(path), None, None, problem))
@@ -211,19 +211,18 @@ def _document(file: str, where: str, document: Any, report: _Report) -> Iterator
     elif kind in _LIST_KINDS and isinstance(document.get("items"), list):
         for number, item in enumerate(document["items"], start=1):
             yield from _document(file, f"{where} item {number}", item, report)
+    elif kind in (KIND, POOL_KIND) and _is_template(document):
+        report.notes.append(f"{file}: {where}: a template ({{{{ }}}} actions in its values), not a manifest: "
+                            f"skipped ({_RENDER})")
     else:
         name = _Object(file, where, document).name()
         yield _Object(file, f"{kind if isinstance(kind, str) else 'object'} {name!r}" if name else where, document)
 
 
-def _is_template(text: str, documents: list[Any] | None) -> bool:
-    """Whether the file is a template: ``{{ }}`` actions where YAML cannot read them, or in its
-    values (a container's command, args and env values aside: a shell or a tool may mean them)."""
-    if "{{" not in text:
-        return False
-    if documents is None:
-        return _TEMPLATE_ACTION.search(text) is not None
-    return any(_TEMPLATE_ACTION.search(value) for value in _values(documents, ()))
+def _is_template(document: dict[str, Any]) -> bool:
+    """Whether a document that YAML reads is a template: ``{{ }}`` actions in its keys or values (a
+    container's command, args and env values aside: a shell or a tool may mean them)."""
+    return any(_TEMPLATE_ACTION.search(value) for value in _values(document, ()))
 
 
 def _values(node: Any, path: tuple[Any, ...]) -> Iterator[str]:

@@ -142,6 +142,16 @@ def test_the_image_records_its_debian_packages_and_its_python_ones(rootfs: Path)
     assert {"cronctl", "kopf", "kubernetes"} <= distributions and "pip" not in distributions
 
 
+def test_the_images_time_zones_are_the_locked_tzdata_wheels(image: str) -> None:
+    """Debian's tzdata is left out of the image: zoneinfo finds no system zones and reads the tzdata
+    wheel requirements.lock pins, the one the CRD's timeZone rule is written from."""
+    import tzdata
+
+    done = run_in(image, "python", "-c", "import os, zoneinfo, tzdata; zoneinfo.ZoneInfo('America/New_York'); "
+                                         "print(any(map(os.path.isdir, zoneinfo.TZPATH)), tzdata.IANA_VERSION)")
+    assert done.stdout.split() == ["False", tzdata.IANA_VERSION], done.stderr
+
+
 def test_no_layer_of_the_image_holds_a_wheel_or_an_installer(layers: list[Path]) -> None:
     """What is deleted in a later layer still ships in the earlier one: every layer is read file by file."""
     offending = []

@@ -117,6 +117,44 @@ def test_a_renamed_schedule_is_a_new_one_and_the_old_one_retires(folder: Path, c
     assert [e["nominal"] for e in until(r, lambda: journal(folder, "new-name"))] == [t("2024-03-01T00:10")]
 
 
+def test_a_manifest_deleted_and_put_back_is_not_shown_retired_while_it_fires(folder: Path, clock: Clock) -> None:
+    """A git checkout or an rsync deletes a manifest and puts it back (issue 45): status said "retired,
+    nothing fires" while the schedule fired and took triggers."""
+    from cronctl.runner.views import status_lines
+
+    path = folder / "back.yaml"
+    path.write_text(manifest("back", "*/5 * * * *", ["true"]))
+    r = a_runner(folder, clock)
+    r.step()
+    text = path.read_text()
+    path.unlink()
+    clock.set("2024-03-01T00:01")
+    r.step()
+    assert [row["schedule"] for row in book(folder)["manifests"]["retired"]] == ["back"]
+    path.write_text(text)
+    clock.set("2024-03-01T00:02")
+    r.step()
+    assert book(folder)["manifests"]["retired"] == []
+    clock.set("2024-03-01T00:05")
+    assert until(r, lambda: journal(folder, "back"))[0]["outcome"] == "succeeded"
+    shown = "\n".join(status_lines(folder, now=t("2024-03-01T00:06")))
+    assert "retired" not in shown and "next:  2024-03-01 00:10 UTC" in shown, shown
+
+
+def test_the_status_of_an_older_book_listing_a_schedule_put_back_as_retired_shows_it_firing(
+        folder: Path, clock: Clock) -> None:
+    """A book saved before the fix lists the schedule as retired beside its job: the job wins."""
+    from cronctl.runner.views import status_lines
+
+    (folder / "back.yaml").write_text(manifest("back", "*/5 * * * *", ["true"]))
+    a_runner(folder, clock).step()
+    data = book(folder)
+    data["manifests"]["retired"] = [{"schedule": "back", "at": t("2024-03-01T00:00")}]
+    (folder / "cronctl.json").write_text(json.dumps(data))
+    shown = "\n".join(status_lines(folder, now=t("2024-03-01T00:01")))
+    assert "retired" not in shown, shown
+
+
 def test_a_retired_schedules_waiting_firing_is_canceled_and_its_name_starts_again_without_reusing_run_ids(
         folder: Path, clock: Clock) -> None:
     (folder / "hog.yaml").write_text(manifest("hog", "0 * * * *", HOLD))

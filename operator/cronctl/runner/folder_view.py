@@ -149,15 +149,19 @@ def decode(folder: Path, data: dict[str, Any]) -> Decoded:
         journal = data.get("journal", {})
         if not isinstance(journal, dict) or not all(isinstance(rows, list) for rows in journal.values()):
             raise TypeError("journal: not a mapping of lists")
+        state = ControllerState.from_json(data["controller"])
         return Decoded(
-            state=ControllerState.from_json(data["controller"]),
+            state=state,
             firings=[Firing(**f) for f in data.get("firings", [])],
             journal=journal,
             overflows={name: Overflowed(**o) for name, o in data.get("overflows", {}).items()},
             workers=int(data.get("workers", 1)),
             invalid=[Invalid(str(i["file"]), i.get("schedule"), str(i["message"]))
                      for i in manifests.get("invalid", [])],
-            retired={str(r["schedule"]): int(r["at"]) for r in manifests.get("retired", [])},
+            # A schedule the controller has is not retired, whatever the list says: its manifest was
+            # put back (a git checkout, an rsync) and it fires again.
+            retired={str(r["schedule"]): int(r["at"]) for r in manifests.get("retired", [])
+                     if str(r["schedule"]) not in state.jobs},
             suspended={str(e["schedule"]): {"since": None if e.get("since") is None else int(e["since"]),
                                             "reason": None if e.get("reason") is None else str(e["reason"])}
                        for e in manifests.get("suspended", [])},

@@ -105,6 +105,7 @@ def _load_valid(memory: RunnerState, verdict: Verdict, now: int) -> bool:
             continue
         if job is None:
             controller.add_job(spec, launched=last_number(memory, name))  # run ids are never reused
+            memory.retired = [row for row in memory.retired if row["schedule"] != name]  # put back: not retired
             changed, next_index = True, next_index + 1
         else:
             changed |= controller.edit(spec)

@@ -286,6 +286,14 @@ def test_a_go_template_in_a_command_is_the_commands_own_and_is_linted() -> None:
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "0 problems; 1 CronSchedule valid\n")
 
 
+def test_a_name_that_is_no_string_is_a_problem_not_a_pass() -> None:
+    schedule = yaml.safe_load(manifest("x", "*/5 * * * *", ["true"]))
+    schedule["metadata"]["name"] = 12
+    result = cronctl_lint("-", stdin=yaml.safe_dump(schedule))
+    assert result.stdout == ("-: document 1: metadata.name: 12 must be lower-case letters, digits, '-' and '.', "
+                             "starting and ending with a letter or digit\n")
+
+
 def test_a_lists_items_are_linted_each_by_its_name_or_place() -> None:
     good, bad = (yaml.safe_load(manifest(name, when, ["true"])) for name, when in (("a", "*/5 * * * *"),
                                                                                     ("b", "61 * * * *")))

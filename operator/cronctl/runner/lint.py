@@ -264,12 +264,12 @@ def _schedule_problems(body: dict[str, Any], now: int, jobs: bool) -> list[tuple
     its runs are Jobs) its Job template's."""
     problems: list[tuple[str | None, str]] = []
     metadata = body.get("metadata")
-    if isinstance(metadata, dict) and isinstance(metadata.get("name"), str) and not _DNS_SUBDOMAIN.fullmatch(
-            metadata["name"]):
-        problems.append(("metadata.name", f"{metadata['name']!r} must be lower-case letters, digits, '-' and '.', "
-                                          "starting and ending with a letter or digit"))
-    elif not isinstance(metadata, dict) or metadata.get("name") is None:
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    if name is None:
         problems.append(("metadata.name", "is required"))
+    elif not isinstance(name, str) or not _DNS_SUBDOMAIN.fullmatch(name):
+        problems.append(("metadata.name", f"{name!r} must be lower-case letters, digits, '-' and '.', starting "
+                                          "and ending with a letter or digit"))
     schema = schema_problems(body)
     problems += [(each.field, each.reason) for each in schema]
     problems += _scheduler_problems(body, now, {each.field for each in schema})

@@ -120,13 +120,15 @@ def test_a_chart_changed_without_a_bump_fails_until_its_new_version_is_recorded(
         values.write("# a change\n")
     assert problems(charts, ledger) == [
         f"charts/cronctl changed since version {version} was recorded: bump its version in "
-        f"charts/cronctl/Chart.yaml, then run scripts/release --record-chart cronctl"]
+        f"charts/cronctl/Chart.yaml, run scripts/chart-readme.py (the README names it), "
+        f"then scripts/release --record-chart cronctl"]
     with pytest.raises(Refused, match="is not newer than"):
         record(charts, ledger, "cronctl")  # recording the same version again would hide the change
     set_chart_version(chart, "99.0.0")
     assert problems(charts, ledger) == [
         "chart cronctl 99.0.0 is not recorded in versions.txt: bump its version in "
-        "charts/cronctl/Chart.yaml, then run scripts/release --record-chart cronctl"]
+        "charts/cronctl/Chart.yaml, run scripts/chart-readme.py (the README names it), "
+        "then scripts/release --record-chart cronctl"]
     assert record(charts, ledger, "cronctl").startswith("cronctl 99.0.0 sha256:")
     assert problems(charts, ledger) == []
 

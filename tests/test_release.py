@@ -285,10 +285,12 @@ def test_a_release_of_a_clean_clone_makes_every_artifact_at_one_version(released
     with tarfile.open(dist / f"cronctl-{chart_version}.tgz") as package:
         chart = yaml.safe_load(package.extractfile("cronctl/Chart.yaml"))  # type: ignore[arg-type]
         values = yaml.safe_load(package.extractfile("cronctl/values.yaml"))  # type: ignore[arg-type]
+        readme = package.extractfile("cronctl/README.md").read().decode()  # type: ignore[union-attr]
     image = f"{RELEASE['DEFAULT_IMAGE_REPOSITORY']}:{v}"
     assert (chart["version"], chart["appVersion"]) == (chart_version, v)
     assert yaml.safe_load(chart["annotations"]["artifacthub.io/images"]) == [{"name": "cronctl", "image": image}]
     assert values["image"]["repository"] == RELEASE["DEFAULT_IMAGE_REPOSITORY"] and not values["image"]["tag"]
+    assert f"operator (appVersion) {v}." in readme and RELEASE["DEFAULT_IMAGE_REPOSITORY"] in readme
     index, config = oci_config(dist / f"cronctl-{v}-image.oci.tar")
     assert index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"] == image
     assert config["config"]["Labels"]["org.opencontainers.image.version"] == v

@@ -192,6 +192,55 @@ def test_the_wrapper_times_out_a_run_on_its_own_elapsed_time_whatever_the_clock_
     assert done.outcome == "succeeded" and _text(quick.run_dir / "stdout.log") == "done\n"
 
 
+def test_a_wrapper_that_found_the_disk_full_is_a_lost_run_blamed_on_the_disk_not_a_restart(tmp_path):
+    """Issue 45: a full disk made runs 'lost', blamed on a restart, pointing to an empty wrapper.log.
+    The wrapper exits DISK_FULL (74) when it cannot write its files (here a stand-in that only does so)."""
+    fake = tmp_path / "python-on-a-full-disk"
+    fake.write_text("#!/bin/sh\nexit 74\n")
+    fake.chmod(0o755)
+    executor = Executor(tmp_path / "base", now=FakeClock(), python=str(fake))
+    handle = executor.start(sh("echo never"))
+    [ended] = wait_ended(executor)
+    assert ended.outcome == "failed" and ended.exit_code is None
+    assert ended.note == (f"lost: the disk is full (no space left on device): its wrapper could not write its "
+                          f"files in {handle.run_dir}; the command did not start")
+    assert "restart" not in ended.note and "wrapper.log" not in ended.note
+
+
+def test_the_wrapper_on_a_full_file_system_exits_disk_full(tmp_path):
+    """A real full disk: a small tmpfs (root only; skipped elsewhere), filled up before the wrapper runs."""
+    import errno
+    import subprocess
+    import sys
+
+    from cronctl.runner.wrapper import DISK_FULL
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("no tmpfs to fill (not root, or mount refused)")
+    try:
+        run_dir = mount / "run"
+        run_dir.mkdir()
+        (run_dir / "request.json").write_text(json.dumps({
+            "schedule": "nightly", "nominal_time": "2024-03-01T00:05:00Z", "command": ["true"], "args": []}))
+        filler = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while True:
+                os.write(filler, b"x" * 1024)
+        except OSError as error:
+            assert error.errno == errno.ENOSPC
+        finally:
+            os.close(filler)
+        code = subprocess.run([sys.executable, "-m", "cronctl.runner.wrapper", str(run_dir)], timeout=60,
+                              capture_output=True).returncode
+        assert code == DISK_FULL
+        assert not (run_dir / "launching").exists() and not (run_dir / "exit.json").exists()
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
 def test_what_the_command_left_behind_in_its_group_ends_with_it(tmp_path):
     pids = tmp_path / "pids"
     executor = Executor(tmp_path)

@@ -92,6 +92,7 @@ stops and decides when a stop's grace period is over.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import fcntl
 import os
 import re
@@ -105,7 +106,7 @@ from typing import Any, Callable, Collection
 
 from .files import atomic_write_json, finish_removals, fsync_dir, read_json, remove_tree, utc_iso
 from .values import Ended, RunKey, RunRequest, nominal_iso, run_folder_name
-from .wrapper import DEFAULT_MAX_LOG_BYTES, NOT_MINE
+from .wrapper import DEFAULT_MAX_LOG_BYTES, DISK_FULL, NOT_MINE
 
 RUNS_DIR = "runs"
 STOP_REASONS = ("timed_out", "stopped", "canceled")
@@ -423,7 +424,10 @@ class Executor:
             pid = read_json(run_dir / "pid") or {}
             note = ("lost: the wrapper ended without recording the command's end "
                     "(the machine restarted, or the wrapper was killed)")
-            if watch.wrapper_failed is not None:
+            if watch.wrapper_failed == DISK_FULL:
+                note = (f"lost: the disk is full (no space left on device): the command ran, and its wrapper "
+                        f"could not record its end in {run_dir}")
+            elif watch.wrapper_failed is not None:
                 note += f"; it exited with code {watch.wrapper_failed}, see wrapper.log"
             if pid.get("pgid"):
                 note += f"; process group {pid['pgid']} is not signalled, its id may have been reused"
@@ -432,6 +436,9 @@ class Executor:
             return self._write_exit(run_dir, note, lost=True)
         if (run_dir / "stop.json").exists():
             return self._write_exit(run_dir, "stopped before the process started", lost=False)
+        if watch.wrapper_failed == DISK_FULL:
+            return self._write_exit(run_dir, f"lost: the disk is full (no space left on device): its wrapper could "
+                                             f"not write its files in {run_dir}; the command did not start", lost=True)
         if watch.wrapper_failed is not None or watch.resumes >= MAX_RESUMES:
             return self._write_exit(run_dir, (
                 f"lost: the wrapper exited with code {watch.wrapper_failed} before starting the command; "
@@ -449,7 +456,11 @@ class Executor:
             outcome["lost"] = True
         else:
             outcome["not_started"] = True
-        atomic_write_json(run_dir / "exit.json", outcome)
+        try:
+            atomic_write_json(run_dir / "exit.json", outcome)
+        except OSError as error:  # a full disk: the end is reported all the same, from memory
+            if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
         return outcome
 
     def _ended(self, key: RunKey, run_dir: Path, request: dict[str, Any], outcome: dict[str, Any]) -> Ended:

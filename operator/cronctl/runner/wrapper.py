@@ -64,6 +64,10 @@ the first try, as systemd's ``RuntimeMaxSec=``; past it the group is stopped
 as at the deadline (SIGTERM, SIGKILL ``grace_seconds`` later) and
 ``exit.json`` says ``timed_out``. A step of the wall clock moves no deadline.
 
+A file of its own it cannot write because the disk is full (ENOSPC, or
+EDQUOT) ends the wrapper with ``DISK_FULL`` (74), so that the runner says it
+was the disk, not a restart: its wrapper.log may be as empty as the disk is full.
+
 SIGTERM, SIGINT and SIGHUP sent to the wrapper are ignored (the command's
 own signals are untouched), so a shutdown that signals everything still
 ends with the command's true outcome recorded.
@@ -86,6 +90,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 NOT_MINE = 75  # EX_TEMPFAIL: another wrapper owns this run directory
+DISK_FULL = 74  # EX_IOERR: the wrapper could not write its files, the disk full (ENOSPC) or the quota spent
 PASSED_THROUGH = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR")
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 DEFAULT_MAX_LOG_BYTES = 10 * 1024 * 1024  # per stream, per run; request.json's max_log_bytes overrides it
@@ -588,7 +593,16 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: wrapper.py RUN_DIR", file=sys.stderr)
         return 2
-    return run(Path(argv[1]))
+    try:
+        return run(Path(argv[1]))
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        try:  # wrapper.log, if a byte still fits: the exit code says it all the same
+            print(f"cronctl wrapper: {error}", file=sys.stderr, flush=True)
+        except OSError:
+            pass
+        return DISK_FULL
 
 
 if __name__ == "__main__":

@@ -291,6 +291,10 @@ def test_a_release_of_a_clean_clone_makes_every_artifact_at_one_version(released
     assert yaml.safe_load(chart["annotations"]["artifacthub.io/images"]) == [{"name": "cronctl", "image": image}]
     assert values["image"]["repository"] == RELEASE["DEFAULT_IMAGE_REPOSITORY"] and not values["image"]["tag"]
     assert f"operator (appVersion) {v}." in readme and RELEASE["DEFAULT_IMAGE_REPOSITORY"] in readme
+    rendered = subprocess.run([str(RELEASE["helm"]()), "template", "cronctl", str(dist / f"cronctl-{chart_version}.tgz"),
+                               "--namespace", "cronctl-system"], check=True, capture_output=True, text=True).stdout
+    [deployment] = [doc for doc in yaml.safe_load_all(rendered) if doc and doc["kind"] == "Deployment"]
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == image  # the release's, as installed
     index, config = oci_config(dist / f"cronctl-{v}-image.oci.tar")
     assert index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"] == image
     assert config["config"]["Labels"]["org.opencontainers.image.version"] == v

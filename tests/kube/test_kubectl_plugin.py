@@ -116,7 +116,7 @@ def test_suspend_with_a_reason_shows_in_kubectl_get_and_resume_removes_it(operat
                        "-o", "custom-columns=SUSPEND:.spec.suspend,REASON:.status.suspendReason").stdout.strip()
 
     wait_for("the reason in kubectl get", lambda: columns().split(None, 1) == ["true", "db migration, ask #ops"])
-    printed = kubectl(cluster.cp, "get", "cronschedule", "nightly", "-n", cluster.namespace).stdout
+    printed = kubectl(cluster.cp, "get", "cronschedule", "nightly", "-o", "wide", "-n", cluster.namespace).stdout
     assert "SUSPEND REASON" in printed and "db migration, ask #ops" in printed
 
     out = ok(plugin(cluster, "resume", "nightly", "-n", cluster.namespace))

@@ -32,7 +32,7 @@ def test_a_run_that_fails_twice_succeeds_on_the_third_attempt(operator: Operator
         wait_for(f"attempt {attempt + 1}",
                  lambda a=attempt: attempt_job("etl", "2024-03-01T01:00", a + 1) in cluster.job_names("etl"))
         wait_for("status shows it", lambda a=attempt: active(cluster, "etl") == [(a + 1, "running")])
-    out = kubectl(cluster.cp, "get", "cronschedules", "etl", "-n", cluster.namespace).stdout
+    out = kubectl(cluster.cp, "get", "cronschedules", "etl", "-o", "wide", "-n", cluster.namespace).stdout
     assert "ATTEMPT" in out.splitlines()[0] and " 3 " in out.splitlines()[1]
     cluster.finish_job(attempt_job("etl", "2024-03-01T01:00", 3), "Complete", "2024-03-01T01:20")
     operator.set_clock("2024-03-01T01:20")

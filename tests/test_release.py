@@ -273,10 +273,12 @@ def test_a_release_of_a_clean_clone_makes_every_artifact_at_one_version(released
 
     clone, dist = released
     chart_version = RELEASE["chart_version"](clone / "charts" / "cronctl")
+    fleet_version = RELEASE["chart_version"](clone / "charts" / "cronschedule-fleet")
     v = RELEASED
     assert sorted(path.name for path in dist.iterdir()) == sorted([
         f"cronctl-{v}.tar.gz", f"cronctl-{v}-py3-none-any.whl", f"cronctl-{v}-image.oci.tar",
-        f"cronctl-{chart_version}.tgz", f"cronctl-{v}.cdx.json", f"cronctl-{v}-notes.md", "SHA256SUMS"])
+        f"cronctl-{chart_version}.tgz", f"cronschedule-fleet-{fleet_version}.tgz", f"cronctl-{v}.cdx.json",
+        f"cronctl-{v}-notes.md", "SHA256SUMS"])
     with zipfile.ZipFile(dist / f"cronctl-{v}-py3-none-any.whl") as wheel:
         assert f"Version: {v}\n" in wheel.read(f"cronctl-{v}.dist-info/METADATA").decode()
         assert "cronctl/cronschedule-crd.yaml" in wheel.namelist()
@@ -286,6 +288,9 @@ def test_a_release_of_a_clean_clone_makes_every_artifact_at_one_version(released
         chart = yaml.safe_load(package.extractfile("cronctl/Chart.yaml"))  # type: ignore[arg-type]
         values = yaml.safe_load(package.extractfile("cronctl/values.yaml"))  # type: ignore[arg-type]
         readme = package.extractfile("cronctl/README.md").read().decode()  # type: ignore[union-attr]
+    with tarfile.open(dist / f"cronschedule-fleet-{fleet_version}.tgz") as package:
+        fleet = yaml.safe_load(package.extractfile("cronschedule-fleet/Chart.yaml"))  # type: ignore[arg-type]
+    assert (fleet["version"], fleet["appVersion"]) == (fleet_version, v)
     image = f"{RELEASE['DEFAULT_IMAGE_REPOSITORY']}:{v}"
     assert (chart["version"], chart["appVersion"]) == (chart_version, v)
     assert yaml.safe_load(chart["annotations"]["artifacthub.io/images"]) == [{"name": "cronctl", "image": image}]
@@ -309,7 +314,7 @@ def test_a_release_of_a_clean_clone_makes_every_artifact_at_one_version(released
     for line in (dist / "SHA256SUMS").read_text().splitlines():
         digest, name = line.split("  ")
         assert hashlib.sha256((dist / name).read_bytes()).hexdigest() == digest, name
-    assert len((dist / "SHA256SUMS").read_text().splitlines()) == 6
+    assert len((dist / "SHA256SUMS").read_text().splitlines()) == 7
 
 
 @needs_image_tools

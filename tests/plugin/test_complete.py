@@ -7,10 +7,13 @@ kubectl runs `kubectl_complete-cronctl __complete WORD... PARTIAL` and reads a c
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 from cronctl.plugin.complete import NO_FILE_COMPLETION, completions
 
@@ -78,3 +81,20 @@ def test_the_console_script_is_installed_with_the_plugin_and_answers_as_kubectl_
     result = subprocess.run([sys.executable, "-m", "cronctl.plugin.complete", "__complete", "next", ""],
                             capture_output=True, text=True, timeout=60, env=gone)
     assert (result.returncode, result.stdout) == (0, ":4\n")
+
+
+def test_kubectl_itself_completes_kubectl_cronctl_through_it(tmp_path: Path) -> None:
+    """kubectl __complete cronctl ...: what a shell asks kubectl on TAB, with the plugin and its
+    completion executable on PATH (as pip installs them, here as two small scripts)."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("no kubectl on PATH")
+    for name, module in (("kubectl-cronctl", "cronctl.plugin"), ("kubectl_complete-cronctl", "cronctl.plugin.complete")):
+        script = tmp_path / name
+        script.write_text(f'#!/bin/sh\nexec {sys.executable} -m {module} "$@"\n')
+        script.chmod(0o755)
+    environment = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run([kubectl, "__complete", "cronctl", "hi"], capture_output=True, text=True, timeout=60,
+                            env=environment)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["history\tThe finished runs, from status.history, oldest first.", ":4"]

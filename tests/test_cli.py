@@ -354,11 +354,18 @@ def test_next_of_a_schedule_works_from_its_manifest_before_the_runner_ever_ran(t
                                           "2024-03-02 21:00 UTC (2024-03-03 02:30 +05:30)"]
 
 
-def test_next_of_a_bad_manifest_names_the_file_schedule_field_and_reason_and_exits_2(tmp_path: Path) -> None:
+def test_next_of_a_bad_manifest_names_the_file_schedule_field_and_reason_and_exits_1(tmp_path: Path) -> None:
+    """No times: the schedule fires nothing until fixed (exit 1, no answer; issue 45), with or without a book."""
     (tmp_path / "nightly.yaml").write_text(a_manifest("nightly", "0 9 * * 8"))
     result = run_cli("next", "nightly", "--dir", str(tmp_path), env=at(A_MINUTE, tmp_path))
-    assert_one_line(result, 2, f"cronctl: {tmp_path}/nightly.yaml: CronSchedule 'nightly': spec.schedule: "
+    assert_one_line(result, 1, f"cronctl: {tmp_path}/nightly.yaml: CronSchedule 'nightly': spec.schedule: "
                                "day-of-week: 8 is out of range 0-7")
+    (tmp_path / "booked").mkdir()
+    folder = a_runner_folder(tmp_path / "booked")  # the book has hello, whose manifest then goes bad
+    (folder / "hello.yaml").write_text(a_manifest("hello", "* * * * *", timeoutMinutes="ten"))
+    result = run_cli("next", "hello", "--dir", str(folder), env=at(A_MINUTE, tmp_path))
+    assert_one_line(result, 1, f"cronctl: {folder}/hello.yaml: CronSchedule 'hello': spec.timeoutMinutes: ")
+    assert result.stdout == ""
 
 
 def test_trigger_says_what_will_happen(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import signal
 import sys
@@ -171,6 +172,13 @@ def _add_runner(commands: Any) -> None:
                        help="the bytes of each run's stdout and stderr kept, the last ones (default: 10 MiB)")
     local.add_argument("--echo", action="store_true",
                        help="copy each run's output to this stream, each line prefixed with its run")
+    local.add_argument("--wait-runs", nargs="?", const="", default=None, metavar="LIMIT",
+                       help="on SIGTERM or Ctrl-C, start nothing more and wait for the runs under way to end, "
+                            "at most LIMIT (seconds, or with s, m or h: 90s, 5m; none: as long as they run), "
+                            "then stop them (SIGTERM, SIGKILL 10 s later); without it they go on")
+    local.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                       help="serve Prometheus metrics on http://0.0.0.0:PORT/metrics (runs by outcome, start "
+                            "delays, the queue)")
     local.add_argument("--poll", type=float, default=1.0, help=argparse.SUPPRESS)
     local.set_defaults(command=_local)
 
@@ -456,23 +464,12 @@ def _local(args: argparse.Namespace) -> int:
     from .runner.lock import LockRefused
     from .runner.views import ViewError
 
-    if args.workers < 1:
-        print("cronctl: --workers must be at least 1", file=sys.stderr)
+    refused = _local_usage(args)
+    if refused is not None:
+        print(f"cronctl: {refused}", file=sys.stderr)
         return EXIT_USAGE
-    if args.workers > MAX_WORKERS:
-        print(f"cronctl: --workers {args.workers}: at most {MAX_WORKERS} (each busy worker is a wrapper and its "
-              "command, with their open files)", file=sys.stderr)
-        return EXIT_USAGE
-    if args.max_log_bytes is not None and args.max_log_bytes < 1:
-        print("cronctl: --max-log-bytes must be at least 1", file=sys.stderr)
-        return EXIT_USAGE
-    if not args.folder.is_dir():
-        print(f"cronctl: {args.folder} is not a folder", file=sys.stderr)
-        return EXIT_USAGE
-    if not os.access(args.folder, os.W_OK | os.X_OK):  # a read-only mount says so here too, even to root
-        print(f"cronctl: {args.folder} is not writable: the runner keeps its book, lock and runs there",
-              file=sys.stderr)
-        return EXIT_USAGE
+    wait_runs = wait_limit(args.wait_runs)
+    assert not isinstance(wait_runs, str)  # refused above
     clock = runner_clock_from_environment(lambda text: print(f"cronctl: {text}", file=sys.stderr, flush=True))
 
     def say(text: str) -> None:
@@ -481,12 +478,23 @@ def _local(args: argparse.Namespace) -> int:
     runner = Runner(args.folder, clock.minute, args.workers, say=say, seconds=clock.seconds,
                     log_format=args.log_format, max_log_bytes=args.max_log_bytes or DEFAULT_MAX_LOG_BYTES,
                     echo=args.echo, one_read=True)
+    if args.metrics_port is not None:
+        from .runner.metrics import RunnerMetrics
+
+        runner.metrics = RunnerMetrics()
+        try:
+            runner.metrics.serve(args.metrics_port)
+        except OSError as error:  # the port taken, say
+            print(f"cronctl: --metrics-port {args.metrics_port}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_USAGE
     if args.log_format == "text":
+        then = ("the runs under way go on, and the next start adopts them" if wait_runs is None else
+                "after the runs under way end" + ("" if wait_runs == math.inf else f", at most {wait_runs:g} s"))
         say(f"cronctl: running the schedules of {args.folder} with {args.workers} worker slot(s); "
-            "Ctrl-C or SIGTERM stops (the runs under way go on, and the next start adopts them)")
+            f"Ctrl-C or SIGTERM stops ({then})")
     stopped_by = stop_on_signals((signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
     try:
-        run_forever(runner, poll_seconds=args.poll)
+        run_forever(runner, poll_seconds=args.poll, wait_runs=wait_runs)
     except ViewError as error:  # a waiting runner could not show the holder's book
         print(f"cronctl: {error.message}", file=sys.stderr)
         return error.exit_code
@@ -497,6 +505,45 @@ def _local(args: argparse.Namespace) -> int:
         print(f"cronctl: {args.folder}: {error.strerror or error}", file=sys.stderr)
         return EXIT_USAGE
     return 0 if stopped_by[0] is None else 128 + stopped_by[0]
+
+
+def _local_usage(args: argparse.Namespace) -> str | None:
+    """Why ``cronctl local``'s arguments are refused (one line, without ``cronctl:``), or None."""
+    if args.workers < 1:
+        return "--workers must be at least 1"
+    if args.workers > MAX_WORKERS:
+        return (f"--workers {args.workers}: at most {MAX_WORKERS} (each busy worker is a wrapper and its "
+                "command, with their open files)")
+    if args.max_log_bytes is not None and args.max_log_bytes < 1:
+        return "--max-log-bytes must be at least 1"
+    wait_runs = wait_limit(args.wait_runs)
+    if isinstance(wait_runs, str):
+        return f"--wait-runs: {wait_runs}"
+    if args.metrics_port is not None and not 0 < args.metrics_port < 65536:
+        return f"--metrics-port {args.metrics_port}: a TCP port is from 1 to 65535"
+    if not args.folder.is_dir():
+        return f"{args.folder} is not a folder"
+    if not os.access(args.folder, os.W_OK | os.X_OK):  # a read-only mount says so here too, even to root
+        return f"{args.folder} is not writable: the runner keeps its book, lock and runs there"
+    return None
+
+
+def wait_limit(text: str | None) -> float | str | None:
+    """``--wait-runs``' limit in seconds: None without the flag, ``math.inf`` with no LIMIT, else
+    LIMIT (``90``, ``90s``, ``5m``, ``1h``); a string saying why when it is none of these."""
+    if text is None:
+        return None
+    if text == "":
+        return math.inf
+    units = {"s": 1, "m": 60, "h": 3600}
+    number, unit = (text[:-1], units[text[-1]]) if text[-1:] in units else (text, 1)
+    try:
+        seconds = float(number) * unit
+    except ValueError:
+        return f"{text!r} is not a time (seconds, or with s, m or h: 90s, 5m, 1h)"
+    if not 0 <= seconds < math.inf:
+        return f"{text!r}: a time from 0 on"
+    return seconds
 
 
 def stop_on_signals(signals: tuple[signal.Signals, ...]) -> list[int | None]:

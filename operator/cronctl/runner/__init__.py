@@ -33,6 +33,7 @@ What the shell uses:
 - :mod:`.backfills`: the requests of ``cronctl backfill``, and how a backfill reads in ``status``.
 - :mod:`.files`: crash-safe writes and removals.
 - :mod:`.echo`: ``--echo``, the runs' output on the runner's stream.
+- :mod:`.metrics`: ``--metrics-port``, the runner's Prometheus metrics.
 
 What the commands read and ask, without the lock: :mod:`.folder_view`,
 :mod:`.status_view`, :mod:`.history_view`, :mod:`.asking` (``trigger``,

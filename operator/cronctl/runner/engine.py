@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import select
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..core.spec import JobSpec
 from ..core.upcoming import upcoming
@@ -50,7 +51,7 @@ from .effects import Effect, Out, RemovePause, Say, SetAside, Start, Stop, Write
 from .ends import Report
 from .backfills import BACKFILLS_DIR
 from .files import read_json, remove_tree, utc_iso
-from .firing import TRIGGERS_DIR, BookContents, Unreadable, read_book
+from .firing import TRIGGERS_DIR, BookContents, Firing, Unreadable, read_book
 from .folder import FolderWatch
 from .homes import Homes
 from .intake import Intake, trigger_id
@@ -62,9 +63,13 @@ from .pauses import remove_pause, write_pause
 from .requests import backfills_now
 from .slots import SlotPool
 from .starts import waiting_reason
+from .stops import STOPPED, ask_stop
 from .step import step as decide  # the pure step; Runner.step is the whole turn
 from .values import PAUSED_DIR, nominal_iso, pause_path
 from .wrapper import DEFAULT_MAX_LOG_BYTES
+
+if TYPE_CHECKING:  # prometheus-client is imported only with --metrics-port
+    from .metrics import RunnerMetrics
 
 __all__ = ["LOG_FORMATS", "Runner", "job_spec", "run_forever", "trigger_id"]
 
@@ -115,6 +120,8 @@ class Runner:
         self._watch: FolderWatch | None = None  # the kernel's word on the folders (watch_folders)
         self._watched_target = ""
         self._turned = (0, 0.0)  # the minute and the monotonic second of the last turn
+        self.metrics: RunnerMetrics | None = None  # --metrics-port: fed with what the runner says and starts
+        self._draining = False  # --wait-runs: stopping, no run starts
 
     # What the step keeps, for the views and the tests that look at a runner.
     controller = property(lambda self: self.memory.controller)
@@ -250,6 +257,10 @@ class Runner:
             self._fault("step", f"a step failed ({type(error).__name__}: {error}); the runner goes on")
         else:
             self._clear_fault("step")
+        if self.metrics is not None:
+            firings = self.memory.firings.values()
+            self.metrics.turned(sum(f.startable for f in firings), sum(f.slot is not None for f in firings),
+                                len(self.memory.controller.state.jobs))
 
     def rest(self, seconds: float, sleep: Callable[[float], None] = time.sleep) -> None:
         """Wait until the next turn: ``seconds``, or less once a run this runner started ends, so
@@ -348,6 +359,9 @@ class Runner:
                 self._write_pause(effect)
 
     def _start(self, start: Start) -> None:
+        if self._draining:  # stopping: the firing waits in the book for the next runner
+            start_refused(self.memory, start.run_id)
+            return
         executor = self.homes.of(start.home)
         definition = self.memory.definitions.get(start.request.schedule)
         try:
@@ -359,6 +373,8 @@ class Runner:
             return
         self._clear_fault(f"start {start.run_id}")
         if handle.started:
+            if self.metrics is not None:
+                self.metrics.started(start.request.nominal, self.seconds())
             self._say(start.said)
         elif not executor.watching(handle.key):
             # It ran, and its end was reported before its firing existed here (a runner that crashed
@@ -478,6 +494,8 @@ class Runner:
 
     def _say(self, line: Say) -> None:
         """One line: the message, or in JSON the same facts as fields."""
+        if self.metrics is not None:
+            self.metrics.said(line.event, line.facts)
         if self.log_format == "text":
             self.say(line.message)
             return
@@ -499,6 +517,43 @@ class Runner:
     def waiting_reason(self) -> str | None:
         return waiting_reason(self.memory)
 
+    def _under_way(self) -> list[Firing]:
+        return [f for f in self.memory.firings.values() if f.slot is not None]
+
+    def wait_for_runs(self, limit: float, poll_seconds: float = 1.0) -> None:
+        """``--wait-runs``: asked to stop, start nothing more and wait for the runs under way to end,
+        recording each, for at most ``limit`` seconds (``math.inf``: as long as they run); then, or at
+        a second signal, stop the rest (SIGTERM to each group, SIGKILL after the grace) and record them
+        ``stopped``, as supercronic forwards SIGTERM to its jobs and waits for them."""
+        if not self._under_way():
+            return
+        self._draining = True
+        runs = ", ".join(f.run_id for f in self._under_way())
+        bound = "" if limit == math.inf else f" (at most {limit:g} s, then they are stopped)"
+        self._say(Say("waiting", f"cronctl: stopping: waiting for the runs under way to end{bound}: {runs}",
+                      facts={"runs": [f.run_id for f in self._under_way()], "limit_seconds":
+                             None if limit == math.inf else limit}))
+        deadline = time.monotonic() + limit
+        try:
+            self._turn_while(lambda: bool(self._under_way()) and time.monotonic() < deadline, poll_seconds)
+        except KeyboardInterrupt:  # a second signal: stop them now
+            pass
+        if self._under_way():
+            out = Out(self.memory)
+            for firing in self._under_way():
+                if firing.stopping is None:
+                    firing.note = firing.note or f"the runner was stopping and --wait-runs' {limit:g} s passed"
+                    ask_stop(self.memory, firing, STOPPED, out)
+            self._carry_out(out.effects)
+            last = time.monotonic() + self.memory.grace_seconds + 5.0  # the SIGKILL, and its end read
+            self._turn_while(lambda: bool(self._under_way()) and time.monotonic() < last, poll_seconds)
+
+    def _turn_while(self, going: Callable[[], bool], poll_seconds: float) -> None:
+        while going():
+            self.turn()
+            self.rest(poll_seconds)
+        self.turn()  # the last ends recorded and the book saved
+
     def say_stopped(self) -> None:
         """The line for Ctrl-C: the runs that go on (under their wrappers) for the next runner."""
         running = [f for f in self.memory.firings.values() if f.slot is not None]
@@ -518,10 +573,11 @@ class Runner:
 
 
 def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: float = DEFAULT_RETRY_SECONDS,
-                should_stop: Callable[[], bool] = lambda: False) -> None:
+                should_stop: Callable[[], bool] = lambda: False, wait_runs: float | None = None) -> None:
     """Take the lock (waiting read-only while another runner holds it), then step every
     ``poll_seconds`` until ``should_stop``. Ctrl-C returns too, saying which runs go on:
-    they run under detached wrappers, and the next runner adopts them."""
+    they run under detached wrappers, and the next runner adopts them; with ``wait_runs``
+    (seconds, ``math.inf`` for no limit) it waits for them first (:meth:`Runner.wait_for_runs`)."""
     shown = False
 
     def show_once(holder: object) -> None:
@@ -550,6 +606,8 @@ def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: f
                 runner.turn()
             runner.rest(poll_seconds)
     except KeyboardInterrupt:
+        if wait_runs is not None:
+            runner.wait_for_runs(wait_runs, poll_seconds)
         runner.say_stopped()
     finally:
         runner.stop_watching()

@@ -161,3 +161,15 @@ def test_every_command_that_hands_over_applies_or_deletes_a_crd_names_both(page:
             if re.search(r"crds/(?![\w.])", code):  # the folder: both
                 named = NAMES
             assert len(named) == len(NAMES), f"{page.name}: {code!r} names {named}, not both CRDs"
+
+
+NAMING_PAGES = [*DOCS, REPO_ROOT / "charts" / "cronctl" / "values.yaml", REPO_ROOT / "charts" / "cronctl" / "README.md",
+                REPO_ROOT / "README.md"]
+
+
+@pytest.mark.parametrize("page", NAMING_PAGES, ids=lambda path: str(path.relative_to(REPO_ROOT)))
+def test_a_page_that_names_one_crd_names_the_other(page: Path) -> None:
+    """The chart installs, keeps and hands over both; a page that names one for any of that names both."""
+    text = page.read_text()
+    named = [name for name in NAMES if name in text]
+    assert len(named) in (0, len(NAMES)), f"{page.name} names only {named}"

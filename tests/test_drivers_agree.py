@@ -20,6 +20,7 @@ harness with the seed's counts instead.
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import time
@@ -30,12 +31,14 @@ from typing import Any, Callable, NamedTuple
 import pytest
 
 from cronctl import run
+from cronctl.core.controller import Controller
+from cronctl.core.tick import Launch, Replace, Skip
 from cronctl.core.times import format_time, parse_time
 from cronctl.fleet import merge_defaults, preview, read_values
 from cronctl.operator.effects import CreateJob, PostEvent
 from cronctl.operator.pool_decisions import pool_plan
 from cronctl.operator.resource import BACKFILL_ANNOTATION, TRIGGER_ANNOTATION
-from cronctl.runner.asking import ask_backfill, trigger
+from cronctl.runner.asking import ask_backfill, resume, suspend, trigger
 from cronctl.runner.engine import Runner
 from cronctl.runner.expansion import expand
 from cronctl.runner.values import RunKey, nominal_iso, run_folder_name
@@ -75,6 +78,8 @@ class Timeline:
     extra: dict[str, Any] = field(default_factory=dict)
     triggers: tuple[str, ...] = ()  # minutes at whose turn a manual run is asked for
     backfills: tuple[tuple[str, str, str], ...] = ()  # (the turn it is asked at, from, to)
+    suspended: tuple[str, str] | None = None  # suspended at the first turn, resumed at the second
+    failing: bool = False  # every run fails
 
     def __str__(self) -> str:
         return self.name
@@ -122,6 +127,12 @@ BEYOND_THE_HARNESS = [
     # 00:50 skipped), 01:00 is the third and last: nothing is skipped once the limit is reached.
     Timeline("every 10 minutes, forbid, runs of 25, maxRuns 3: skips count no run, the limit ends the skips",
              "*/10 * * * *", "forbid", 25, extra={"maxRuns": 3}, expected=Counts(3, 4, 0, 0)),
+    Timeline("every 10 minutes, replace, runs of 15, maxRuns 3: each replaced by the next, then none",
+             "*/10 * * * *", "replace", 15, extra={"maxRuns": 3}, expected=Counts(3, 0, 2, 0)),
+    Timeline("every 10 minutes, replace, runs of 15, in a window from 00:25 to 01:15",
+             "*/10 * * * *", "replace", 15, extra={"startTime": "2024-03-01T00:25:00Z",
+                                                   "endTime": "2024-03-01T01:15:00Z"},
+             expected=Counts(5, 0, 4, 0)),
     Timeline("a window's end in the middle of a run of Forbid: the time it skipped is the last",
              "*/10 * * * *", "forbid", 25, extra={"endTime": "2024-03-01T00:30:00Z"},
              expected=Counts(2, 2, 0, 0)),
@@ -202,7 +213,7 @@ def operator_counts(timeline: Timeline) -> Counts:
     for now in range(t(timeline.start) + 1, t(timeline.end) + 1):
         for name in ends.pop(now, []):  # the Job completes just before the minute's reconcile
             if name in world.jobs and not world.jobs[name].get("status"):
-                world.finish(name, "Complete", now)
+                world.finish(name, "Failed" if timeline.failing else "Complete", now)
         ask_the_operator(world, timeline, now)
         result = world.reconcile(now)
         for effect in result.effects:
@@ -219,6 +230,9 @@ def operator_counts(timeline: Timeline) -> Counts:
 
 def ask_the_operator(world: World, timeline: Timeline, now: int) -> None:
     """The timeline's manual runs and backfills asked for at ``now``, as kubectl cronctl asks them."""
+    if timeline.suspended is not None and format_time(now) in timeline.suspended:
+        world.schedule["spec"]["suspend"] = format_time(now) == timeline.suspended[0]  # kubectl patch
+        world.schedule["metadata"]["generation"] += 1
     if format_time(now) in timeline.triggers:
         world.annotate(TRIGGER_ANNOTATION, format_time(now))
     for at, start, end in timeline.backfills:
@@ -229,7 +243,7 @@ def ask_the_operator(world: World, timeline: Timeline, now: int) -> None:
 # -- the single-node runner --------------------------------------------------------------------------
 
 # A run's process waits for its mark, which the test lays at the minute the run ends.
-WAIT_FOR_MARK = 'while [ ! -e "$MARKS/$CRONCTL_NOMINAL_TIME" ]; do sleep 0.01; done'
+WAIT_FOR_MARK = 'while [ ! -e "$MARKS/$CRONCTL_NOMINAL_TIME" ]; do sleep 0.01; done; exit $EXIT'
 
 
 def runner_counts(timeline: Timeline, folder: Path) -> Counts:
@@ -238,7 +252,7 @@ def runner_counts(timeline: Timeline, folder: Path) -> Counts:
     marks.mkdir()
     spec = cronschedule_spec(timeline)
     container = {"name": "main", "image": "busybox", "command": ["sh", "-c", WAIT_FOR_MARK],
-                 "env": [{"name": "MARKS", "value": str(marks)}]}
+                 "env": [{"name": "MARKS", "value": str(marks)}, {"name": "EXIT", "value": str(int(timeline.failing))}]}
     spec["jobTemplate"] = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [container]}}}}
     (folder / "job.yaml").write_text(json.dumps({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
                                                  "metadata": {"name": "job"}, "spec": spec}))
@@ -279,11 +293,55 @@ def runner_counts(timeline: Timeline, folder: Path) -> Counts:
 
 def ask_the_runner(folder: Path, timeline: Timeline, now: int) -> None:
     """The timeline's manual runs and backfills asked for at ``now``, as cronctl trigger and backfill ask."""
+    if timeline.suspended is not None and format_time(now) == timeline.suspended[0]:
+        suspend(folder, "job", None, at=now * 60)
+    elif timeline.suspended is not None and format_time(now) == timeline.suspended[1]:
+        resume(folder, "job", now)
     if format_time(now) in timeline.triggers:
         trigger(folder, "job", now)
     for at, start, end in timeline.backfills:
         if at == format_time(now):
             ask_backfill(folder, "job", t(start), t(end), now)
+
+
+# -- the harness's controller, asked for manual runs, backfills and suspensions ----------------------
+# The run() harness has no operation for them; its in-memory controller (core.controller, which the
+# fleet preview and the runner drive too) is asked directly, as the runner's step asks it.
+
+def controller_counts(timeline: Timeline) -> Counts:
+    options: dict[str, Any] = {}
+    if timeline.timeout is not None:
+        options["timeout"] = timeline.timeout
+    if timeline.deadline is not None:
+        options["starting_deadline"] = timeline.deadline
+    c = Controller()
+    c.create_job(t(timeline.start), "job", timeline.schedule, timeline.policy, options or None)
+    ends: dict[int, list[str]] = {}
+    launched = replaced = 0
+    skipped: set[int] = set()
+    held = bool(timeline.extra.get("suspend"))
+    for now in range(t(timeline.start) + 1, t(timeline.end) + 1):
+        for run_id in ends.pop(now, []):
+            if run_id in c.state.runs and c.state.runs[run_id].state == "running":
+                c.finish(now, run_id, "succeeded")
+        if timeline.suspended is not None and format_time(now) in timeline.suspended:
+            held = format_time(now) == timeline.suspended[0]
+            if not held:
+                c.wake(now, "job")
+        for at, start, end in timeline.backfills:
+            if at == format_time(now):
+                c.backfill(now, "job", t(start), t(end), f"backfill-{at}")
+        asked = {"job": 1} if format_time(now) in timeline.triggers else {}
+        for item in c.step(now, holding={"job"} if held else set(), triggers=asked):
+            decision = item.decision
+            if isinstance(decision, Launch):
+                launched += 1
+                ends.setdefault(now + timeline.run_minutes, []).append(decision.run_id)
+            elif isinstance(decision, Skip):
+                skipped.add(decision.scheduled_for)
+            elif isinstance(decision, Replace):
+                replaced += 1
+    return Counts(launched, len(skipped), replaced, 0)
 
 
 def wait_for(condition: Callable[[], object], timeout: float = 10.0) -> None:
@@ -355,10 +413,49 @@ ASKED = [
 ]
 
 
-@pytest.mark.parametrize("timeline", ASKED, ids=str)
-def test_the_operator_and_the_runner_agree_on_manual_runs_and_backfills(timeline: Timeline, tmp_path: Path) -> None:
+# Suspensions under each policy: a time due while suspended is never launched on resume, and one due
+# in the minute the schedule is resumed (the turn of that minute sees it resumed) fires.
+SUSPENDED = [
+    *[Timeline(f"{policy}: suspended from 00:05, resumed in the turn of the due 00:20: 00:10 never runs, 00:20 does",
+               "*/10 * * * *", policy, 5, end="2024-03-01T00:35",
+               suspended=("2024-03-01T00:05", "2024-03-01T00:20"), expected=Counts(2, 0, 0, 0))
+      for policy in ("allow", "forbid", "replace")],
+    *[Timeline(f"{policy}: resumed the minute after a due time: that time is not run",
+               "*/10 * * * *", policy, 5, end="2024-03-01T00:25",
+               suspended=("2024-03-01T00:05", "2024-03-01T00:11"), expected=Counts(1, 0, 0, 0))
+      for policy in ("allow", "forbid", "replace")],
+    # 00:10 runs to 00:22; suspended at 00:15 with a manual run asked at 00:16 (to 00:28), resumed at
+    # 00:20: Forbid skips 00:20 while a run goes on, launches it at 00:28 when the manual run ends (to
+    # 00:40), and skips 00:30.
+    Timeline("forbid: a manual run of a suspended schedule, then resumed in the turn of a due time",
+             "*/10 * * * *", "forbid", 12, end="2024-03-01T00:32", triggers=("2024-03-01T00:16",),
+             suspended=("2024-03-01T00:15", "2024-03-01T00:20"), expected=Counts(3, 2, 0, 0)),
+    Timeline("replace: a backfill waits while suspended and goes on once resumed",
+             "*/5 * * * *", "replace", 2, end="2024-03-01T00:16",
+             backfills=(("2024-03-01T00:06", "2024-03-01T00:00", "2024-03-01T00:05"),),
+             suspended=("2024-03-01T00:04", "2024-03-01T00:10")),
+]
+
+
+# pauseOnFailures under each policy: the second failure in a row pauses the schedule from that turn on;
+# its runs (every one fails) end at launch + 5. 00:10 and 00:20 fail (the pause at 00:25): nothing more.
+PAUSED = [Timeline(f"{policy}: runs that fail pause the schedule at the second failure in a row",
+                   "*/10 * * * *", policy, 5, end="2024-03-01T00:45", failing=True,
+                   extra={"pauseOnFailures": 2}, expected=Counts(2, 0, 0, 0))
+          for policy in ("allow", "forbid", "replace")]
+
+
+@pytest.mark.parametrize("timeline", PAUSED, ids=str)
+def test_the_operator_and_the_runner_agree_on_pauses_on_failures(timeline: Timeline, tmp_path: Path) -> None:
+    assert operator_counts(timeline) == runner_counts(timeline, tmp_path) == timeline.expected
+
+
+@pytest.mark.parametrize("timeline", ASKED + SUSPENDED, ids=str)
+def test_the_operator_the_runner_and_the_controller_agree_on_manual_runs_backfills_and_suspensions(
+        timeline: Timeline, tmp_path: Path) -> None:
     operator, runner = operator_counts(timeline), runner_counts(timeline, tmp_path)
     assert operator == runner
+    assert controller_counts(timeline) == operator
     if timeline.expected is not None:
         assert operator == timeline.expected
 
@@ -581,3 +678,77 @@ def test_the_same_manifest_runs_the_same_command_line_on_the_operator_and_the_ru
     assert sorted(operator) == sorted(runner_command_lines(tmp_path))
     assert ["echo", "2024-03-01T00:10:00Z", "job", "scheduled", "1", "$(CRONCTL_SCHEDULE)",
             "it's $(CRONCTL_SCHEDULE)", "it's $(CRONCTL_SCHEDULE)!", "$(NOBODY)", "$"] in operator
+
+
+# -- one composition: no driver composes a turn of its own ------------------------------------------
+# The order of a turn (the ends, the hold, the tick, staging, the backfill, the manual runs) is written
+# once, in core/reconcile.py (``ends`` and ``turn``); the operator's reconcile, the Controller (the
+# harness, the fleet preview) and the runner's step reach these steps only through it. A module that
+# calls one of them itself composes a turn of its own, and may order it its own way.
+
+PACKAGE = Path(__file__).resolve().parent.parent / "operator" / "cronctl"
+COMPOSER = "cronctl.core.reconcile"
+THE_STEPS = {"cronctl.core.tick.decide", "cronctl.core.tick.held", "cronctl.core.tick.manual_launch",
+             "cronctl.core.transitions.apply_tick", "cronctl.core.transitions.hold",
+             "cronctl.core.endings.end_runs", "cronctl.core.backfill.next_launch"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
+    """Each local name bound by an import, as the dotted name it stands for."""
+    package = module if is_package else module.rpartition(".")[0]
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rpartition(".")[0]
+            source = (f"{base}.{node.module}" if node.module else base) if node.level else node.module or ""
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{source}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names[alias.asname or alias.name.partition(".")[0]] = alias.name if alias.asname else \
+                    alias.name.partition(".")[0]
+    return names
+
+
+def _calls_to_the_steps(path: Path, module: str | None = None) -> list[str]:
+    tree = ast.parse(path.read_text())
+    module = module or _module_name(path)
+    names = _imported_names(tree, module, path.name == "__init__.py")
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func, called = node.func, None
+        if isinstance(func, ast.Name):
+            called = names.get(func.id, f"{module}.{func.id}")
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in names:
+            called = f"{names[func.value.id]}.{func.attr}"
+        if called in THE_STEPS:
+            found.append(f"{module}:{node.lineno} calls {called}")
+    return found
+
+
+def test_only_core_reconcile_composes_a_turn() -> None:
+    """Fails if a driver (or any module but core/reconcile.py) calls a step of a turn itself."""
+    calls = [call for path in sorted(PACKAGE.rglob("*.py")) if _module_name(path) != COMPOSER
+             for call in _calls_to_the_steps(path)]
+    assert calls == []
+    assert len(_calls_to_the_steps(PACKAGE / "core" / "reconcile.py")) >= len(THE_STEPS)  # the test sees calls
+
+
+def test_the_check_finds_a_turn_composed_elsewhere(tmp_path: Path) -> None:
+    """The check above is not blind: a module that decides and applies a tick itself is found."""
+    driver = tmp_path / "composes_its_own.py"
+    driver.write_text("from ..core.tick import decide\nfrom ..core import transitions\n\n"
+                      "def turn(spec, state, timeline, now):\n"
+                      "    transitions.apply_tick(state, decide(spec, state, timeline, now).decisions)\n")
+    assert sorted(_calls_to_the_steps(driver, "cronctl.runner.composes_its_own")) == [
+        "cronctl.runner.composes_its_own:5 calls cronctl.core.tick.decide",
+        "cronctl.runner.composes_its_own:5 calls cronctl.core.transitions.apply_tick"]

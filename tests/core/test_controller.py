@@ -78,7 +78,8 @@ def test_a_replaced_run_is_gone() -> None:
 def test_a_trigger_is_a_manual_run_that_deals_with_no_schedule_time() -> None:
     c = Controller()
     c.create_job(START, "job", "0 * * * *", "forbid")
-    assert c.trigger(START + 5, "job") == Launch("job", "job-1", 1, START + 5, "manual")
+    assert [a.decision for a in c.step(START + 5, triggers={"job": 1})] == [
+        Launch("job", "job-1", 1, START + 5, "manual")]
     assert c.job_status("job").last_schedule is None
     assert c.tick(START + 60) == [Skip("job", START + 60)]  # the manual run is active: forbid skips
 
@@ -167,9 +168,10 @@ def test_a_held_job_counts_no_missed_time_up_to_the_hold_and_fires_after_it() ->
     c = Controller()
     c.create_job(START, "nightly", "*/10 * * * *", "allow")
     c.tick(START)
-    assert c.hold(START + 35, "nightly") is True
-    assert c.hold(START + 35, "nightly") is False  # held at that minute already
-    assert _launches(c.step(START + 35)) == []  # 00:10, 00:20, 00:30 are not missed
+    assert _launches(c.step(START + 35, holding={"nightly"})) == []  # 00:10, 00:20, 00:30 are not missed
+    assert c.held == ["nightly"]
+    assert _launches(c.step(START + 35, holding={"nightly"})) == [] and c.held == []  # held at that minute already
+    c.wake(START + 35, "nightly")
     assert _launches(c.step(START + 40)) == [START + 40]
 
 

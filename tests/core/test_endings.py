@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from cronctl.core.endings import RunEnd, RunSeen, end_runs
+from cronctl.core.endings import RunEnd, RunSeen, end_runs, ended_in_time
 from cronctl.core.retention import Finished
 from cronctl.core.spec import Options
 from cronctl.core.state import FAILED, RETRY_PENDING, SUCCEEDED, TIMED_OUT, JobState, PendingRetry
@@ -53,6 +53,18 @@ ROWS = [
         [RunSeen("job-2", 2, 1, STARTED, (SUCCEEDED, 996)), RunSeen("job-1", 1, 1, STARTED, (SUCCEEDED, 997)),
          RunSeen("job-3", 3, 1, STARTED, (FAILED, 996))],
         ends=[("job-2", SUCCEEDED, 996), ("job-3", FAILED, 996), ("job-1", SUCCEEDED, 997)]),
+    # The worker's own elapsed time (issue 44, one rule of the timeout for every driver): a first
+    # attempt under its timeout by it keeps its outcome, at the last minute before the expiry at the
+    # latest, however late its driver sees the end; at the timeout, or a later attempt, the clock rules.
+    Row("a first attempt its worker measured under the timeout keeps its outcome, seen late",
+        [RunSeen("job-1", 1, 1, STARTED, (SUCCEEDED, 999), elapsed=299.0)], Options(timeout=5),
+        ends=[("job-1", SUCCEEDED, 994)]),
+    Row("an attempt its worker measured at the timeout is timed out",
+        [RunSeen("job-1", 1, 1, STARTED, (SUCCEEDED, 999), elapsed=300.0)], Options(timeout=5),
+        ends=[("job-1", TIMED_OUT, 995)]),
+    Row("a second attempt is timed out by the clock (the wait between attempts counts)",
+        [RunSeen("job-1", 1, 2, STARTED, (SUCCEEDED, 999), elapsed=10.0)], Options(timeout=5, retries=1),
+        ends=[("job-1", TIMED_OUT, 995)]),
 ]
 
 
@@ -70,3 +82,12 @@ def test_retention_drops_the_oldest_kept_run_past_the_limit() -> None:
     [end] = end_runs(state, [RunSeen("job-2", 2, 1, STARTED, (SUCCEEDED, 995))], Options(keep_succeeded=1), NOW)
     assert end == RunEnd("job-2", SUCCEEDED, 995, dropped=(Finished(900, 1, "job-1"),))
     assert state.kept_succeeded == [Finished(995, 2, "job-2")]
+
+
+def test_a_driver_records_an_end_in_time_before_its_clock_passes_the_expiry() -> None:
+    """endings.ended_in_time: what the runner asks before its clock moves (cronctl local stopped
+    past a run's expiry, whose wrapper measured it under its timeout)."""
+    seen = RunSeen("job-1", 1, 1, STARTED, (SUCCEEDED, 999), elapsed=10.0)
+    assert ended_in_time(seen, 5, NOW)  # the clock would time it out: the driver records it first
+    assert not ended_in_time(seen, 20, NOW)  # not expired: the ordinary end
+    assert not ended_in_time(RunSeen("job-1", 1, 1, STARTED, (SUCCEEDED, 999)), 5, NOW)  # not measured

@@ -91,7 +91,8 @@ def test_the_100_missed_cap_guards_catch_up_all_too() -> None:
 
 def test_a_manual_firing_does_not_move_the_last_schedule_time() -> None:
     c = controller("0 * * * *", Policy.ALLOW, "2024-03-01T00:00")
-    launch = c.trigger(t("2024-03-01T00:30"), "job")
+    [applied] = c.step(t("2024-03-01T00:30"), triggers={"job": 1})
+    launch = applied.decision
     assert (launch.reason, launch.scheduled_for) == ("manual", t("2024-03-01T00:30"))
     assert c.job_status("job").last_schedule is None
     assert launched(c.tick(t("2024-03-01T01:00"))) == [f"job-2 scheduled for {t('2024-03-01T01:00')}"]

@@ -263,14 +263,20 @@ def test_a_waiting_job_gets_the_same_decisions_while_they_hold(expr: str, create
                 assert again.decisions == result.decisions, (expr, now, later)
 
 
+class _Forgetful(dict):  # type: ignore[type-arg]
+    def __setitem__(self, key: object, value: object) -> None:
+        pass
+
+
 class PlainController(Controller):
     """The controller without its shortcuts: every due or waiting job decided afresh."""
 
-    def _jobs_to_look_at(self, now: int):  # type: ignore[no-untyped-def]
-        return [(index, job, None) for index, job, _ in super()._jobs_to_look_at(now)]
+    def _jobs_to_look_at(self, now: int, holding, triggers):  # type: ignore[no-untyped-def]
+        return [(index, job, None) for index, job, _ in super()._jobs_to_look_at(now, holding, triggers)]
 
-    def _known(self, name: str) -> None:
-        return None
+    def __init__(self) -> None:
+        super().__init__()
+        self._hints = _Forgetful()  # no tick starts from what the last one counted
 
     def _replayed(self, now: int) -> None:
         return None

@@ -1,7 +1,11 @@
 """The in-memory controller: carries out the core's decisions on ControllerState.
 
-This is the driver the offline harness (and the single-node runner) use. It
-owns the clock rule and keeps derived indexes so that work follows what
+This is the driver the offline harness, the fleet preview and the single-node
+runner use. It owns the clock rule and the records of runs, picks which jobs
+are due, and gives each its turn through the one composition
+(``core.reconcile.turn``: the hold, the tick, the backfill's next runs, the
+manual runs asked for; the runs' ends through ``core.reconcile.ends``): it
+orders none of these steps itself. It keeps derived indexes so that work follows what
 is due rather than how many jobs exist: a heap of job wake-up times (from
 ``tick.decide``), a heap of run expiries (from the job timeouts), and the
 jobs left waiting, whose last decisions ``tick.decide`` said would repeat
@@ -19,7 +23,7 @@ import heapq
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
-from typing import Collection, NamedTuple
+from typing import Collection, Mapping, NamedTuple
 
 from . import backfill as backfills
 from .errors import Code, CronctlError
@@ -27,15 +31,18 @@ from .retention import history_order
 from .schedule import Timeline, never_fires
 from .spec import JobSpec, read_bulk, read_job
 from .upcoming import upcoming
-from .state import FAILED, OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
-from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, decide, expiry, manual_launch
+from .state import OUTCOMES, RETRY_PENDING, RUNNING, Backfill, ControllerState, Job, Run
+from .endings import RunSeen
+from .reconcile import NOTHING_ASKED, Asked, Hint, ends, turn
+from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, expiry
 from .tick import run_id as numbered_run_id
-from .transitions import Applied, adopt, apply, apply_tick, hold
+from .transitions import Applied, adopt, apply
 
 _POPPED = -1  # a wake time no heap entry can carry
 _BY_INDEX = itemgetter(0)  # sorts (index, ...) entries into creation order
 _DECISION = itemgetter(0)  # an Applied's decision
 _KEEPS_RUNS = (Launch, Retry, Replace)  # the decisions that change the controller's records of runs
+_NONE_ASKED: Mapping[str, int] = {}  # no manual run asked for
 
 
 class _Replays(NamedTuple):
@@ -60,7 +67,7 @@ class Controller:
         self.state = state if state is not None else ControllerState()
         self._timelines: dict[str, Timeline] = {}
         self._wake: dict[str, int | None] = {}
-        self._previous: dict[str, JobTick] = {}  # a job's last decisions, when they counted missed times
+        self._hints: dict[str, Hint] = {}  # what a job's last tick counted (its missed times), when it did
         # Jobs left waiting (forbid skips, overflows) whose last decisions repeat at every tick
         # (JobTick.holds): they are not in the wake-up heap, and need no decide() until
         # the promise runs out or one of their runs finishes.
@@ -73,6 +80,7 @@ class Controller:
         # The runs the clock's last move timed out: a driver learns the core's verdict here even when
         # the history limits drop the run at once (failedJobsHistoryLimit 0).
         self.expired: list[str] = []
+        self.held: list[str] = []  # the jobs whose hold changed their state at the last step
         self._rebuild_indexes()
 
     # -- the clock ----------------------------------------------------------
@@ -92,7 +100,7 @@ class Controller:
             del self._expires_at[run_id]
             run = self.state.runs.get(run_id)
             if run is not None and run.state in (RUNNING, RETRY_PENDING):  # a timed-out run is not retried
-                self._finish(run, TIMED_OUT, at)
+                self._end(run, None, at)
                 self.expired.append(run.id)
 
     # -- creating jobs ------------------------------------------------------
@@ -144,43 +152,59 @@ class Controller:
         replays = self._replayed(now)
         if replays is not None:
             return list(replays.decisions)
-        return [applied.decision for applied in self._look(now, ())]
+        return [applied.decision for applied in self._look(now, (), _NONE_ASKED)]
 
-    def step(self, now: int, holding: Collection[str] = ()) -> list[Applied]:
-        """A tick: every job's decisions, applied, each saying whether it is news. The jobs
-        named in ``holding`` fire nothing now (a driver's suspension): their backfills wait."""
+    def step(self, now: int, holding: Collection[str] = (), triggers: Mapping[str, int] | None = None) -> list[Applied]:
+        """A tick: each due job's turn (``core.reconcile.turn``): its decisions, applied, each
+        saying whether it is news, its backfill's next runs, then the manual runs ``triggers``
+        asks for (schedule -> how many). The jobs named in ``holding`` are held (a driver's
+        suspension, a node switched off): none of their times fires or is missed, their backfills
+        wait, their runs' retries and manual runs go on; ``held`` names those whose hold changed
+        their state."""
         self.advance(now)
-        replays = self._replayed(now)
-        if replays is not None:
-            return list(replays.applied)
-        return self._look(now, holding)
+        self.held = []
+        if not holding and not triggers:
+            replays = self._replayed(now)
+            if replays is not None:
+                return list(replays.applied)
+        return self._look(now, holding, triggers or _NONE_ASKED)
 
-    def _look(self, now: int, holding: Collection[str]) -> list[Applied]:
-        """The due and waiting jobs' decisions at ``now``, applied (the clock has moved)."""
+    def _look(self, now: int, holding: Collection[str], triggers: Mapping[str, int]) -> list[Applied]:
+        """The due, waiting, held and triggered jobs' turns at ``now`` (the clock has moved)."""
         applied: list[Applied] = []
-        for _, job, held in self._jobs_to_look_at(now):
-            if held is not None:  # a waiting job: decide() would repeat itself (JobTick.holds)
-                applied += self._repeats[job.spec.name]
+        for _, job, waiting in self._jobs_to_look_at(now, holding, triggers):
+            if waiting is not None and job.state.backfill is None and not (holding or triggers):
+                applied += self._repeats[job.spec.name]  # its turn, replayed: nothing else is asked of it
             else:
-                name = job.spec.name
-                result = decide(job.spec, job.state, self._timelines[name], now, self._known(name))
-                applied += self._carry_out(job, result.decisions, now)
-                self._record(job, result)
-            if job.state.backfill is not None and job.spec.name not in holding:
-                applied += self._backfill_step(job, now)
+                applied += self._turn(job, now, waiting is not None, holding, triggers)
         return applied
 
-    def _backfill_step(self, job: Job, now: int) -> list[Applied]:
-        """The backfill's next run, if it may start now (``core.backfill``)."""
-        launch = backfills.next_launch(job.spec, job.state, job.state.backfill)
-        if launch is None:
-            return []
+    def _turn(self, job: Job, now: int, waiting: bool, holding: Collection[str],
+              triggers: Mapping[str, int]) -> list[Applied]:
+        """The job's turn, and the controller's records and indexes as it changes them."""
+        name, state = job.spec.name, job.state
+        asked = NOTHING_ASKED
+        if state.backfill is not None or name in holding or name in triggers:
+            asked = Asked(name in holding, triggers.get(name, 0), state.backfill)
+        # A waiting job's decisions repeat (JobTick.holds): replayed without deciding again.
+        hint = Hint(replay=self._repeats[name]) if waiting and not asked.held else self._hints.get(name)
+        turned = turn(job.spec, state, self._timelines[name], now, asked, hint)
+        if turned.held:
+            self.held.append(name)
+        if turned.tick is not None:
+            for item in turned.applied:
+                if type(item.decision) in _KEEPS_RUNS:  # skips and overflows, the most frequent, keep none
+                    self._keep_runs(job, item.decision, now)
+            self._record(job, turned.tick)
+        if not (turned.backfilled or turned.manual):
+            state.backfill = turned.backfill
+            return turned.applied
         self._decide_again(job)  # a new active run: a replayed decision may no longer hold
-        applied = apply(job.state, launch)
-        self._keep_runs(job, launch, now)
-        assert job.state.backfill is not None
-        job.state.backfill = backfills.launched(job.state.backfill, job.spec, launch.run_id)
-        return [applied]
+        state.backfill = turned.backfill
+        launched = [launch for launch, _ in (*turned.backfilled, *turned.manual)]
+        for launch in launched:
+            self._keep_runs(job, launch, now)
+        return [*turned.applied, *map(Applied, launched)]
 
     def backfill(self, now: int, name: object, start: int, end: int, request: str) -> Backfill:
         """Ask for a backfill of the job's times in [start, end] (``core.backfill``); its first
@@ -202,9 +226,11 @@ class Controller:
         """The times a backfill of [start, end] would run, oldest first; BackfillError if refused."""
         return backfills.preview(self.find_job(name).spec, start, end, now)
 
-    def _jobs_to_look_at(self, now: int) -> list[tuple[int, Job, JobTick | None]]:
-        """(index, job, held) in creation order: the jobs due by the wake-up heap, and the
-        waiting jobs, with their last decisions when those still hold at ``now``."""
+    def _jobs_to_look_at(self, now: int, holding: Collection[str],
+                         triggers: Mapping[str, int]) -> list[tuple[int, Job, JobTick | None]]:
+        """(index, job, held) in creation order: the jobs due by the wake-up heap, the waiting
+        jobs, with their last decisions when those still hold at ``now``, and the jobs held or
+        asked for manual runs."""
         jobs = self.state.jobs
         due: list[tuple[int, Job, JobTick | None]] = []
         while self._due and self._due[0][0] <= now:
@@ -214,6 +240,10 @@ class Controller:
                 due.append((index, jobs[name], None))
         for entry in self._waiting.values():
             due.append(entry if entry[2].holds(now) else (entry[0], entry[1], None))
+        if holding or triggers:
+            looked = {entry[1].spec.name for entry in due}
+            due += [(jobs[name].spec.index, jobs[name], None)
+                    for name in {*holding, *triggers} - looked if name in jobs]
         due.sort(key=_BY_INDEX)
         return due
 
@@ -236,17 +266,13 @@ class Controller:
         usable = all(job.state.backfill is None for _, job, _ in entries)
         return _Replays(applied, tuple(map(_DECISION, applied)), min(ends, default=None), usable)
 
-    def _known(self, name: str) -> Missed | None:
-        previous = self._previous.get(name)
-        return None if previous is None else previous.missed
-
     def _record(self, job: Job, result: JobTick) -> None:
         """Keep what the next tick of this job needs: what was counted, and whether it waits."""
         spec = job.spec
         if result.missed is not None:
-            self._previous[spec.name] = result
+            self._hints[spec.name] = Hint(result.missed)
         else:
-            self._previous.pop(spec.name, None)
+            self._hints.pop(spec.name, None)
         if result.waiting:
             self._replays = None
             self._waiting[spec.name] = (spec.index, job, result)
@@ -259,13 +285,6 @@ class Controller:
                 self._replays = None
             self._set_wake(spec, result.wake_at)
 
-    def _carry_out(self, job: Job, decisions: tuple[Decision, ...], now: int) -> list[Applied]:
-        applied = apply_tick(job.state, decisions)
-        for decision in decisions:
-            if type(decision) in _KEEPS_RUNS:  # skips and overflows, the most frequent, keep none
-                self._keep_runs(job, decision, now)
-        return applied
-
     def _keep_runs(self, job: Job, decision: Decision, now: int) -> None:
         """The controller's records of runs, as a decision changes them."""
         if isinstance(decision, Launch):
@@ -277,16 +296,6 @@ class Controller:
             run.state, run.attempt = RUNNING, decision.attempt
         elif isinstance(decision, Replace):
             del self.state.runs[decision.run_id]
-
-    def trigger(self, now: int, name: object) -> Launch:
-        """A manual firing of a job: a run for ``now``, whatever the policy (as kubectl
-        create job --from does); it does not move the job's last schedule time."""
-        self.advance(now)
-        job = self.find_job(name)
-        launch = manual_launch(job.spec, job.state, now)
-        apply(job.state, launch)
-        self._keep_runs(job, launch, now)
-        return launch
 
     # -- a driver's changes to its jobs ------------------------------------------
 
@@ -317,17 +326,6 @@ class Controller:
         for index in (self._timelines, self._wake):
             index.pop(job.spec.name, None)
         return job
-
-    def hold(self, now: int, name: object) -> bool:
-        """The job fires nothing scheduled and counts no missed run up to ``now`` (a driver's
-        suspension, an invalid manifest, a node switched off: ``transitions.hold``). Whether
-        that changed its state."""
-        job = self.find_job(name)
-        if not hold(job.state, now):
-            return False
-        self._look_again(job)
-        self._wake_first(job)
-        return True
 
     def adopt_run(self, now: int, name: object, nominal: int, reason: str, attempt: int = 1) -> Run:
         """A run its driver finds going with no record of it (the runner's book lost): active again
@@ -361,7 +359,7 @@ class Controller:
         self._replays = None
         self._waiting.pop(job.spec.name, None)
         self._repeats.pop(job.spec.name, None)
-        self._previous.pop(job.spec.name, None)
+        self._hints.pop(job.spec.name, None)
 
     # -- finishing runs ---------------------------------------------------------
 
@@ -378,24 +376,8 @@ class Controller:
         if run.state != RUNNING or (attempt is not None and attempt != run.attempt):
             raise CronctlError(f"run {run.id} has no running attempt {attempt or ''}".rstrip(),
                                Code.RUN_NOT_ACTIVE)
-        if outcome == FAILED and self._retry_later(run, now):
-            return run
-        self._finish(run, outcome, now)
+        self._end(run, (outcome, now), now)
         return run
-
-    def _retry_later(self, run: Run, now: int) -> bool:
-        job = self.state.jobs[run.job]
-        options = job.spec.options
-        pending = job.state.fail_attempt(run.id, run.number, run.attempt, now, options.retries,
-                                         options.retry_delay)
-        if pending is None:
-            return False
-        run.state = RETRY_PENDING
-        self._decide_again(job)
-        wake = self._wake.get(job.spec.name)
-        if wake is None or wake == _POPPED or pending.due < wake:
-            self._set_wake(job.spec, pending.due)
-        return True
 
     def _decide_again(self, job: Job) -> None:
         """The job's state changed under a replayed decision: it must be decided again."""
@@ -404,15 +386,23 @@ class Controller:
             self._replays = None
             self._set_wake(job.spec, waiting[2].wake_at)
 
-    def _finish(self, run: Run, outcome: str, at: int) -> None:
+    def _end(self, run: Run, reported: tuple[str, int] | None, at: int) -> None:
+        """The run's end at ``at`` as the core rules it (``core.reconcile.ends``): the outcome
+        reported, or its timeout's (None reported: its expiry); a failed attempt with retries
+        left puts the run back in line (retry_pending). The controller's records follow."""
         job = self.state.jobs[run.job]
         self._decide_again(job)  # its decisions may have rested on this run being active
+        [end] = ends(job.spec, job.state, [RunSeen(run.id, run.number, run.attempt, run.launched_at, reported)], at)
+        if end.retry is not None:
+            run.state = RETRY_PENDING
+            wake = self._wake.get(job.spec.name)
+            if wake is None or wake == _POPPED or end.retry.due < wake:
+                self._set_wake(job.spec, end.retry.due)
+            return
         if job.state.queue or (job.state.backfill is not None and not job.state.backfill.done):
             self._set_wake(job.spec, at)  # a firing or a backfill waits for this run: at the next tick
-        run.state, run.finished_at = outcome, at
-        options = job.spec.options
-        for dropped in job.state.record_finish(run.id, run.number, outcome, at,
-                                               options.keep_succeeded, options.keep_failed):
+        run.state, run.finished_at = end.outcome, end.at
+        for dropped in end.dropped:
             del self.state.runs[dropped.run_id]
 
     # -- reads --------------------------------------------------------------------

@@ -46,6 +46,7 @@ decides nothing itself.
 
 from __future__ import annotations
 
+from copy import copy
 from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple, Sequence
 
@@ -57,7 +58,7 @@ from .schedule import Timeline
 from .spec import JobSpec
 from .staging import DELETE, RELEASE, Fate, next_staging, staged_fate, to_stage
 from .state import RETRY_PENDING, Backfill, JobState
-from .tick import Decision, Launch, Overflow, Replace, decide, manual_launch, start_time
+from .tick import Decision, JobTick, Launch, Missed, Overflow, Replace, decide, held, manual_launch, start_time
 from .transitions import Applied, apply, apply_tick, hold
 from .upcoming import Upcoming, upcoming
 
@@ -118,6 +119,7 @@ class Reconciled:
     backfill_finished: bool = False  # every run of it launched and ended
     paused: bool = False  # a run's failure made pauseOnFailures pause the job (failures.py)
     upcoming: Upcoming = Upcoming(None, None, None)  # what the job fires next, as every driver shows it
+    turn: Turn | None = None  # the turn's own answer (``turn``), which the fields above translate
 
     def launched(self, decision: Launch) -> Launched:
         """How the tick's ``decision`` is carried out."""
@@ -130,43 +132,124 @@ class Reconciled:
 RunKey = Callable[[Launch], str]
 
 
+class Asked(NamedTuple):
+    """What one turn of a job is told besides its state: what holds it, what was asked of it,
+    and how the driver names runs."""
+
+    held: bool = False  # suspended, paused, switched off, invalid: no scheduled firing, no time missed
+    triggers: int = 0  # manual runs asked for in this turn
+    backfill: Backfill | None = None  # the backfill under way, if any
+    recorded_overflow: Overflow | None = None  # an overflow adopted runs were launched past
+    key: RunKey | None = None  # names the run a launch makes (None: ``Launch.run_id``)
+    known: set[str] | None = None  # keys of the runs that exist, which the turn's launches join (None: none exists)
+
+
+NOTHING_ASKED = Asked()
+
+
+class Hint(NamedTuple):
+    """What a driver that keeps the job in memory knows of its last tick: it only saves work."""
+
+    missed: Missed | None = None  # what the last tick counted (``tick.decide``'s ``known``)
+    replay: tuple[Applied, ...] | None = None  # the last tick's decisions, which repeat (``JobTick.holds``)
+
+
+class Turn(NamedTuple):
+    """What one turn decided for the job, each part applied to its state."""
+
+    tick: JobTick | None  # the tick's answer (None: replayed)
+    applied: list[Applied]  # the tick's decisions, in order, and whether each is news
+    backfilled: list[tuple[Launch, str]]  # the backfill's runs, each with its run's key
+    manual: list[tuple[Launch, str]]  # the manual runs, each with its run's key
+    backfill: Backfill | None  # the backfill, as far as it got
+    held: bool  # the hold changed the job's state (its window of missed times starts later)
+
+
+def ends(spec: JobSpec, state: JobState, runs: list[RunSeen], now: int) -> list[RunEnd]:
+    """The first step of a turn: the job's active runs that ended by ``now`` (``endings.end_runs``,
+    the timeout's one rule), each applied to its state, oldest end first. ``reconcile`` calls it
+    at its start with the runs the operator sees; ``Controller`` as each run finishes or expires
+    (its clock's rule: timeouts apply before anything else an operation does)."""
+    return end_runs(state, runs, spec.options, now)
+
+
+def turn(spec: JobSpec, state: JobState, timeline: Timeline, now: int, asked: Asked = NOTHING_ASKED,
+         hint: Hint | None = None, between: Callable[[list[Applied]], None] | None = None) -> Turn:
+    """The order of a turn of one job, after its runs' ends, written once for every driver:
+
+    1. a held job holds (``transitions.hold``): no time until now is missed, and
+       only its runs' retries go on (``tick.held``);
+    2. otherwise the tick's decisions (``tick.decide``, or the replay of the last
+       ones when they repeat), after an adopted overflow, applied;
+    3. ``between``: the driver's look at the tick's decisions (the operator's staging);
+    4. the backfill's next runs, while the policy lets them start, unless held;
+    5. the manual runs asked for, whatever the policy, held or not.
+
+    ``reconcile`` (the operator) and ``Controller`` (the harness, the fleet
+    preview, the runner) call it; no driver composes these steps itself.
+    """
+    changed = False
+    if asked.held:
+        changed = hold(state, now)
+        retries = held(spec, state, now)
+        tick: JobTick | None = retries
+        applied = [apply(state, decision) for decision in retries.decisions]
+    elif hint is not None and hint.replay is not None:
+        tick, applied = None, list(hint.replay)
+    else:
+        tick = decide(spec, state, timeline, now, None if hint is None else hint.missed)
+        applied = apply_tick(state, _after_recorded(asked.recorded_overflow, tick.decisions), key=asked.key)
+    if between is not None:
+        between(applied)
+    if asked is NOTHING_ASKED:  # the most frequent by far: a due job's tick alone
+        return Turn(tick, applied, [], [], None, changed)
+    backfilled: list[tuple[Launch, str]] = []
+    current = asked.backfill
+    if current is not None and not asked.held:
+        current = _backfill(spec, state, current, asked, backfilled)
+    manual = [_manual(spec, state, now, asked) for _ in range(asked.triggers)]
+    return Turn(tick, applied, backfilled, [run for run in manual if run is not None], current, changed)
+
+
 def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, now: int, second: float,
               key: RunKey) -> Reconciled:
     """The whole of one reconcile of the job at ``now`` (``second`` within it), ``key`` naming
     the run a launch makes. ``state`` is changed to the state it leaves."""
     streak = state.consecutive_failures
-    result = Reconciled(state, ends=end_runs(state, list(seen.runs), spec.options, now))
+    result = Reconciled(state, ends=ends(spec, state, list(seen.runs), now))
     result.paused = not seen.suspended and pauses(spec.options.pause_on_failures, streak,
                                                   state.consecutive_failures)
     if result.paused:
         seen = replace(seen, suspended=True)  # from the failure that pauses it on, nothing scheduled fires
     known = set(seen.known)
-    decisions: tuple[Decision, ...] = ()
-    wake_at = None
-    if seen.suspended:
-        hold(state, now)
-    else:
-        tick = decide(spec, state, timeline, now)
-        decisions = _after_recorded(seen.recorded_overflow, tick.decisions)
-        if not seen.staging and not seen.edited:
-            result.passed_over = passed_over(spec, state, timeline, decisions)
-        result.applied = apply_tick(state, decisions, key=key)
-        wake_at = _earliest(tick.wake_at, next_staging(spec, timeline, now) if seen.staging else None)
-    result.fates = {staged.nominal: staged_fate(spec, state, timeline, now, staged.nominal, decisions,
-                                                suspended=seen.suspended, current=staged.current,
-                                                enabled=seen.staging)
-                    for staged in sorted(seen.staged, key=lambda s: s.nominal)}
-    _tick_launches(spec, result, second, key, known)
-    if seen.staging:
-        result.stage = _to_stage(spec, state, timeline, now, seen, result.fates, key, known)
+    before = copy(state) if not (seen.suspended or seen.staging or seen.edited) else None
+    asked = Asked(seen.suspended, int(seen.trigger), seen.backfill, seen.recorded_overflow, key, known)
+
+    def look(applied: list[Applied]) -> None:
+        """The tick's launches, each staged firing's fate and the firing to stage (step 3)."""
+        result.applied = applied
+        decisions = [item.decision for item in applied]
+        result.fates = {staged.nominal: staged_fate(spec, state, timeline, now, staged.nominal, decisions,
+                                                    suspended=seen.suspended, current=staged.current,
+                                                    enabled=seen.staging)
+                        for staged in sorted(seen.staged, key=lambda s: s.nominal)}
+        _tick_launches(spec, result, second, key, known)
+        if seen.staging:
+            result.stage = _to_stage(spec, state, timeline, now, seen, result.fates, key, known)
+
+    turned = result.turn = turn(spec, state, timeline, now, asked, between=look)
+    if before is not None:
+        result.passed_over = passed_over(spec, before, timeline, [item.decision for item in turned.applied])
+    result.backfilled = [_launched(spec, launch, run_key, second) for launch, run_key in turned.backfilled]
+    result.manual = next((_launched(spec, launch, run_key, second) for launch, run_key in turned.manual), None)
     if seen.backfill is not None:
-        current = seen.backfill if seen.suspended else _backfill(spec, state, seen.backfill, second, key, known,
-                                                                 result)
-        result.backfill = current
-        result.backfill_running = backfills.running_run(current, state.active)
-        result.backfill_finished = backfills.finished(current, state.active)
-    if seen.trigger:
-        _manual(spec, state, now, second, key, known, result)
+        result.backfill = turned.backfill
+        assert turned.backfill is not None
+        result.backfill_running = backfills.running_run(turned.backfill, state.active)
+        result.backfill_finished = backfills.finished(turned.backfill, state.active)
+    wake_at = None
+    if not seen.suspended and turned.tick is not None:
+        wake_at = _earliest(turned.tick.wake_at, next_staging(spec, timeline, now) if seen.staging else None)
     _held(seen, result, second)
     result.wake_at = _wake_at(spec, state, seen, result, wake_at, now)
     result.upcoming = upcoming(spec, state, timeline, now, held=seen.suspended)
@@ -218,27 +301,29 @@ def _to_stage(spec: JobSpec, state: JobState, timeline: Timeline, now: int, seen
     return nominal
 
 
-def _manual(spec: JobSpec, state: JobState, now: int, second: float, key: RunKey, known: set[str],
-            result: Reconciled) -> None:
+def _manual(spec: JobSpec, state: JobState, now: int, asked: Asked) -> tuple[Launch, str] | None:
+    """A manual run, unless its run exists (asked twice in a minute: the first answers it)."""
     launch = manual_launch(spec, state, now)
-    run_key = key(launch)
-    if run_key in known:
-        return  # asked again within the minute: the first answers it
+    run_key = launch.run_id if asked.key is None else asked.key(launch)
+    if asked.known is not None:
+        if run_key in asked.known:
+            return None
+        asked.known.add(run_key)
     apply(state, launch, run_key=run_key)
-    known.add(run_key)
-    result.manual = _launched(spec, launch, run_key, second)
+    return launch, run_key
 
 
-def _backfill(spec: JobSpec, state: JobState, current: Backfill, second: float, key: RunKey, known: set[str],
-              result: Reconciled) -> Backfill:
+def _backfill(spec: JobSpec, state: JobState, current: Backfill, asked: Asked,
+              backfilled: list[tuple[Launch, str]]) -> Backfill:
     """The backfill's next runs while the policy lets them start; a run that exists (its
     launch's record was lost) is that launch, made already."""
     while (launch := backfills.next_launch(spec, state, current)) is not None:
-        run_key = key(launch)
-        if run_key not in known:
+        run_key = launch.run_id if asked.key is None else asked.key(launch)
+        if asked.known is None or run_key not in asked.known:
+            if asked.known is not None:
+                asked.known.add(run_key)
             apply(state, launch, run_key=run_key)
-            known.add(run_key)
-            result.backfilled.append(_launched(spec, launch, run_key, second))
+            backfilled.append((launch, run_key))
         current = backfills.launched(current, spec, run_key)
     return current
 

@@ -332,6 +332,13 @@ def _wait_for_last(spec: JobSpec, state: JobState, times: list[int], now: int) -
     return tuple(decisions)
 
 
+def held(spec: JobSpec, state: JobState, now: int) -> JobTick:
+    """The tick of a held job (suspended, paused, switched off): no schedule time fires, but
+    the retries of its runs go on, as a suspended CronJob's Jobs finish their backoff: a retry
+    is the same run, not a new firing."""
+    return _with_retries(spec, state, now, JobTick((), None)) if state.pending_retries else JobTick((), None)
+
+
 def _with_retries(spec: JobSpec, state: JobState, now: int, result: JobTick) -> JobTick:
     """Retries whose time has come go first; a run being replaced is not retried.
 
@@ -417,16 +424,22 @@ def start_time(spec: JobSpec, launch: Launch) -> int:
 
 
 def run_end(started: int, timeout: int | None, reported: tuple[str, int] | None,
-            now: int) -> tuple[str, int] | None:
-    """How a running run has ended by ``now``, if it has: (outcome, minute).
+            now: int, in_own_time: bool = False) -> tuple[str, int] | None:
+    """How a running run has ended by ``now``, if it has: (outcome, minute). The one rule of a
+    run's timeout, which every driver translates.
 
     The outcome its worker reported counts unless the timeout expired first; a
     report at the very expiry is too late, as in the controller, where
-    timeouts apply before anything else an operation does.
+    timeouts apply before anything else an operation does. ``in_own_time``: its
+    worker measured the attempt under the timeout (``endings.own_time``), so the
+    reported outcome counts however late it is seen, at the last minute before
+    the expiry at the latest.
     """
     expires = None if timeout is None else started + timeout
     if reported is not None and reported[1] <= now and (expires is None or reported[1] < expires):
         return reported
+    if reported is not None and in_own_time and expires is not None and reported[1] <= now:
+        return reported[0], max(started, expires - 1)
     if expires is not None and expires <= now:
         return TIMED_OUT, expires
     return None

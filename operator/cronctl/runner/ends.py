@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.endings import RunSeen
+from ..core.endings import ended_in_time as core_ended_in_time
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
 from .effects import Out
 from .firing import Firing
@@ -63,18 +65,19 @@ def record_ends_in_time(memory: RunnerState, reports: list[Report], now: int, ou
 
 
 def ended_in_time(memory: RunnerState, firing: Firing, end: Ended, now: int) -> bool:
-    """Whether the core would time the firing's run out at ``now`` (launch + timeout) while its first
-    attempt ended, not stopped by the runner, before its own elapsed time reached the timeout. Later
-    attempts are left to the core: its timeout counts the waits between them too."""
+    """Whether the core's rule (``core.endings.ended_in_time``) says the firing's attempt ended within
+    its timeout by its own elapsed time, which the clock would time out at ``now``. The runner's facts:
+    the attempt the core knows running, the wrapper's elapsed time, none when the runner stopped it
+    (its end was not its own)."""
     controller = memory.controller
     run = controller.state.runs.get(firing.run_id)
     job = controller.state.jobs.get(firing.schedule)
-    if run is None or job is None or run.state != RUNNING or run.attempt != 1 or firing.attempt != 1:
+    if run is None or job is None or run.state != RUNNING or run.attempt != firing.attempt \
+            or controller.state.clock is None:
         return False
-    timeout = job.spec.options.timeout
-    if timeout is None or run.launched_at + timeout > now or controller.state.clock is None:
-        return False
-    return firing.stopping is None and end.elapsed_seconds is not None and end.elapsed_seconds < timeout * 60
+    elapsed = end.elapsed_seconds if firing.stopping is None else None
+    seen = RunSeen(run.id, run.number, run.attempt, run.launched_at, (end.outcome, now), elapsed=elapsed)
+    return core_ended_in_time(seen, job.spec.options.timeout, now)
 
 
 def running_firing(memory: RunnerState, home: str | None, key: RunKey) -> Firing | None:

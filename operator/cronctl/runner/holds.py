@@ -3,7 +3,7 @@
 A schedule is held while it is suspended (``spec.suspend: true`` in its
 manifest, or a pause record of ``cronctl suspend``), while its manifest is
 invalid, and every schedule while the node switch is off. A held schedule
-counts no missed run (``Controller.hold``: its window of missed times starts
+counts no missed run (``core.reconcile.turn`` holds it: its window of missed times starts
 after this minute), and its backfill waits; manual triggers of a suspended
 schedule still run. Each schedule that becomes suspended (or whose suspension
 changes: its reason, by whom) or resumed is one line; the first step says
@@ -77,9 +77,9 @@ def _say_resumed(memory: RunnerState, name: str, was: Suspension, now: int, out:
             was=was.to_json(), next=None if next_fire is None else nominal_iso(next_fire))
 
 
-def hold(memory: RunnerState, switched_off: bool, now: int, out: Out) -> bool:
-    """Hold the schedules that fire nothing now; those no longer held take up their backfills.
-    Whether any schedule's state changed."""
+def hold(memory: RunnerState, switched_off: bool, now: int, out: Out) -> None:
+    """Name the schedules that fire nothing now (``holding``: the core's turn holds them); those
+    no longer held take up their backfills at this step."""
     if switched_off != memory.switched_off:
         if switched_off:
             out.say("switch", f"the node switch is off ({SWITCH_OFF_FILE} exists): no schedule fires, manual "
@@ -89,14 +89,10 @@ def hold(memory: RunnerState, switched_off: bool, now: int, out: Out) -> bool:
         memory.switched_off = switched_off
     controller = memory.controller
     jobs = controller.state.jobs
-    names = list(jobs) if switched_off else [n for n in (*memory.held, *memory.suspensions) if n in jobs]
-    held = False
-    for name in names:
-        held |= controller.hold(now, name)
-    released, memory.holding = memory.holding - set(names), set(names)
+    names = set(jobs) if switched_off else {n for n in (*memory.held, *memory.suspensions) if n in jobs}
+    released, memory.holding = memory.holding - names, names
     for name in sorted(released & set(jobs)):
         controller.wake(now, name)  # its backfill under way goes on at this step
-    return held
 
 
 def why_holding(memory: RunnerState, name: str) -> str:

@@ -17,7 +17,7 @@ from itertools import groupby
 from typing import Any
 
 from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, start_time
-from ..core.transitions import BACKFILL, Applied
+from ..core.transitions import BACKFILL, MANUAL, Applied
 from ..core.zones import UTC
 from .effects import Out
 from .firing import Firing, Overflowed
@@ -27,14 +27,26 @@ from .stops import CANCELED, STOPPED, stop_or_drop
 from .values import nominal_iso
 
 
-def carry_out_tick(memory: RunnerState, applied: list[Applied], now: int, out: Out) -> None:
-    """A tick's decisions, schedule by schedule (the controller gives each schedule's together)."""
+def carry_out_turn(memory: RunnerState, applied: list[Applied], triggers: dict[str, list[str]], now: int,
+                   out: Out) -> set[str]:
+    """The one translator of the core's turn (``Controller.step``) into the runner's firings, history
+    rows and lines, schedule by schedule (the controller gives each schedule's together): the tick's
+    decisions, the backfill's runs, then the manual runs, each taking the next trigger of its
+    schedule (``triggers``: their ids). The ids of the triggers that ran."""
+    ran: set[str] = set()
     for schedule, group in groupby(applied, key=lambda item: item.decision.job):
         items = list(group)
+        asked = iter(triggers.get(schedule, ()))
         for item in items:
-            if item.news:
-                carry_out(memory, item.decision, now, out)
+            if not item.news:
+                continue
+            decision = item.decision
+            manual = next(asked, None) if isinstance(decision, Launch) and decision.reason == MANUAL else None
+            carry_out(memory, decision, now, out, manual)
+            if manual is not None:
+                ran.add(manual)
         keep_overflow(memory, schedule, items, now, out)
+    return ran
 
 
 def keep_overflow(memory: RunnerState, schedule: str, items: list[Applied], now: int, out: Out) -> None:

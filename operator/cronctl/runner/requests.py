@@ -20,7 +20,6 @@ from .effects import Out, SetAside
 from .firing import SWITCH_OFF_FILE
 from .holds import why_holding
 from .journal import MANUAL, remember, time_of, unrun
-from .launches import carry_out
 from .memory import RunnerState
 from .values import Request, nominal_iso
 
@@ -47,31 +46,47 @@ def take_backfills(state: RunnerState, requests: list[RequestFile], now: int, ou
     return any([_take_backfill(state, request, now, out) for request in requests])
 
 
-def take_triggers(state: RunnerState, triggers: list[TriggerFile], now: int, out: Out) -> bool:
-    """The trigger files, each taken in order, after the tick and the backfills' runs, as
-    ``core.reconcile`` orders a manual run; whether any was."""
-    return any([_take_trigger(state, trigger, now, out) for trigger in triggers])
+def asked_triggers(state: RunnerState, triggers: list[TriggerFile]) -> dict[str, list[str]]:
+    """The manual runs the trigger files ask of the core's turn (``Controller.step``), by
+    schedule: the trigger ids, in order. A file read before a crash, one of no schedule and one
+    that may not run (the switch is off, the manifest invalid) asks none."""
+    asked: dict[str, list[str]] = {}
+    for trigger in triggers:
+        name = trigger.schedule
+        if name is not None and name in state.controller.state.jobs and not _trigger_known(state, trigger.id) \
+                and _why_not(state, name) is None:
+            asked.setdefault(name, []).append(trigger.id)
+    return asked
 
 
-def _take_trigger(state: RunnerState, trigger: TriggerFile, now: int, out: Out) -> bool:
+def take_triggers(state: RunnerState, triggers: list[TriggerFile], ran: set[str], now: int, out: Out) -> bool:
+    """The trigger files, each taken in order once the turn ran the manual runs they asked
+    (``ran``: their ids), as ``core.reconcile.turn`` orders them; whether any was."""
+    return any([_take_trigger(state, trigger, trigger.id in ran, now, out) for trigger in triggers])
+
+
+def _take_trigger(state: RunnerState, trigger: TriggerFile, ran: bool, now: int, out: Out) -> bool:
     name = trigger.schedule
     if name is None:
         return _set_aside(trigger.path, trigger.why or "not a trigger", out)
-    if _trigger_known(state, trigger.id):  # consumed before a crash, the book saved: only delete it
+    if ran or _trigger_known(state, trigger.id):  # run now, or consumed before a crash: only delete it
         state.taken[str(trigger.path)] = trigger.path
         return True
     if name not in state.controller.state.jobs:
         return _set_aside(trigger.path, _no_schedule(state, name), out)
-    why_not = (f"the node switch is off ({SWITCH_OFF_FILE} exists)" if state.switched_off
-               else f"its manifest is invalid: {state.held[name]}" if name in state.held else None)
-    if why_not is not None:
-        remember(state, name, unrun(MANUAL, now, "canceled", now, note=why_not, trigger=trigger.id))
-        out.say("canceled", f"{name}: manual trigger {trigger.path.name} not run: {why_not}", "warning",
-                schedule=name, firing=MANUAL, outcome="canceled", trigger=trigger.id)
-    else:
-        carry_out(state, state.controller.trigger(now, name), now, out, trigger.id)
+    why_not = _why_not(state, name) or "the schedule did not take it"
+    remember(state, name, unrun(MANUAL, now, "canceled", now, note=why_not, trigger=trigger.id))
+    out.say("canceled", f"{name}: manual trigger {trigger.path.name} not run: {why_not}", "warning",
+            schedule=name, firing=MANUAL, outcome="canceled", trigger=trigger.id)
     state.taken[str(trigger.path)] = trigger.path
     return True
+
+
+def _why_not(state: RunnerState, name: str) -> str | None:
+    """Why a manual run of the schedule may not run (None: it may, suspended or not)."""
+    if state.switched_off:
+        return f"the node switch is off ({SWITCH_OFF_FILE} exists)"
+    return f"its manifest is invalid: {state.held[name]}" if name in state.held else None
 
 
 def _trigger_known(state: RunnerState, manual: str) -> bool:

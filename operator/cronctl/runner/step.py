@@ -9,12 +9,16 @@ function of its inputs and the state it is handed. It changes that state in
 place and hands it back (a copy per turn would cost more than the rest of the
 turn for thousands of schedules); the shell does not keep another reference.
 
-The order is ``core.reconcile``'s: manifests, suspensions and holds first (what
-may fire), then backfill requests, then the clock moves (the core's timeouts),
-then runs end (before the tick decides, so a run over by now frees a Forbid
-schedule's time, and an end reported at the very expiry is too late), then the
-tick and the backfills' next runs, then manual triggers (after what the
-schedule decides by itself), then stops and starts.
+The order of a turn is ``core.reconcile.turn``'s, which the step does not
+compose itself: it takes in what the folder says (manifests, suspensions and
+holds, orphans, backfill requests), lets the core's clock move (timeouts) and
+records the runs that ended (before the turn, so a run over by now frees a
+Forbid schedule's time, and an end reported at the very expiry is too late),
+then hands the schedules it holds and the manual runs the trigger files ask
+for to ``Controller.step``, which gives each due schedule its turn (the hold,
+the tick, the backfill's next runs, then the manual runs); one translator
+(``launches.carry_out_turn``) turns the turn's decisions into firings, history
+rows and lines; then stops and starts.
 """
 
 from __future__ import annotations
@@ -25,11 +29,11 @@ from .effects import Effect, Out
 from .ends import Report, record_ends, record_ends_in_time
 from .failure_pauses import pause_on_failures
 from .holds import hold, sync_suspensions, take_pauses
-from .launches import carry_out_tick
+from .launches import carry_out_turn
 from .lifecycle import Scan, sync_manifests
 from .memory import RunnerState
 from .orphans import take_orphans
-from .requests import RequestFile, TriggerFile, say_backfills, take_backfills, take_triggers
+from .requests import RequestFile, TriggerFile, asked_triggers, say_backfills, take_backfills, take_triggers
 from .starts import start_waiting
 from .stops import drop_expired, stop_expired
 from .values import Pause
@@ -68,18 +72,21 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     changed |= sync_manifests(state, inputs.manifests, now, out)  # a retired schedule's record goes with it
     changed |= take_orphans(state, inputs.manifests is not None, now, out)  # before Forbid's tick sees them
     changed |= sync_suspensions(state, now, out)
-    changed |= hold(state, inputs.switched_off, now, out)
+    hold(state, inputs.switched_off, now, out)
     changed |= take_backfills(state, inputs.backfills, now, out)
     controller.advance(now)
     state.timed_out = {run_id for run_id in (*state.timed_out, *controller.expired) if run_id in state.firings}
     changed |= record_ends(state, ends, now, out)
     if pause_on_failures(state, now, out):  # held from this very tick on
         changed |= sync_suspensions(state, now, out)
-        changed |= hold(state, inputs.switched_off, now, out)
-    applied = controller.step(now, holding=state.holding)  # their backfills wait
-    carry_out_tick(state, applied, now, out)
-    changed |= any(item.news for item in applied)
-    changed |= take_triggers(state, inputs.triggers, now, out)  # after what the schedule decides itself
+        hold(state, inputs.switched_off, now, out)
+    asked = asked_triggers(state, inputs.triggers)
+    # The one composition (core.reconcile.turn): holds, the tick, the backfills' next runs (not
+    # while held), then the manual runs asked for.
+    applied = controller.step(now, holding=state.holding, triggers={name: len(ids) for name, ids in asked.items()})
+    ran = carry_out_turn(state, applied, asked, now, out)
+    changed |= bool(controller.held) or any(item.news for item in applied)
+    changed |= take_triggers(state, inputs.triggers, ran, now, out)
     changed |= stop_expired(state, out)
     changed |= drop_expired(state, now)
     changed |= start_waiting(state, inputs.second, out)

@@ -1,0 +1,77 @@
+"""core.reconcile.turn: the order of a turn of one job, written once for every driver (issue 44).
+
+The operator's ``reconcile`` and the ``Controller`` (the harness, the fleet preview, the runner) both
+call it; each test says one rule of the order, on ``turn`` itself and on the Controller that calls it.
+"""
+
+from __future__ import annotations
+
+from cronctl.core.controller import Controller
+from cronctl.core.reconcile import Asked, turn
+from cronctl.core.schedule import Timeline, parse_expression
+from cronctl.core.spec import JobSpec, Options, Policy
+from cronctl.core.state import Backfill, JobState, PendingRetry
+from cronctl.core.tick import Launch, Retry, Skip
+from cronctl.core.times import parse_time
+
+
+def t(text: str) -> int:
+    minute = parse_time(text)
+    assert minute is not None
+    return minute
+
+
+CREATED = t("2024-03-01T00:00")
+NOON = t("2024-03-01T12:00")
+
+
+def job(policy: Policy = Policy.FORBID, **options: object) -> tuple[JobSpec, Timeline]:
+    spec = JobSpec("job", "0 12 * * *", policy, Options(**options), CREATED, 0)  # type: ignore[arg-type]
+    return spec, Timeline(parse_expression("0 12 * * *"), CREATED)
+
+
+def test_a_manual_run_comes_after_the_due_time_so_forbid_launches_both() -> None:
+    """The issue's case: a Forbid time due in the turn a manual run is asked for launches too."""
+    spec, timeline = job()
+    state = JobState()
+    turned = turn(spec, state, timeline, NOON, Asked(triggers=1))
+    assert [a.decision for a in turned.applied] == [Launch("job", "job-1", 1, NOON)]
+    assert [launch for launch, _ in turned.manual] == [Launch("job", "job-2", 2, NOON, "manual")]
+    assert state.active == ["job-1", "job-2"]
+
+
+def test_the_backfill_runs_before_the_manual_run_under_forbid() -> None:
+    spec, timeline = job()
+    state = JobState(last_schedule=NOON)
+    backfill = Backfill("r1", NOON - 1440, NOON - 1440, 1, NOON - 1440)
+    turned = turn(spec, state, timeline, NOON + 5, Asked(triggers=1, backfill=backfill))
+    assert [launch.reason for launch, _ in (*turned.backfilled, *turned.manual)] == ["backfill", "manual"]
+
+
+def test_a_held_job_misses_nothing_fires_nothing_but_its_retries_go_on() -> None:
+    """A suspension holds the schedule's times, not a run's retries (a suspended CronJob's Job
+    finishes its backoff): the retry is the same run, not a new firing."""
+    spec, timeline = job(Policy.ALLOW, retries=1)
+    state = JobState(last_schedule=NOON - 1440, active=["job-1"], launched=1,
+                     pending_retries=[PendingRetry(NOON, 1, "job-1", 2)])
+    turned = turn(spec, state, timeline, NOON, Asked(held=True, backfill=Backfill("r", 0, 0, 1, 0)))
+    assert [a.decision for a in turned.applied] == [Retry("job", "job-1", 2)]
+    assert turned.held and state.not_before == NOON and turned.backfilled == []
+
+
+def test_the_controller_takes_manual_runs_in_the_same_place() -> None:
+    c = Controller()
+    c.create_job(CREATED, "job", "0 12 * * *", "forbid")
+    assert [a.decision for a in c.step(NOON, triggers={"job": 1})] == [
+        Launch("job", "job-1", 1, NOON), Launch("job", "job-2", 2, NOON, "manual")]
+    assert [a.decision for a in c.step(NOON + 1440)] == [Skip("job", NOON + 1440)]
+
+
+def test_a_suspension_lifted_in_the_minute_of_a_due_time_fires_it() -> None:
+    """Held up to the minute before, resumed in the due minute: the time was not missed while held
+    (the hold's window ends at the last minute held), so it launches, on every driver."""
+    c = Controller()
+    c.create_job(CREATED, "job", "0 12 * * *", "forbid")
+    assert c.step(NOON - 1, holding={"job"}) == []
+    c.wake(NOON - 1, "job")
+    assert [a.decision for a in c.step(NOON)] == [Launch("job", "job-1", 1, NOON)]

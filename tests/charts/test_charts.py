@@ -109,6 +109,15 @@ def test_helm_show_readme_prints_the_readme_from_the_folder_and_the_package(helm
         assert not [name for name in archive.getnames() if name.endswith(".gotmpl")]
 
 
+def test_a_chart_changed_since_its_version_was_recorded_is_bumped() -> None:
+    """charts/versions.txt holds each chart version's files' digest (tests/test_release.py tests the
+    rule): a change to a chart fails here until its version is bumped and recorded."""
+    import runpy
+
+    release = runpy.run_path(str(REPO_ROOT / "scripts" / "release"), run_name="release")
+    assert release["chart_problems"](CHARTS, CHARTS / "versions.txt") == []
+
+
 def test_the_files_copied_into_the_charts_are_current() -> None:
     """The CRD (crds/cronschedule.yaml) and the tz database's zone names (the tzdata package)."""
     sync = script("sync-chart-crd.py")

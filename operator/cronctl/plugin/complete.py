@@ -33,7 +33,7 @@ ASK_SECONDS = 5
 TARGET_FLAGS = {"-n": "--namespace", "--namespace": "--namespace", "--context": "--context",
                 "--kubeconfig": "--kubeconfig"}
 
-# What to ask kubectl for the names of: (resource, prefix of each candidate).
+# Names from the cluster: (kubectl's arguments, the -n/--context/--kubeconfig typed) -> the names.
 Ask = Callable[[Sequence[str], Sequence[str]], list[str]]
 
 

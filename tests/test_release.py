@@ -315,6 +315,7 @@ def test_a_release_of_a_clean_clone_makes_every_artifact_at_one_version(released
         digest, name = line.split("  ")
         assert hashlib.sha256((dist / name).read_bytes()).hexdigest() == digest, name
     assert len((dist / "SHA256SUMS").read_text().splitlines()) == 7
+    assert not list((clone / "operator").glob("*.egg-info")), "built in the tree: its tests would read that version"
 
 
 @needs_image_tools

@@ -326,3 +326,12 @@ def test_the_runner_makes_no_job_so_its_rules_replace_the_job_templates() -> Non
     cluster = cronctl_lint("-", stdin=text)
     assert [line.split(": ")[2] for line in cluster.stdout.splitlines()] == [
         "spec.jobTemplate.spec.template.spec.restartPolicy", "spec.jobTemplate.spec.template.spec.containers[0].image"]
+
+
+def test_a_file_not_utf8_or_too_large_to_apply_is_a_problem_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "binary.yaml").write_bytes(b"\xff\xfe")
+    (tmp_path / "big.yaml").write_text("a" * (3 * 1024 * 1024 + 1))
+    result = cronctl_lint(str(tmp_path / "binary.yaml"), str(tmp_path / "big.yaml"))
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"{tmp_path / 'binary.yaml'}: cannot read: 'utf-8' codec can't decode"), lines
+    assert lines[1] == f"{tmp_path / 'big.yaml'}: 3.0 MiB: larger than the API server takes in a request (3.0 MiB); not read"

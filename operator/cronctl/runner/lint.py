@@ -161,17 +161,21 @@ def _files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
     return files, problems
 
 
+class _TooLarge(Exception):
+    """A file larger than the API server takes in a request: not read."""
+
+
 def _text(path: Path, stdin: str | None) -> str:
-    """The file's text; raises OSError, UnicodeDecodeError or ValueError (too large to apply)."""
+    """The file's text; raises OSError, UnicodeDecodeError or _TooLarge."""
     if path == STDIN:
         text = stdin or ""
     else:
         if path.stat().st_size > MAX_FILE_BYTES:  # refused unread: a cluster never takes it
-            raise ValueError(f"{_mib(path.stat().st_size)}: larger than the API server takes in a request "
+            raise _TooLarge(f"{_mib(path.stat().st_size)}: larger than the API server takes in a request "
                              f"({_mib(MAX_FILE_BYTES)}); not read")
         text = path.read_text(encoding="utf-8")
     if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
-        raise ValueError(f"larger than the API server takes in a request ({_mib(MAX_FILE_BYTES)}); not read")
+        raise _TooLarge(f"larger than the API server takes in a request ({_mib(MAX_FILE_BYTES)}); not read")
     return text
 
 
@@ -179,8 +183,8 @@ def _objects(path: Path, stdin: str | None, report: _Report) -> Iterator[_Object
     """The objects of a file, what is not one noted in ``report`` (a problem where it cannot be read)."""
     try:
         text = _text(path, stdin)
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        report.problems.append(Problem(str(path), None, None, str(error) if isinstance(error, ValueError)
+    except (OSError, UnicodeDecodeError, _TooLarge) as error:
+        report.problems.append(Problem(str(path), None, None, str(error) if isinstance(error, _TooLarge)
                                        else f"cannot read: {error}"))
         return
     try:

@@ -331,3 +331,15 @@ def test_the_released_image_archive_runs_and_says_its_version(released: tuple[Pa
         subprocess.run(["buildah", "rm", container], capture_output=True)
         subprocess.run(["buildah", "rmi", f"{RELEASE['DEFAULT_IMAGE_REPOSITORY']}:{RELEASED}"], capture_output=True)
     assert said.stdout == f"cronctl {RELEASED}\n", said.stderr
+
+
+def test_the_release_empties_only_a_dist_folder_of_release_files(tmp_path: Path) -> None:
+    clear = RELEASE["clear_dist"]
+    (tmp_path / "cronctl-0.1.0.tar.gz").write_text("old")
+    (tmp_path / "SHA256SUMS").write_text("old")
+    clear(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "pyproject.toml").write_text("not ours")
+    with pytest.raises(Refused, match="holds files no release wrote"):
+        clear(tmp_path)
+    assert (tmp_path / "pyproject.toml").exists()

@@ -204,3 +204,16 @@ def test_the_runs_a_move_of_the_clock_timed_out_are_named_even_when_the_history_
     assert c.expired == [run_id]
     c.advance(START + 66)
     assert c.expired == []
+
+
+def test_a_worker_that_times_its_run_reports_timed_out_which_the_harness_may_not() -> None:
+    """The runner's wrapper enforces timeoutMinutes on its own clock (issue 45) and says timed_out; the
+    core records that outcome as it is, not retried (issue 44). The harness's outcomes stay its two."""
+    c = Controller()
+    c.create_job(START, "job", "*/10 * * * *", "allow", {"keep_failed": 1})
+    c.tick(START + 10)
+    with pytest.raises(CronctlError) as refused:
+        c.finish(START + 12, "job-1", "timed_out")
+    assert refused.value.code is Code.INVALID_OUTCOME
+    assert c.finish(START + 12, "job-1", "timed_out", timed_by_worker=True).state == "timed_out"
+    assert c.job_status("job").active == [] and c.state.jobs["job"].state.consecutive_failures == 1

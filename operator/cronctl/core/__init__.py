@@ -22,8 +22,9 @@ harness, the fleet replay) ask it every scheduling question.
   seen from outside end), :mod:`.retention` (the history kept), :mod:`.pool`
   (seed 001's order and what a pool of workers admits), :mod:`.staging`
   (which time a driver stages ahead of its minute).
-- Composed: :mod:`.reconcile` (one reconcile of one job, for a driver that
-  rebuilds its state from what it sees) and :mod:`.controller` (the
-  in-memory index of many jobs: heaps and replays, for the harness, the
-  runner and the fleet).
+- Composed: :mod:`.reconcile` (the one composition of a turn, ``ends`` and
+  ``turn``, which every driver calls; and one reconcile of one job, for a
+  driver that rebuilds its state from what it sees) and :mod:`.controller`
+  (the in-memory index of many jobs: heaps and replays, for the harness, the
+  runner and the fleet, giving each due job its turn).
 """

@@ -31,7 +31,7 @@ from .retention import history_order
 from .schedule import Timeline, never_fires
 from .spec import JobSpec, read_bulk, read_job
 from .upcoming import upcoming
-from .state import OUTCOMES, RETRY_PENDING, RUNNING, Backfill, ControllerState, Job, Run
+from .state import OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
 from .endings import RunSeen
 from .reconcile import NOTHING_ASKED, Asked, Hint, ends, turn
 from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, expiry
@@ -43,6 +43,7 @@ _BY_INDEX = itemgetter(0)  # sorts (index, ...) entries into creation order
 _DECISION = itemgetter(0)  # an Applied's decision
 _KEEPS_RUNS = (Launch, Retry, Replace)  # the decisions that change the controller's records of runs
 _NONE_ASKED: Mapping[str, int] = {}  # no manual run asked for
+WORKER_OUTCOMES = frozenset({*OUTCOMES, TIMED_OUT})  # a worker that times its run reports timed_out too
 
 
 class _Replays(NamedTuple):
@@ -363,14 +364,18 @@ class Controller:
 
     # -- finishing runs ---------------------------------------------------------
 
-    def finish(self, now: int, run_id: object, outcome: object, attempt: int | None = None) -> Run:
+    def finish(self, now: int, run_id: object, outcome: object, attempt: int | None = None,
+               timed_by_worker: bool = False) -> Run:
         """The outcome of a run's running attempt (``attempt``, if given, must be that one).
 
         A failed attempt with retries left puts the run back in line
-        (retry_pending); any other outcome finishes the run.
+        (retry_pending); any other outcome finishes the run. ``timed_by_worker``:
+        the run's worker enforces its timeout itself (the runner's wrapper, on
+        its own clock), so ``timed_out`` is an outcome it may report.
         """
         self.advance(now)
-        if not isinstance(outcome, str) or outcome not in OUTCOMES:
+        outcomes = WORKER_OUTCOMES if timed_by_worker else OUTCOMES
+        if not isinstance(outcome, str) or outcome not in outcomes:
             raise CronctlError(f"outcome: {outcome!r} is not succeeded or failed", Code.INVALID_OUTCOME)
         run = self.find_run(run_id)
         if run.state != RUNNING or (attempt is not None and attempt != run.attempt):

@@ -1,4 +1,11 @@
-"""One reconcile of one job, for a driver that rebuilds its state from what it observes: pure.
+"""The one composition of a turn of a job, for every driver, and one reconcile of one job: pure.
+
+``ends`` and ``turn`` write the order of a turn once (the runs that ended; the
+hold; the tick; the driver's staging; the backfill's next runs; the manual
+runs asked for): the in-memory ``Controller`` (the harness, the fleet preview,
+the runner's step) calls them for each due job, and ``reconcile`` below for
+the operator. No other module calls these steps itself (a test in
+tests/test_drivers_agree.py fails if one does).
 
 The operator knows a job only from outside (a CronSchedule's status and its
 Jobs): at every reconcile it rebuilds the job's ``JobState`` and sees its
@@ -6,11 +13,12 @@ active runs (``RunSeen``: when each started, how its worker says it ended,
 whether its worker is gone, whether it waits for its jittered second) and its
 staged firings (``StagedSeen``). ``reconcile`` is the one call that says what
 becomes of all of it at ``now`` (a minute) and ``second`` (a second within
-it), in this order, each applied to the state:
+it): the turn, and what the operator makes of each of its steps, each applied
+to the state:
 
-1. the runs that ended (``endings.end_runs``);
-2. a suspended job holds (``transitions.hold``): it decides nothing, and no
-   time until now is missed;
+1. the runs that ended (``ends``);
+2. a suspended job holds (``turn``): no time until now is missed, and only
+   its runs' retries go on;
 3. the tick's decisions (``tick.decide``), after the overflow that runs the
    driver adopted were launched past (a record of a decision whose state was
    lost: carried out again as it was decided, so the launches after it carry

@@ -124,8 +124,9 @@ def finish_attempt(memory: RunnerState, firing: Firing, outcome: str, now: int) 
     run = controller.state.runs.get(firing.run_id)
     if run is None or run.state != RUNNING or run.attempt != firing.attempt:
         return None  # the core ended it already (timed out, replaced)
-    verdict = SUCCEEDED if outcome == SUCCEEDED else FAILED
-    controller.finish(max(now, controller.state.clock or now), run.id, verdict, run.attempt)
+    verdict = outcome if outcome in (SUCCEEDED, TIMED_OUT) else FAILED  # timed_out: its wrapper timed it
+    controller.finish(max(now, controller.state.clock or now), run.id, verdict, run.attempt,
+                      timed_by_worker=verdict == TIMED_OUT)
     if run.state != RETRY_PENDING:
         return None
     pending = controller.state.jobs[run.job].state.pending_retries

@@ -200,7 +200,10 @@ def cronschedule_spec(timeline: Timeline) -> dict[str, Any]:
     return spec
 
 
-def operator_counts(timeline: Timeline) -> Counts:
+History = list[tuple[int, str, str]]  # the finished runs each driver keeps: (run number, outcome, nominal time)
+
+
+def operator_counts(timeline: Timeline, history: History | None = None) -> Counts:
     """The operator's plan, reconciled every minute against an in-memory cluster: its Events."""
     template = {"spec": {"template": {"spec": {"restartPolicy": "Never",
                                                "containers": [{"name": "main", "image": "busybox"}]}}}}
@@ -222,6 +225,8 @@ def operator_counts(timeline: Timeline) -> Counts:
             elif isinstance(effect, PostEvent):
                 reasons.append(effect.event.reason)
     status = world.schedule["status"]
+    if history is not None:
+        history += sorted((entry["run"], entry["state"], entry["scheduledTime"][:16]) for entry in status["history"])
     assert (status["skipped"], status["overflowed"]) == (reasons.count("Skipped"),
                                                          reasons.count("TooManyMissedSchedules"))
     return Counts(reasons.count("Launched"), reasons.count("Skipped"), reasons.count("Replaced"),
@@ -246,7 +251,7 @@ def ask_the_operator(world: World, timeline: Timeline, now: int) -> None:
 WAIT_FOR_MARK = 'while [ ! -e "$MARKS/$CRONCTL_NOMINAL_TIME" ]; do sleep 0.01; done; exit $EXIT'
 
 
-def runner_counts(timeline: Timeline, folder: Path) -> Counts:
+def runner_counts(timeline: Timeline, folder: Path, history: History | None = None) -> Counts:
     """``cronctl local`` on the timeline: what its history and its output say."""
     marks = folder / "marks"
     marks.mkdir()
@@ -277,11 +282,16 @@ def runner_counts(timeline: Timeline, folder: Path) -> Counts:
             if firing.slot is not None and firing.run_id not in started:
                 started[firing.run_id] = firing.nominal
                 ends.setdefault(now + timeline.run_minutes, []).append(firing.nominal)
-    history = json.loads((folder / "cronctl.json").read_text())["journal"].get("job", [])
-    runs = {row["run"] for row in history if row["run"] is not None} | set(runner.firings)
-    skipped = [row["nominal"] for row in history if row["outcome"] == "skipped"]
+    book = json.loads((folder / "cronctl.json").read_text())
+    rows = book["journal"].get("job", [])
+    if history is not None:  # the finished runs the core keeps (retention), as the runner's history shows them
+        kept = {run["id"] for run in book["controller"]["runs"] if run["state"] not in ("running", "retry_pending")}
+        history += sorted((int(row["run"].rpartition("-")[2]), row["outcome"], format_time(row["nominal"]))
+                          for row in rows if row["run"] in kept)
+    runs = {row["run"] for row in rows if row["run"] is not None} | set(runner.firings)
+    skipped = [row["nominal"] for row in rows if row["outcome"] == "skipped"]
     assert len(skipped) == len(set(skipped)), "a skipped time has one history row"
-    replaced = sum(row["outcome"] in ("stopped", "canceled") for row in history)
+    replaced = sum(row["outcome"] in ("stopped", "canceled") for row in rows)
     replaced += sum(firing.stopping == "stopped" for firing in runner.firings.values())
     overflowed = sum("overflow" in line for line in said)
     for marked in marks.iterdir():  # let the processes still waiting go
@@ -308,7 +318,7 @@ def ask_the_runner(folder: Path, timeline: Timeline, now: int) -> None:
 # The run() harness has no operation for them; its in-memory controller (core.controller, which the
 # fleet preview and the runner drive too) is asked directly, as the runner's step asks it.
 
-def controller_counts(timeline: Timeline) -> Counts:
+def controller_counts(timeline: Timeline, history: History | None = None) -> Counts:
     options: dict[str, Any] = {}
     if timeline.timeout is not None:
         options["timeout"] = timeline.timeout
@@ -341,6 +351,8 @@ def controller_counts(timeline: Timeline) -> Counts:
                 skipped.add(decision.scheduled_for)
             elif isinstance(decision, Replace):
                 replaced += 1
+    if history is not None:
+        history += sorted((run.number, run.state, format_time(run.scheduled_for)) for run in c.history("job"))
     return Counts(launched, len(skipped), replaced, 0)
 
 
@@ -453,15 +465,20 @@ PAUSED = [Timeline(f"{policy}: runs that fail pause the schedule at the second f
 
 @pytest.mark.parametrize("timeline", PAUSED, ids=str)
 def test_the_operator_and_the_runner_agree_on_pauses_on_failures(timeline: Timeline, tmp_path: Path) -> None:
-    assert operator_counts(timeline) == runner_counts(timeline, tmp_path) == timeline.expected
+    histories: tuple[History, History] = ([], [])
+    assert operator_counts(timeline, histories[0]) == runner_counts(timeline, tmp_path, histories[1]) == \
+        timeline.expected
+    assert histories[0] == histories[1] == [(2, "failed", "2024-03-01T00:20")]  # failedJobsHistoryLimit 1
 
 
 @pytest.mark.parametrize("timeline", ASKED + SUSPENDED, ids=str)
 def test_the_operator_the_runner_and_the_controller_agree_on_manual_runs_backfills_and_suspensions(
         timeline: Timeline, tmp_path: Path) -> None:
-    operator, runner = operator_counts(timeline), runner_counts(timeline, tmp_path)
+    histories: tuple[History, History, History] = ([], [], [])
+    operator, runner = operator_counts(timeline, histories[0]), runner_counts(timeline, tmp_path, histories[1])
     assert operator == runner
-    assert controller_counts(timeline) == operator
+    assert controller_counts(timeline, histories[2]) == operator
+    assert histories[0] == histories[1] == histories[2]  # the same runs kept, with the same outcomes
     if timeline.expected is not None:
         assert operator == timeline.expected
 

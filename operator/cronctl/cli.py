@@ -137,6 +137,10 @@ def _add_operator(commands: Any) -> None:
                                "at it, so each next Job can be seen ahead (default: off, unless "
                                "CRONCTL_STAGING=on; it costs the API server a second write per launch); "
                                "not where something else owns Jobs' spec.suspend (Kueue)")
+    operator.add_argument("--fleet", action=argparse.BooleanOptionalAction, default=None,
+                          help="fleet mode: write no per-launch status field (LAST SCHEDULE, NEXT FIRE, ACTIVE are "
+                               "empty; kubectl cronctl reads launches off the Jobs), only what a person acts on "
+                               "(default: off, unless CRONCTL_FLEET_MODE=on; docs/fleet-mode.md)")
     operator.add_argument("--lease-seconds", type=int, default=15,
                           help="how long a silent holder keeps the Lease (default: 15)")
     operator.add_argument("--clock", choices=("node", "api-server"), default="node",
@@ -360,7 +364,8 @@ def operator_options(args: argparse.Namespace) -> Any:
                              args.lease_seconds)
     if not args.clock_skew_threshold > 0:
         raise ValueError(f"--clock-skew-threshold: {args.clock_skew_threshold} must be a positive number of seconds")
-    return Options(tuple(args.namespace), args.staging, shard, election, args.clock, args.clock_skew_threshold)
+    return Options(tuple(args.namespace), args.staging, shard, election, args.clock, args.clock_skew_threshold,
+                   fleet=args.fleet)
 
 
 def _shards(args: argparse.Namespace) -> int:

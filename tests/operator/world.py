@@ -60,10 +60,11 @@ class World:
     events: list[EventSpec] = field(default_factory=list)
     staging: bool = field(default_factory=lambda: STAGING_DEFAULT)
     pool_found: bool = True  # whether the CronPool its spec.pool names exists
+    fleet: bool = False  # fleet mode's status (no per-launch field)
 
     def plan(self, now: int, second: float | None = None) -> Plan:
         return plan(copy.deepcopy(self.schedule), [copy.deepcopy(job) for job in self.jobs.values()], now, second,
-                    staging=self.staging, pool_found=self.pool_found)
+                    staging=self.staging, pool_found=self.pool_found, fleet=self.fleet)
 
     def carry_out(self, effects: Iterable[Effect]) -> None:
         for effect in effects:

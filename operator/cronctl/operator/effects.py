@@ -159,16 +159,21 @@ class Effects:
 
 
 def ordered(effects: Effects, status: dict[str, Any] | None,
-            old: dict[str, Any] | None = None) -> list[Effect]:
+            old: dict[str, Any] | None = None, counted: dict[str, Any] | None = None) -> list[Effect]:
     """The effects of one reconcile in the order that makes every crash point restart-safe.
     ``status`` is the new status (None: unchanged), ``old`` the status the plan read.
+    ``counted`` (fleet mode): the counters of the runs launched so far, Jobs included, which
+    a Replace's record carries (below).
 
     0. Clear the way, as CronJob does before it creates a Job, so that a
        replaced run and its successor never run at once: write ``old`` less
        the active runs a Replace ends (``RecordReplaced``: one status write
        more, for Replace only), then delete their Jobs (background
        propagation), then the Jobs of runs the status forgot already (left
-       over by a crash). A crash after the record leaves Jobs of runs no
+       over by a crash). In fleet mode a launch writes no status, so the
+       replaced run may be one the status never listed: the record then
+       counts it (``counted``), else a crash after its Job's delete would give
+       its number to the next run. A crash after the record leaves Jobs of runs no
        status names: the next reconcile deletes them as left over, never
        adopts them or counts them failed, and launches the minute (the
        record moved no schedule time); a crash after a delete, the same with
@@ -220,15 +225,17 @@ def ordered(effects: Effects, status: dict[str, Any] | None,
     """
     clearing = [e for e in effects.deletes if e.why in CLEARING]
     deletes = [e for e in effects.deletes if e.why not in CLEARING]
-    record = _record_replaced(old or {}, {e.name for e in clearing if e.why == REPLACED})
+    record = _record_replaced(old or {}, {e.name for e in clearing if e.why == REPLACED}, counted or {})
     patch: list[Effect] = [] if status is None else [PatchStatus(status)]
     return [*record, *clearing, *effects.releases, *effects.resumes, *effects.labels, *effects.unstaged,
             *effects.creates, *patch, *deletes, *effects.stages, *effects.events]
 
 
-def _record_replaced(old: dict[str, Any], jobs: set[str]) -> list[Effect]:
+def _record_replaced(old: dict[str, Any], jobs: set[str], counted: dict[str, Any]) -> list[Effect]:
     """The write that ends, in the status, the active runs whose Jobs a Replace deletes; none
-    when the status names none of them (a Job an older operator made names them replaced)."""
+    when the status names none of them (a Job an older operator made names them replaced) and
+    counts them already (``counted``: fleet mode's launches since its last write)."""
     active = old.get("active") or []
     kept = [entry for entry in active if not (isinstance(entry, dict) and entry.get("name") in jobs)]
-    return [RecordReplaced({**old, "active": kept})] if len(kept) < len(active) else []
+    uncounted = bool(jobs) and any(old.get(key) != value for key, value in counted.items())
+    return [RecordReplaced({**old, **counted, "active": kept})] if len(kept) < len(active) or uncounted else []

@@ -51,6 +51,7 @@ from . import health
 LEASE_REFERENCE = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}
 # The reconciles, the Event posters, a spare; and one per watch (of Jobs, CronSchedules and CronPools).
 CONNECTIONS = CONCURRENCY + POSTERS + 1
+FLEET_VARIABLE = "CRONCTL_FLEET_MODE"  # on, or off (the default), where ``cronctl operator --[no-]fleet`` is not given
 STAGING_VARIABLE = "CRONCTL_STAGING"  # on, or off (the default), where ``cronctl operator --[no-]staging`` is not given
 FIRST_LIST_SECONDS = 5.0  # start-up's first list of Jobs, tried again this often while no connection can be made
 FLUSH_SECONDS = 3.0  # at stop, how long the Event series' last counts may take (the grace period is 30 s)
@@ -69,6 +70,7 @@ class Options:
     election: Election = Election(enabled=False)
     clock: str = "node"  # ``--clock``: node, or api-server
     skew_threshold: float = DEFAULT_THRESHOLD_SECONDS  # ``--clock-skew-threshold``
+    fleet: bool | None = None  # ``--[no-]fleet``; None: FLEET_VARIABLE decides
 
 
 @dataclass
@@ -97,9 +99,18 @@ def staging_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
     """Whether to stage launches (create scheduled firings' Jobs ahead of their minute, suspended).
     Off unless asked: measured, a staged create and its release cost the API server more than one
     create at the minute and the Jobs run later, not sooner (benchmarks/README.md, issue 32)."""
-    value = environ.get(STAGING_VARIABLE, "off").strip().lower()
+    return _switch(environ, STAGING_VARIABLE)
+
+
+def fleet_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether to run in fleet mode (no per-launch status field: docs/fleet-mode.md). Off unless asked."""
+    return _switch(environ, FLEET_VARIABLE)
+
+
+def _switch(environ: Mapping[str, str], variable: str) -> bool:
+    value = environ.get(variable, "off").strip().lower()
     if value not in ("on", "off"):
-        raise ValueError(f"{STAGING_VARIABLE}: {value!r} must be on or off")
+        raise ValueError(f"{variable}: {value!r} must be on or off")
     return value == "on"
 
 
@@ -113,6 +124,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     settings.scanning.disabled = True
     try:
         staged = staging_from_environment() if options.staging is None else options.staging
+        fleet = fleet_from_environment() if options.fleet is None else options.fleet
     except ValueError as error:
         raise kopf.PermanentError(str(error)) from None  # the operator stops: a setting, not a hiccup
     watched = len(namespaces or [None])
@@ -129,7 +141,8 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     METRICS.use_clock(clock.seconds)  # a launch's delay measured by the clock it fires by
     if cluster.events is not None:
         cluster.events.use_clock(clock.seconds)  # and its Events stamped by it
-    scheduler = Scheduler(cluster, clock, leading=leadership.leading, staging=staged, pools=Pools(cluster, shard))
+    scheduler = Scheduler(cluster, clock, leading=leadership.leading, staging=staged, pools=Pools(cluster, shard),
+                          fleet=fleet)
     # Every Job a schedule owns is in the cache before the first reconcile (the schedules' watch
     # lists its schedules on its thread, and the loop reconciles them as they come).
     job_watches = watches(cluster.rest, cache, namespaces, shard.job_selector, scheduler.touch)

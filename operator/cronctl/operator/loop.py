@@ -75,11 +75,13 @@ PREPARE_CHUNK = 256  # schedules planned ahead per pass: watch events wait no lo
 
 class Scheduler:
     def __init__(self, cluster: Cluster, clock: Clock, concurrency: int = CONCURRENCY,
-                 leading: threading.Event | None = None, staging: bool = False, pools: Pools | None = None) -> None:
+                 leading: threading.Event | None = None, staging: bool = False, pools: Pools | None = None,
+                 fleet: bool = False) -> None:
         self.cluster = cluster
         self.pools = pools  # the CronPools' looks, made between batches (None: no pool is ever started)
         self.clock = clock
         self.staging = staging  # create scheduled firings' Jobs ahead of their minute
+        self.fleet = fleet  # fleet mode: no per-launch status field (``status.fleet_status``)
         self.leading = leading  # None: act at once; else only once this replica holds the Lease
         self.known: set[Key] = set()
         self._dirty: set[Key] = set()
@@ -266,7 +268,7 @@ class Scheduler:
     def _prepare_one(self, item: tuple[Key, float]) -> Prepared | None:
         key, second = item
         try:
-            return prepare(self.cluster, key, int(second), self.staging)
+            return prepare(self.cluster, key, int(second), self.staging, fleet=self.fleet)
         except Exception:  # planned again at the second, where an error is counted and logged
             return None
 
@@ -275,7 +277,7 @@ class Scheduler:
         starts at this second."""
         now = items[0][1]
         return start_all(self.cluster, [(key, self._prepared.pop(key, None)) for key, _ in items], now,
-                         self.staging)
+                         self.staging, fleet=self.fleet)
 
     def _finish_share(self, items: list[tuple[Key, Started | Exception | None, float]]) -> list[float | None]:
         """The second pass of a share: the rest of each plan; the second each asks to be looked
@@ -442,7 +444,7 @@ def pool_found(cluster: Cluster, schedule: Mapping[str, Any]) -> bool:
     return pool is None or cluster.pool(schedule["metadata"]["namespace"], pool) is not None
 
 
-def prepare(cluster: Cluster, key: Key, second: int, staging: bool = False) -> Prepared | None:
+def prepare(cluster: Cluster, key: Key, second: int, staging: bool = False, *, fleet: bool = False) -> Prepared | None:
     """The plan of a schedule at ``second``, made ahead of it. None: the schedule is gone, or
     runs it records are missing from the cache (``start`` asks the API about those)."""
     schedule = cluster.schedule(*key)
@@ -450,7 +452,7 @@ def prepare(cluster: Cluster, key: Key, second: int, staging: bool = False) -> P
         return None
     jobs = cluster.plan_jobs(schedule)
     found = pool_found(cluster, schedule)
-    result = plan(schedule, jobs, second // 60, second=second, staging=staging, pool_found=found)
+    result = plan(schedule, jobs, second // 60, second=second, staging=staging, pool_found=found, fleet=fleet)
     return None if result.lost else Prepared(second, schedule, jobs, result, found)
 
 
@@ -469,29 +471,29 @@ class Started:
 
 
 def reconcile(cluster: Cluster, key: Key, now: float, metrics: Metrics = METRICS,
-              staging: bool = False) -> float | None:
+              staging: bool = False, *, fleet: bool = False) -> float | None:
     """Read one schedule and its Jobs, plan, apply, count and log; the second to look again.
     ``now`` is seconds since 1970: the core decides by the minute, jitter by the second."""
-    started = start(cluster, key, now, staging, metrics)
+    started = start(cluster, key, now, staging, metrics, fleet=fleet)
     return None if started is None else finish(cluster, started)
 
 
 def start(cluster: Cluster, key: Key, now: float, staging: bool = False,
-          metrics: Metrics = METRICS, prepared: Prepared | None = None) -> Started | None:
+          metrics: Metrics = METRICS, prepared: Prepared | None = None, *, fleet: bool = False) -> Started | None:
     """Read one schedule and its Jobs, plan (or take ``prepared``, if it still holds), and
     carry out the plan's first writes: the releases, resumes and creates that start runs at
     this second. None: the schedule is gone."""
-    [started] = start_all(cluster, [(key, prepared)], now, staging, metrics)
+    [started] = start_all(cluster, [(key, prepared)], now, staging, metrics, fleet=fleet)
     if isinstance(started, Exception):
         raise started
     return started
 
 
 def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: float, staging: bool = False,
-              metrics: Metrics = METRICS) -> list[Started | Exception | None]:
+              metrics: Metrics = METRICS, *, fleet: bool = False) -> list[Started | Exception | None]:
     """``start`` of each schedule, their first writes carried out together (``Cluster.apply_all``):
     for each, what ``start`` returns, or the error that stopped it."""
-    planned = [_planned_or_error(cluster, key, now, staging, metrics, prepared) for key, prepared in items]
+    planned = [_planned_or_error(cluster, key, now, (staging, fleet), metrics, prepared) for key, prepared in items]
     releasing = [(index, each) for index, each in enumerate(planned) if isinstance(each, tuple) and each[1].effects]
     outcomes = cluster.apply_all([(each.schedule, urgent) for _, (each, urgent) in releasing]) if releasing else []
     released_at = metrics.now_seconds() if releasing else None
@@ -504,18 +506,20 @@ def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: f
     return started
 
 
-def _planned_or_error(cluster: Cluster, key: Key, now: float, staging: bool, metrics: Metrics,
+def _planned_or_error(cluster: Cluster, key: Key, now: float, modes: tuple[bool, bool], metrics: Metrics,
                       prepared: Prepared | None) -> tuple[Started, Plan] | Exception | None:
     try:
-        return _planned(cluster, key, now, staging, metrics, prepared)
+        return _planned(cluster, key, now, modes, metrics, prepared)
     except Exception as error:
         return error
 
 
-def _planned(cluster: Cluster, key: Key, now: float, staging: bool, metrics: Metrics,
+def _planned(cluster: Cluster, key: Key, now: float, modes: tuple[bool, bool], metrics: Metrics,
              prepared: Prepared | None) -> tuple[Started, Plan] | None:
-    """The schedule's plan at ``now``, split: (its reconcile between passes, its first writes)."""
+    """The schedule's plan at ``now``, split: (its reconcile between passes, its first writes).
+    ``modes``: (staging, fleet)."""
     namespace, name = key
+    staging, fleet = modes
     schedule = cluster.schedule(namespace, name)
     if schedule is None:
         metrics.forget(namespace, name)
@@ -523,10 +527,10 @@ def _planned(cluster: Cluster, key: Key, now: float, staging: bool, metrics: Met
     jobs = cluster.plan_jobs(schedule)
     found = pool_found(cluster, schedule)
     result = _taken(prepared, schedule, jobs, now, metrics, found) or plan(
-        schedule, jobs, int(now // 60), second=now, staging=staging, pool_found=found)
+        schedule, jobs, int(now // 60), second=now, staging=staging, pool_found=found, fleet=fleet)
     if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
         result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging,
-                      pool_found=found)
+                      pool_found=found, fleet=fleet)
     urgent, rest = result.split()
     return Started(key, schedule, result, rest, now, None, True, metrics), urgent
 

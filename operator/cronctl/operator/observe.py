@@ -199,7 +199,9 @@ def staged_of_job(job: Mapping[str, Any], owner_uid: str) -> StagedView | None:
 
 def _state_of(status: Mapping[str, Any]) -> JobState:
     """The job's counters and times as the status recorded them (its runs come after)."""
-    return JobState(last_schedule=parse_rfc3339(status.get("lastScheduleTime")),
+    # Fleet mode writes no lastScheduleTime: where its times count from is recordedScheduleTime.
+    last_schedule = status.get("lastScheduleTime") or status.get("recordedScheduleTime")
+    return JobState(last_schedule=parse_rfc3339(last_schedule),
                     launched=int(status.get("launched", 0)), skipped=int(status.get("skipped", 0)),
                     last_skipped=parse_rfc3339(status.get("lastSkippedTime")),
                     overflowed=int(status.get("overflowed", 0)), overflowing=status.get("overflowing") is True,

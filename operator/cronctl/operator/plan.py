@@ -41,17 +41,18 @@ from .reading import read_schedule
 from .resource import ANCHOR_ANNOTATION, TRIGGER_ANNOTATION, parse_rfc3339
 from .shard import shard_of
 from .staged import is_current, stage
-from .status import Missed, changed, refused_status, status_of
+from .status import Missed, changed, fleet_counted, refused_status, status_of, to_write
 
 
 def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: int,
-         second: float | None = None, staging: bool = False, pool_found: bool = True) -> Plan:
+         second: float | None = None, staging: bool = False, pool_found: bool = True, fleet: bool = False) -> Plan:
     """``now`` is the minute the core decides at; ``second`` (seconds since 1970, within
     that minute; its start by default) is when a jittered or staged Job may start.
     ``staging``: create scheduled firings' Jobs ahead of their minute (off: as they launch,
     and staged Jobs left by a staging operator are deleted; never for a pooled schedule, whose
     Jobs wait for a worker anyway). ``pool_found``: whether the CronPool its spec.pool names
-    exists (its runs are launched all the same, and wait in the pool's queue until it does)."""
+    exists (its runs are launched all the same, and wait in the pool's queue until it does).
+    ``fleet``: fleet mode's status (``status.fleet_status``: no per-launch field)."""
     second = now * 60 if second is None else second
     jobs = list(jobs)
     status = schedule.get("status") or {}
@@ -62,6 +63,8 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     except SpecError as error:
         return _refused(schedule, anchor, error, now, jobs)
     observed = observe(status, jobs, schedule["metadata"]["uid"])
+    state = observed.state
+    counted = fleet_counted(fleet, state.launched, state.scheduled_runs, state.last_schedule)
     pause = pauses.standing(schedule, spec)
     spec = pauses.paused(spec, pause.pause)
     context = Context(schedule, spec, timeline, read, observed, anchor, now, second,
@@ -87,8 +90,15 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     else:
         _say_suspension(context)
     _say_missing_pool(context)
-    return Plan(effects=ordered(context.out, changed(status, new_status), status), wake_at=result.wake_at,
+    written = to_write(status, new_status, fleet, _on_jobs(context.observed))
+    return Plan(effects=ordered(context.out, written, status, counted), wake_at=result.wake_at,
                 release_at=result.release_at, lost=list(observed.lost))
+
+
+def _on_jobs(observed: Observed) -> frozenset[str]:
+    """The runs their Jobs record (created, released or adopted): all but a jittered launch
+    from a staged Job, which only the status records until its second."""
+    return frozenset(name for name, run in observed.runs.items() if not run.staged)
 
 
 def _seen_of(context: Context, staging: bool, triggered: bool, asked: backfills.Asked) -> Seen:

@@ -10,6 +10,10 @@ with the core's count, until a firing is launched on time; Ended (for a
 schedule with a window or a run limit) says whether and why it fires no
 more. A status equal to the old one (fields set to None counting as absent)
 is not written.
+
+Fleet mode (``cronctl operator --fleet``, the chart's ``operator.fleetMode``) writes
+no per-launch field: ``fleet_status`` says what a reconcile writes there (``to_write``
+picks the mode's rule).
 """
 
 from __future__ import annotations
@@ -159,3 +163,60 @@ def changed(old: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any] | Non
     def meaningful(status: Mapping[str, Any]) -> dict[str, Any]:
         return {key: value for key, value in status.items() if value is not None}
     return None if meaningful(old) == meaningful(new) else new
+
+
+# Fleet mode: the fields a launch changes that are shown (kubectl get's LAST SCHEDULE and ACTIVE,
+# describe's next fires), never written, so never stale: ``kubectl cronctl`` reads them off the Jobs.
+FLEET_UNWRITTEN = ("lastScheduleTime", "nextFireTime", "nextScheduleTimes", "activeCount", "remainingRuns")
+# The bookkeeping a launch changes: written along with a write that has another reason, never a
+# reason of its own (the launch's Job records it: ``observe`` adopts a Job whose run the status
+# does not know, as after a crash).
+RECORDED_SCHEDULE = "recordedScheduleTime"
+FLEET_CARRIED = ("launched", "scheduledRuns", "active", RECORDED_SCHEDULE)
+
+
+def fleet_status(old: Mapping[str, Any], new: Mapping[str, Any], on_jobs: frozenset[str]) -> dict[str, Any] | None:
+    """The status fleet mode writes, or None: none when what changed is only launches recorded
+    on their Jobs. ``on_jobs``: the runs this plan's creates and releases record (a jittered launch
+    from a staged Job is recorded by the status alone until its second, so it is written).
+    The last schedule time is kept as ``recordedScheduleTime`` (where times are counted from, as
+    of this write; not a column), the shown per-launch fields are dropped."""
+    written = {**new, **dict.fromkeys(FLEET_UNWRITTEN)}  # None: removed by the merge patch, if there
+    last = new.get("lastScheduleTime") or old.get(RECORDED_SCHEDULE) or old.get("lastScheduleTime")
+    written[RECORDED_SCHEDULE] = last
+    if _launches_only(old, written, on_jobs):
+        return None
+    return changed(old, written)
+
+
+def _launches_only(old: Mapping[str, Any], new: Mapping[str, Any], on_jobs: frozenset[str]) -> bool:
+    """Whether ``new`` differs from ``old`` only by launches whose Jobs record them: the
+    carried counters, and active runs added (on a Job of this plan, or known already), none
+    changed or gone. A field fleet mode never writes that ``old`` still has (written in the
+    default mode) is a reason to write: the first write in fleet mode removes it."""
+    if any(old.get(key) is not None for key in FLEET_UNWRITTEN):
+        return False
+    def rest(status: Mapping[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in status.items() if key not in FLEET_CARRIED and value is not None}
+    if rest(old) != rest(new):
+        return False
+    before = {entry.get("name"): entry for entry in old.get("active") or []}
+    after = {entry.get("name"): entry for entry in new.get("active") or []}
+    if any(after.get(name) != entry for name, entry in before.items()):
+        return False  # a run ended, failed, retried or was replaced: written
+    return all(name in on_jobs for name in after if name not in before)
+
+
+def to_write(old: Mapping[str, Any], new: dict[str, Any], fleet: bool = False,
+             on_jobs: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+    """The status a reconcile writes, None for none: in the default mode the new one when it
+    differs (``changed``), in fleet mode ``fleet_status``'s."""
+    return fleet_status(old, new, on_jobs) if fleet else changed(old, new)
+
+
+def fleet_counted(fleet: bool, launched: int, scheduled_runs: int, last_schedule: int | None) -> dict[str, Any] | None:
+    """What a Replace's record carries in fleet mode (``effects.ordered``): the runs launched so
+    far as the status and the Jobs count them, before the Replace deletes one of those Jobs."""
+    if not fleet:
+        return None
+    return {"launched": launched, "scheduledRuns": scheduled_runs or None, RECORDED_SCHEDULE: _time(last_schedule)}

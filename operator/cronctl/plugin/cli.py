@@ -22,6 +22,7 @@ import yaml
 from ..about import SHELLS, completion_script, version_line
 from ..api import BACKFILL_ANNOTATION, RESUME_ANNOTATION, TRIGGER_ANNOTATION
 from .cluster import NamespaceClient, PluginError, Target, connect
+from .launches import in_fleet_mode, with_launches
 from .views import both_times, describe_lines, history_lines, next_lines, where
 
 PROG = "kubectl-cronctl"
@@ -161,8 +162,18 @@ def _trigger(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seen(cluster: NamespaceClient, name: str) -> dict[str, Any]:
+    """The schedule, its status completed from its Jobs where fleet mode leaves launches off it
+    (``launches``)."""
+    body = cluster.get(name)
+    if not in_fleet_mode(body):
+        return body
+    now_minute = int(dt.datetime.now(dt.timezone.utc).timestamp()) // 60
+    return with_launches(body, cluster.jobs(name), now_minute)
+
+
 def _next(args: argparse.Namespace) -> int:
-    body = _cluster(args).get(args.name)
+    body = _seen(_cluster(args), args.name)
     if args.output:
         return _dump((body.get("status") or {}).get("nextScheduleTimes") or [], args.output)
     print("\n".join(next_lines(body)))
@@ -170,7 +181,7 @@ def _next(args: argparse.Namespace) -> int:
 
 
 def _history(args: argparse.Namespace) -> int:
-    body = _cluster(args).get(args.name)
+    body = _seen(_cluster(args), args.name)
     if args.output:
         return _dump((body.get("status") or {}).get("history") or [], args.output)
     print("\n".join(history_lines(body)))
@@ -273,7 +284,7 @@ def _backfill_preview(body: dict[str, Any], start: int, end: int) -> int:
 
 def _describe(args: argparse.Namespace) -> int:
     cluster = _cluster(args)
-    body = cluster.get(args.name)
+    body = _seen(cluster, args.name)
     try:
         events: list[dict[str, Any]] | None = cluster.events(args.name)
         unlisted = None

@@ -96,6 +96,16 @@ class NamespaceClient:
         items = self.api.sanitize_for_serialization(listed).get("items") or []
         return sorted(items, key=event_time)[-EVENT_LIMIT:]
 
+    def jobs(self, name: str) -> list[dict[str, Any]]:
+        """The Jobs of schedule ``name`` (its label): in fleet mode they record its launches."""
+        from kubernetes import client
+
+        from ..api import SCHEDULE_LABEL
+
+        listed = self._call("list", "jobs.batch", None, lambda: client.BatchV1Api(self.api).list_namespaced_job(
+            self.namespace, label_selector=f"{SCHEDULE_LABEL}={name}", _request_timeout=(CONNECT_SECONDS, READ_SECONDS)))
+        return list(self.api.sanitize_for_serialization(listed).get("items") or [])
+
     def _call(self, verb: str, resource: str, name: str | None, request: Callable[[], T]) -> T:
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError

@@ -47,6 +47,7 @@ from hypothesis import strategies as st
 from cronctl.operator.effects import (LEFT_OVER, REPLACED, CreateJob, DeleteJob, Effect, PatchStatus, Plan, PostEvent,
                                       RecordReplaced, ReleaseJob)
 from cronctl.operator.resource import ATTEMPT_LABEL, RUN_LABEL, SCHEDULED_ANNOTATION
+from cronctl.operator.status import listed_active  # fleet mode's recordedActive too (tests/operator/test_fleet_mode.py)
 
 from .operator.world import World
 from .test_drivers_agree import TIMELINES, Counts, Timeline, cronschedule_spec, harness_counts, t
@@ -111,8 +112,8 @@ class Crashed:
                 self.launches.append((nominal, attempt))
                 started.append(metadata["name"])
             elif isinstance(effect, RecordReplaced):
-                active = {entry["name"] for entry in self.world.schedule["status"].get("active") or []}
-                self.replaces.update(active - {entry["name"] for entry in effect.status["active"]})
+                active = {entry["name"] for entry in listed_active(self.world.schedule["status"])}
+                self.replaces.update(active - {entry["name"] for entry in listed_active(effect.status)})
             elif isinstance(effect, DeleteJob) and effect.why in (REPLACED, LEFT_OVER):
                 (self.deleted_as_replaced if effect.why == REPLACED else self.deleted_left_over).add(effect.name)
             elif isinstance(effect, PostEvent):

@@ -14,7 +14,7 @@ import pytest
 
 from cronctl.operator.effects import PatchStatus
 from cronctl.operator.observe import observe
-from cronctl.operator.status import FLEET_UNWRITTEN, RECORDED_SCHEDULE, fleet_status, to_write
+from cronctl.operator.status import FLEET_UNWRITTEN, RECORDED_ACTIVE, RECORDED_SCHEDULE, fleet_status, to_write
 
 from ..test_drivers_agree import TIMELINES, Counts, Timeline
 from ..test_drivers_agree_under_crashes import (Crashed, assert_counts_as_the_harness,
@@ -22,12 +22,15 @@ from ..test_drivers_agree_under_crashes import (Crashed, assert_counts_as_the_ha
                                                 assert_no_run_launched_twice, crash_through, seeded_crash_points)
 from .world import TEMPLATE, World, every_ten_minutes
 
-RUN = {"name": "sync-10", "run": 1, "attempt": 1, "state": "running", "job": "sync-10"}
+RUN = {"name": "sync-10", "run": 1, "attempt": 1, "state": "running", "job": "sync-10",
+       "scheduledTime": "2026-01-01T00:10:00Z", "startedTime": "2026-01-01T00:10:00Z"}
 READY = [{"type": "Ready", "status": "True", "reason": "Scheduled"}]
-BASE = {"version": 3, "launched": 0, "conditions": READY, "skipped": 0, "active": [],
-        RECORDED_SCHEDULE: "2026-01-01T00:00:00Z"}
-LAUNCHED = {**BASE, "launched": 1, "active": [RUN], "lastScheduleTime": "2026-01-01T00:10:00Z",
-            "nextFireTime": "2026-01-01T00:20:00Z", "activeCount": 1, RECORDED_SCHEDULE: None}
+# A status as fleet mode wrote it (old), and as status_of makes it (new: every field).
+BASE = {"version": 3, "launched": 0, "conditions": READY, "skipped": 0, RECORDED_SCHEDULE: "2026-01-01T00:00:00Z"}
+NEW = {**BASE, "active": [], "nextFireTime": "2026-01-01T00:10:00Z", "activeCount": 0, RECORDED_SCHEDULE: None}
+LAUNCHED = {**NEW, "launched": 1, "active": [RUN], "lastScheduleTime": "2026-01-01T00:10:00Z",
+            "nextFireTime": "2026-01-01T00:20:00Z", "activeCount": 1}
+RUNNING = {**BASE, "launched": 1, RECORDED_ACTIVE: [RUN], RECORDED_SCHEDULE: "2026-01-01T00:10:00Z"}
 
 
 @pytest.mark.parametrize("old, new, on_jobs, writes", [
@@ -36,18 +39,20 @@ LAUNCHED = {**BASE, "launched": 1, "active": [RUN], "lastScheduleTime": "2026-01
     # a launch recorded by the status alone (a jittered release from staging waits for its second)
     (BASE, LAUNCHED, set(), True),
     # the run ends: written (history, the active run gone)
-    ({**BASE, "launched": 1, "active": [RUN]}, {**BASE, "launched": 1, "lastSuccessfulTime": "2026-01-01T00:12:00Z",
-                                                "history": [{"name": "sync-10"}]}, set(), True),
+    (RUNNING, {**LAUNCHED, "active": [], "activeCount": 0, "lastSuccessfulTime": "2026-01-01T00:12:00Z",
+               "history": [{"name": "sync-10"}]}, set(), True),
     # the run's attempt failed and waits for its retry: written (a person acts on failures)
-    ({**BASE, "active": [RUN]}, {**BASE, "active": [{**RUN, "state": "retryPending"}]}, set(), True),
+    (RUNNING, {**LAUNCHED, "active": [{**RUN, "state": "retryPending"}]}, {"sync-10"}, True),
+    # the run goes on: nothing written
+    (RUNNING, LAUNCHED, {"sync-10"}, False),
     # a condition changes (suspended): written
-    (BASE, {**BASE, "conditions": [{**READY[0], "reason": "Suspended"}], "suspendReason": "x"}, set(), True),
+    (BASE, {**NEW, "conditions": [{**READY[0], "reason": "Suspended"}], "suspendReason": "x"}, set(), True),
     # a time skipped: written
-    (BASE, {**BASE, "skipped": 1, "lastSkippedTime": "2026-01-01T00:10:00Z"}, set(), True),
+    (BASE, {**NEW, "skipped": 1, "lastSkippedTime": "2026-01-01T00:10:00Z"}, set(), True),
     # nothing changes but the next fire time: nothing written
-    (BASE, {**BASE, "nextFireTime": "2026-01-01T00:30:00Z", "nextScheduleTimes": [{"time": "x"}]}, set(), False),
+    (BASE, {**NEW, "nextFireTime": "2026-01-01T00:30:00Z", "nextScheduleTimes": [{"time": "x"}]}, set(), False),
     # a status the default mode wrote: its shown per-launch fields are removed once
-    ({**BASE, "lastScheduleTime": "2026-01-01T00:00:00Z", RECORDED_SCHEDULE: None}, BASE, set(), True),
+    ({**NEW, "lastScheduleTime": "2026-01-01T00:00:00Z"}, NEW, set(), True),
 ])
 def test_fleet_mode_writes_what_a_person_acts_on_and_no_launch_alone(old, new, on_jobs, writes) -> None:
     written = fleet_status(old, new, frozenset(on_jobs))
@@ -60,12 +65,14 @@ def test_a_fleet_write_keeps_where_times_count_from_off_the_columns() -> None:
     written = fleet_status(BASE, {**LAUNCHED, "skipped": 1}, frozenset({"sync-10"}))
     assert written is not None and written[RECORDED_SCHEDULE] == "2026-01-01T00:10:00Z"
     assert written["lastScheduleTime"] is None and written["activeCount"] is None  # removed, if there
+    assert written["active"] is None and written[RECORDED_ACTIVE] == [RUN]  # no ATTEMPT column reads it
     state = observe(written, [], "uid-1").state
     assert state.last_schedule is not None  # a restart counts missed times from it, not from creation
+    assert state.active == ["sync-10"]  # and knows the run under way (its Job gone: lost, not forgotten)
 
 
 def test_the_default_mode_writes_every_change() -> None:
-    assert to_write(BASE, LAUNCHED) == LAUNCHED
+    assert to_write(NEW, LAUNCHED) == LAUNCHED
     assert to_write(BASE, LAUNCHED, fleet=True, on_jobs=frozenset({"sync-10"})) is None
 
 
@@ -200,8 +207,8 @@ def test_the_loop_launches_in_fleet_mode_without_a_status_write_when_told() -> N
 
 
 def test_the_crd_keeps_what_fleet_mode_writes() -> None:
-    """The API server prunes a status field its CRD does not declare: recordedScheduleTime is
-    declared, in the operator's CRD and the chart's alike."""
+    """The API server prunes a status field its CRD does not declare: recordedScheduleTime and
+    recordedActive are declared, in the operator's CRD and the chart's alike."""
     from pathlib import Path
 
     import yaml
@@ -210,4 +217,5 @@ def test_the_crd_keeps_what_fleet_mode_writes() -> None:
     for path in ("operator/cronctl/cronschedule-crd.yaml", "charts/cronctl/files/cronschedule-crd.yaml"):
         crd = yaml.safe_load((root / path).read_text())
         status = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
-        assert RECORDED_SCHEDULE in status, path
+        assert RECORDED_SCHEDULE in status and RECORDED_ACTIVE in status, path
+        assert status[RECORDED_ACTIVE]["items"] == status["active"]["items"], path

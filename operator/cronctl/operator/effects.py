@@ -56,6 +56,7 @@ class RecordReplaced(PatchStatus):
     deleted (``ordered``), it changes ``active`` only."""
 
 
+RECORDED_ACTIVE = "recordedActive"  # fleet mode's active runs, under a name no column shows (``status``)
 REPLACED, DROPPED, LEFT_OVER, UNSTAGED = "replaced", "dropped", "left-over", "unstaged"
 NEVER_STARTED = "never-started"  # the waiting Job of a run that ended before its pool gave it a worker
 
@@ -235,7 +236,8 @@ def _record_replaced(old: dict[str, Any], jobs: set[str], counted: dict[str, Any
     """The write that ends, in the status, the active runs whose Jobs a Replace deletes; none
     when the status names none of them (a Job an older operator made names them replaced) and
     counts them already (``counted``: fleet mode's launches since its last write)."""
-    active = old.get("active") or []
+    key = RECORDED_ACTIVE if RECORDED_ACTIVE in old else "active"  # fleet mode's name, or the default's
+    active = old.get(key) or []
     kept = [entry for entry in active if not (isinstance(entry, dict) and entry.get("name") in jobs)]
-    uncounted = bool(jobs) and any(old.get(key) != value for key, value in counted.items())
-    return [RecordReplaced({**old, **counted, "active": kept})] if len(kept) < len(active) or uncounted else []
+    uncounted = bool(jobs) and any(old.get(name) != value for name, value in counted.items())
+    return [RecordReplaced({**old, **counted, key: kept})] if len(kept) < len(active) or uncounted else []

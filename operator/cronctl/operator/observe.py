@@ -258,7 +258,7 @@ def _finished_runs(status: Mapping[str, Any], state: JobState) -> dict[str, RunV
 def _listed_runs(status: Mapping[str, Any], observed: Observed) -> dict[str, RunView]:
     """The active runs the status lists, by name; what it reported of each is noted in ``observed``."""
     listed = {}
-    for entry in status.get("active") or []:
+    for entry in status.get("active") or status.get("recordedActive") or []:  # fleet mode's name (``status``)
         run = _active_run(entry)
         if run is not None:
             listed[run.name] = run

@@ -41,7 +41,7 @@ from .reading import read_schedule
 from .resource import ANCHOR_ANNOTATION, TRIGGER_ANNOTATION, parse_rfc3339
 from .shard import shard_of
 from .staged import is_current, stage
-from .status import Missed, changed, fleet_counted, refused_status, status_of, to_write
+from .status import Missed, changed, fleet_counted, listed_active, refused_status, status_of, to_write
 
 
 def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: int,
@@ -332,7 +332,7 @@ def _refused(schedule: Mapping[str, Any], anchor: int, error: SpecError, now: in
     already_said = any(c.get("type") == "Ready" and c.get("message") == error.message
                        for c in status.get("conditions") or [])
     out = Effects(labels=_relabels(schedule, jobs))
-    uid, runs = schedule["metadata"]["uid"], {entry.get("name") for entry in status.get("active") or []}
+    uid, runs = schedule["metadata"]["uid"], {entry.get("name") for entry in listed_active(status)}
     out.unstaged.extend(DeleteJob(view.name, UNSTAGED) for job in jobs
                         if (view := staged_of_job(job, uid)) is not None and view.name not in runs)
     if not already_said:

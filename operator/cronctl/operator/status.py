@@ -25,6 +25,7 @@ from ..core.window import END_TIME_REACHED, MAX_RUNS_REACHED, remaining_runs
 from ..manifest import SpecError
 from . import refusals
 from .context import Context
+from .effects import RECORDED_ACTIVE
 from .manifests import condition
 from .messages import POOL_NOT_FOUND, pool_not_found_message
 from .resource import STATUS_VERSION, rfc3339
@@ -165,25 +166,27 @@ def changed(old: Mapping[str, Any], new: dict[str, Any]) -> dict[str, Any] | Non
     return None if meaningful(old) == meaningful(new) else new
 
 
-# Fleet mode: the fields a launch changes that are shown (kubectl get's LAST SCHEDULE and ACTIVE,
-# describe's next fires), never written, so never stale: ``kubectl cronctl`` reads them off the Jobs.
-FLEET_UNWRITTEN = ("lastScheduleTime", "nextFireTime", "nextScheduleTimes", "activeCount", "remainingRuns")
+# Fleet mode: the fields a launch changes that are shown (kubectl get's LAST SCHEDULE, NEXT FIRE,
+# ACTIVE and ATTEMPT, describe's next fires), never written, so never stale: ``kubectl cronctl``
+# reads them off the Jobs. What the operator needs of two of them is kept under names no column
+# shows (as of the status's last write): where missed times count from, and the runs under way.
+FLEET_UNWRITTEN = ("lastScheduleTime", "nextFireTime", "nextScheduleTimes", "activeCount", "remainingRuns", "active")
+RECORDED_SCHEDULE = "recordedScheduleTime"
 # The bookkeeping a launch changes: written along with a write that has another reason, never a
 # reason of its own (the launch's Job records it: ``observe`` adopts a Job whose run the status
 # does not know, as after a crash).
-RECORDED_SCHEDULE = "recordedScheduleTime"
-FLEET_CARRIED = ("launched", "scheduledRuns", "active", RECORDED_SCHEDULE)
+FLEET_CARRIED = ("launched", "scheduledRuns", RECORDED_ACTIVE, RECORDED_SCHEDULE)
 
 
 def fleet_status(old: Mapping[str, Any], new: Mapping[str, Any], on_jobs: frozenset[str]) -> dict[str, Any] | None:
     """The status fleet mode writes, or None: none when what changed is only launches recorded
-    on their Jobs. ``on_jobs``: the runs this plan's creates and releases record (a jittered launch
-    from a staged Job is recorded by the status alone until its second, so it is written).
-    The last schedule time is kept as ``recordedScheduleTime`` (where times are counted from, as
-    of this write; not a column), the shown per-launch fields are dropped."""
+    on their Jobs. ``on_jobs``: the runs their Jobs record (a jittered launch from a staged Job is
+    recorded by the status alone until its second, so it is written). The last schedule time and
+    the active runs are kept as ``recordedScheduleTime`` and ``recordedActive``, the shown
+    per-launch fields are dropped."""
     written = {**new, **dict.fromkeys(FLEET_UNWRITTEN)}  # None: removed by the merge patch, if there
-    last = new.get("lastScheduleTime") or old.get(RECORDED_SCHEDULE) or old.get("lastScheduleTime")
-    written[RECORDED_SCHEDULE] = last
+    written[RECORDED_SCHEDULE] = new.get("lastScheduleTime") or old.get(RECORDED_SCHEDULE)
+    written[RECORDED_ACTIVE] = new.get("active") or None
     if _launches_only(old, written, on_jobs):
         return None
     return changed(old, written)
@@ -191,20 +194,25 @@ def fleet_status(old: Mapping[str, Any], new: Mapping[str, Any], on_jobs: frozen
 
 def _launches_only(old: Mapping[str, Any], new: Mapping[str, Any], on_jobs: frozenset[str]) -> bool:
     """Whether ``new`` differs from ``old`` only by launches whose Jobs record them: the
-    carried counters, and active runs added (on a Job of this plan, or known already), none
-    changed or gone. A field fleet mode never writes that ``old`` still has (written in the
-    default mode) is a reason to write: the first write in fleet mode removes it."""
-    if any(old.get(key) is not None for key in FLEET_UNWRITTEN):
+    carried counters, and active runs added (on their Jobs), none changed or gone. A field fleet
+    mode never writes that ``old`` still has (written in the default mode) is a reason to write:
+    the first write in fleet mode removes it."""
+    if any(old.get(key) not in (None, []) for key in FLEET_UNWRITTEN):
         return False
     def rest(status: Mapping[str, Any]) -> dict[str, Any]:
         return {key: value for key, value in status.items() if key not in FLEET_CARRIED and value is not None}
     if rest(old) != rest(new):
         return False
-    before = {entry.get("name"): entry for entry in old.get("active") or []}
-    after = {entry.get("name"): entry for entry in new.get("active") or []}
+    before = {entry.get("name"): entry for entry in old.get(RECORDED_ACTIVE) or []}
+    after = {entry.get("name"): entry for entry in new.get(RECORDED_ACTIVE) or []}
     if any(after.get(name) != entry for name, entry in before.items()):
         return False  # a run ended, failed, retried or was replaced: written
     return all(name in on_jobs for name in after if name not in before)
+
+
+def listed_active(status: Mapping[str, Any]) -> list[Any]:
+    """The active runs a status lists: ``active``, or fleet mode's ``recordedActive``."""
+    return list(status.get("active") or status.get(RECORDED_ACTIVE) or [])
 
 
 def to_write(old: Mapping[str, Any], new: dict[str, Any], fleet: bool = False,

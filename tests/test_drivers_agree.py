@@ -711,7 +711,7 @@ def test_the_same_manifest_runs_the_same_command_line_on_the_operator_and_the_ru
 
 PACKAGE = Path(__file__).resolve().parent.parent / "operator" / "cronctl"
 COMPOSER = "cronctl.core.reconcile"
-THE_STEPS = {"cronctl.core.tick.decide", "cronctl.core.tick.held", "cronctl.core.tick.manual_launch",
+THE_STEPS = {"cronctl.core.tick.decide", "cronctl.core.tick.while_held", "cronctl.core.tick.manual_launch",
              "cronctl.core.transitions.apply_tick", "cronctl.core.transitions.hold",
              "cronctl.core.endings.end_runs", "cronctl.core.backfill.next_launch"}
 

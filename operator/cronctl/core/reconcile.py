@@ -66,7 +66,7 @@ from .schedule import Timeline
 from .spec import JobSpec
 from .staging import DELETE, RELEASE, Fate, next_staging, staged_fate, to_stage
 from .state import RETRY_PENDING, Backfill, JobState
-from .tick import Decision, JobTick, Launch, Missed, Overflow, Replace, decide, held, manual_launch, start_time
+from .tick import Decision, JobTick, Launch, Missed, Overflow, Replace, decide, manual_launch, start_time, while_held
 from .transitions import Applied, apply, apply_tick, hold
 from .upcoming import Upcoming, upcoming
 
@@ -186,7 +186,7 @@ def turn(spec: JobSpec, state: JobState, timeline: Timeline, now: int, asked: As
     """The order of a turn of one job, after its runs' ends, written once for every driver:
 
     1. a held job holds (``transitions.hold``): no time until now is missed, and
-       only its runs' retries go on (``tick.held``);
+       only its runs' retries go on (``tick.while_held``);
     2. otherwise the tick's decisions (``tick.decide``, or the replay of the last
        ones when they repeat), after an adopted overflow, applied;
     3. ``between``: the driver's look at the tick's decisions (the operator's staging);
@@ -199,7 +199,7 @@ def turn(spec: JobSpec, state: JobState, timeline: Timeline, now: int, asked: As
     changed = False
     if asked.held:
         changed = hold(state, now)
-        retries = held(spec, state, now)
+        retries = while_held(spec, state, now)
         tick: JobTick | None = retries
         applied = [apply(state, decision) for decision in retries.decisions]
     elif hint is not None and hint.replay is not None:

@@ -332,7 +332,7 @@ def _wait_for_last(spec: JobSpec, state: JobState, times: list[int], now: int) -
     return tuple(decisions)
 
 
-def held(spec: JobSpec, state: JobState, now: int) -> JobTick:
+def while_held(spec: JobSpec, state: JobState, now: int) -> JobTick:
     """The tick of a held job (suspended, paused, switched off): no schedule time fires, but
     the retries of its runs go on, as a suspended CronJob's Jobs finish their backoff: a retry
     is the same run, not a new firing."""

@@ -75,3 +75,18 @@ def test_a_suspension_lifted_in_the_minute_of_a_due_time_fires_it() -> None:
     assert c.step(NOON - 1, holding={"job"}) == []
     c.wake(NOON - 1, "job")
     assert [a.decision for a in c.step(NOON)] == [Launch("job", "job-1", 1, NOON)]
+
+
+def test_the_failure_that_pauses_a_job_is_said_by_the_ends_of_its_turn() -> None:
+    """pauseOnFailures is judged where the runs end (core.reconcile.ends), for the operator and the
+    Controller alike: the second failure in a row pauses, the driver holds the job from that turn."""
+    spec = JobSpec("job", "*/10 * * * *", Policy.ALLOW, Options(pause_on_failures=2), CREATED, 0)
+    c = Controller()
+    c.add_job(spec)
+    c.step(CREATED + 10)
+    c.finish(CREATED + 12, "job-1", "failed")
+    assert c.paused == []
+    c.step(CREATED + 20)
+    c.finish(CREATED + 22, "job-2", "failed")
+    assert c.paused == ["job"]
+    assert c.step(CREATED + 30, holding=set(c.paused)) == [] and c.paused == []

@@ -82,6 +82,8 @@ class Controller:
         # the history limits drop the run at once (failedJobsHistoryLimit 0).
         self.expired: list[str] = []
         self.held: list[str] = []  # the jobs whose hold changed their state at the last step
+        # The jobs a run's failure paused (pauseOnFailures) since the last step: a driver holds them.
+        self.paused: list[str] = []
         self._rebuild_indexes()
 
     # -- the clock ----------------------------------------------------------
@@ -150,6 +152,7 @@ class Controller:
 
     def tick(self, now: int) -> list[Decision]:
         self.advance(now)
+        self.paused = []
         replays = self._replayed(now)
         if replays is not None:
             return list(replays.decisions)
@@ -163,7 +166,7 @@ class Controller:
         wait, their runs' retries and manual runs go on; ``held`` names those whose hold changed
         their state."""
         self.advance(now)
-        self.held = []
+        self.held, self.paused = [], []
         if not holding and not triggers:
             replays = self._replayed(now)
             if replays is not None:
@@ -397,7 +400,10 @@ class Controller:
         left puts the run back in line (retry_pending). The controller's records follow."""
         job = self.state.jobs[run.job]
         self._decide_again(job)  # its decisions may have rested on this run being active
-        [end] = ends(job.spec, job.state, [RunSeen(run.id, run.number, run.attempt, run.launched_at, reported)], at)
+        [end], paused = ends(job.spec, job.state, [RunSeen(run.id, run.number, run.attempt, run.launched_at,
+                                                           reported)], at)
+        if paused:
+            self.paused.append(job.spec.name)
         if end.retry is not None:
             run.state = RETRY_PENDING
             wake = self._wake.get(job.spec.name)

@@ -173,12 +173,20 @@ class Turn(NamedTuple):
     held: bool  # the hold changed the job's state (its window of missed times starts later)
 
 
-def ends(spec: JobSpec, state: JobState, runs: list[RunSeen], now: int) -> list[RunEnd]:
+class Ends(NamedTuple):
+    ends: list[RunEnd]  # the runs that ended (or wait for their next attempt), oldest end first
+    paused: bool  # a failure among them paused the job (``pauseOnFailures``): it is held from this turn on
+
+
+def ends(spec: JobSpec, state: JobState, runs: list[RunSeen], now: int) -> Ends:
     """The first step of a turn: the job's active runs that ended by ``now`` (``endings.end_runs``,
-    the timeout's one rule), each applied to its state, oldest end first. ``reconcile`` calls it
-    at its start with the runs the operator sees; ``Controller`` as each run finishes or expires
-    (its clock's rule: timeouts apply before anything else an operation does)."""
-    return end_runs(state, runs, spec.options, now)
+    the timeout's one rule), each applied to its state, oldest end first, and whether their
+    failures paused the job (``failures.pauses``). ``reconcile`` calls it at its start with the
+    runs the operator sees; ``Controller`` as each run finishes or expires (its clock's rule:
+    timeouts apply before anything else an operation does)."""
+    streak = state.consecutive_failures
+    ended = end_runs(state, runs, spec.options, now)
+    return Ends(ended, pauses(spec.options.pause_on_failures, streak, state.consecutive_failures))
 
 
 def turn(spec: JobSpec, state: JobState, timeline: Timeline, now: int, asked: Asked = NOTHING_ASKED,
@@ -223,10 +231,9 @@ def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, no
               key: RunKey) -> Reconciled:
     """The whole of one reconcile of the job at ``now`` (``second`` within it), ``key`` naming
     the run a launch makes. ``state`` is changed to the state it leaves."""
-    streak = state.consecutive_failures
-    result = Reconciled(state, ends=ends(spec, state, list(seen.runs), now))
-    result.paused = not seen.suspended and pauses(spec.options.pause_on_failures, streak,
-                                                  state.consecutive_failures)
+    ended = ends(spec, state, list(seen.runs), now)
+    result = Reconciled(state, ends=ended.ends)
+    result.paused = not seen.suspended and ended.paused
     if result.paused:
         seen = replace(seen, suspended=True)  # from the failure that pauses it on, nothing scheduled fires
     known = set(seen.known)

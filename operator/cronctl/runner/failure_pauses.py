@@ -7,31 +7,29 @@ shell (``WritePause``), so that ``cronctl resume NAME`` ends it as any pause
 and the manifest is never touched. The schedule is held from the step the
 failure is recorded in, so that step's tick fires nothing for it.
 
-The streak each schedule had at the last step is remembered in memory only:
-after a restart the book's streak is the baseline, and a failure whose end is
-reported again (its end was not saved before the crash) crosses the line
-again and writes the same record again.
+The core says which schedule a run's failure paused (``core.reconcile.ends``,
+through ``Controller.paused``: its failures in a row crossed the line), as it
+says it to the operator: a failure whose end is reported again after a crash
+(its end was not saved) crosses the line again and writes the same record
+again.
 """
 
 from __future__ import annotations
 
-from ..core.failures import pause_message, pauses
+from ..core.failures import pause_message
 from .effects import Out, WritePause
 from .memory import RunnerState
 from .values import Pause, nominal_iso
 
 
 def pause_on_failures(memory: RunnerState, now: int, out: Out) -> bool:
-    """Pause the schedules whose runs just failed ``pauseOnFailures`` times in a row. Whether any."""
+    """Pause the schedules the core says a failure paused at this turn's ends. Whether any."""
     paused = False
-    for name, job in memory.controller.state.jobs.items():
-        limit = job.spec.options.pause_on_failures
-        if limit is None:
+    for name in dict.fromkeys(memory.controller.paused):
+        job = memory.controller.state.jobs.get(name)
+        if job is None or job.spec.options.pause_on_failures is None or name in memory.pauses:
             continue
-        streak = job.state.consecutive_failures
-        before, memory.streaks[name] = memory.streaks.get(name, streak), streak
-        if not pauses(limit, before, streak) or name in memory.pauses:
-            continue
+        limit, streak = job.spec.options.pause_on_failures, job.state.consecutive_failures
         reason, since = pause_message(limit, streak), nominal_iso(now)
         memory.pauses[name] = Pause(reason, since)
         out.add(WritePause(name, reason, since))

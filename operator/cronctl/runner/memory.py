@@ -51,7 +51,6 @@ class RunnerState:
     # The book's manifests.suspended: schedule -> {"since": minute or None (not known), "reason": ...}.
     suspended: dict[str, dict[str, Any]] = field(default_factory=dict)
     pauses: dict[str, Pause] = field(default_factory=dict)  # cronctl suspend's records, by schedule
-    streaks: dict[str, int] = field(default_factory=dict)  # failed runs in a row at the last step (failure_pauses)
     suspensions: dict[str, Suspension] = field(default_factory=dict)  # the schedules suspended at the last step
     suspensions_read: bool = False  # the first step says nothing of schedules suspended already
     judged: bool = False  # the manifests were judged once: the first verdict names every invalid one

@@ -713,7 +713,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "operator" / "cronctl"
 COMPOSER = "cronctl.core.reconcile"
 THE_STEPS = {"cronctl.core.tick.decide", "cronctl.core.tick.while_held", "cronctl.core.tick.manual_launch",
              "cronctl.core.transitions.apply_tick", "cronctl.core.transitions.hold",
-             "cronctl.core.endings.end_runs", "cronctl.core.backfill.next_launch"}
+             "cronctl.core.endings.end_runs", "cronctl.core.backfill.next_launch", "cronctl.core.failures.pauses"}
 
 
 def _module_name(path: Path) -> str:

@@ -241,6 +241,51 @@ def test_the_wrapper_on_a_full_file_system_exits_disk_full(tmp_path):
         subprocess.run(["umount", str(mount)], check=False)
 
 
+def test_wrappers_are_forked_by_one_server_and_their_runs_end_as_any(tmp_path):
+    """Issue 45: a Python process start per run (30 ms and more) was the cost of each start; the
+    executor asks one forking server (wrapper.py --serve) for each wrapper instead."""
+    from cronctl.runner.executor import Forked
+
+    executor = Executor(tmp_path, now=FakeClock())
+    handles = [executor.start(sh(f"echo {n}", nominal=NOMINAL + n)) for n in range(3)]
+    assert all(isinstance(executor._watched[h.key].popen, Forked) for h in handles)
+    servers = {executor._watched[h.key].popen.server for h in handles}
+    assert len(servers) == 1
+    ended = wait_ended(executor, count=3)
+    assert sorted((e.key.nominal, e.outcome) for e in ended) == [(NOMINAL + n, "succeeded") for n in range(3)]
+    assert [_text(h.run_dir / "stdout.log") for h in handles] == ["0\n", "1\n", "2\n"]
+    assert executor.exit_fds() == []  # none runs: nothing to wait on
+
+
+def test_a_run_outlives_the_wrapper_server_and_a_new_one_serves_the_next(tmp_path):
+    from cronctl.runner.executor import Forked
+
+    executor = Executor(tmp_path, now=FakeClock())
+    first = executor.start(sh("sleep 0.5; echo first"))
+    server = executor._watched[first.key].popen.server
+    assert server.fileno() in executor.exit_fds()
+    server.process.kill()
+    server.process.wait(timeout=10)
+    [ended] = wait_ended(executor)
+    assert ended.outcome == "succeeded" and _text(first.run_dir / "stdout.log") == "first\n"
+    second = executor.start(sh("echo second", nominal=NOMINAL + 1))
+    popen = executor._watched[second.key].popen
+    assert isinstance(popen, Forked) and popen.server is not server
+    [ended] = wait_ended(executor)
+    assert ended.outcome == "succeeded"
+
+
+def test_without_the_server_each_wrapper_is_a_process_of_its_own(tmp_path, monkeypatch):
+    import subprocess
+
+    monkeypatch.setenv("CRONCTL_WRAPPER_SERVER", "0")
+    executor = Executor(tmp_path, now=FakeClock())
+    handle = executor.start(sh("echo alone"))
+    assert isinstance(executor._watched[handle.key].popen, subprocess.Popen)
+    [ended] = wait_ended(executor)
+    assert ended.outcome == "succeeded"
+
+
 def test_what_the_command_left_behind_in_its_group_ends_with_it(tmp_path):
     pids = tmp_path / "pids"
     executor = Executor(tmp_path)

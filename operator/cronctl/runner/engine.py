@@ -75,6 +75,7 @@ __all__ = ["LOG_FORMATS", "Runner", "job_spec", "run_forever", "trigger_id"]
 
 WAKE_SECONDS = 0.01  # how often a resting runner looks whether a run of its own ended, with no pidfds
 IDLE_TURN_SECONDS = 60.0  # a quiet runner turns at least this often all the same
+SAVE_EVERY_SECONDS = 0.25  # how often a busy runner's loop saves its book, at most
 LOG_FORMATS = ("text", "json")
 
 
@@ -120,6 +121,14 @@ class Runner:
         self._watch: FolderWatch | None = None  # the kernel's word on the folders (watch_folders)
         self._watched_target = ""
         self._turned = (0, 0.0)  # the minute and the monotonic second of the last turn
+        self._dirty = True  # the folders may have changed since the last scan of the manifests
+        # A busy loop saves the book at most this often (run_forever: SAVE_EVERY_SECONDS): a crash before a
+        # save decides the same launches again, which start no second process, and ends are acknowledged
+        # only once saved. 0: after every step that changed it.
+        self.save_every = 0.0
+        self._owed_save = False
+        self._saved_at = 0.0
+        self._scanned = time.monotonic()  # when the manifests were last scanned for want of a watch's word
         self.metrics: RunnerMetrics | None = None  # --metrics-port: fed with what the runner says and starts
         self._draining = False  # --wait-runs: stopping, no run starts
 
@@ -210,7 +219,10 @@ class Runner:
         if not self.may_fire:
             return
         self._follow_name()
-        reading = self.intake.read(self.memory, self.homes, self._late)
+        self._look_at_folders()
+        rescan = self._dirty or self._watch is None or not self._watch.available
+        self._dirty = False  # a change from here on is read at the next turn
+        reading = self.intake.read(self.memory, self.homes, self._late, rescan=rescan)
         self._late = []
         for what, fault in reading.faults.items():
             if fault is None:
@@ -225,7 +237,16 @@ class Runner:
             for run_dir, (run, schedule) in self._running().items():
                 self.echo.follow(run, schedule, run_dir)
         if stepped.changed or self._unsaved:
+            self._owed_save = True
+        if self._owed_save and time.monotonic() - self._saved_at >= self.save_every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Save the book owed (``save_every``): at once, as at the loop's end."""
+        if self._owed_save:
+            self._owed_save = False
             self._save_and_settle()
+            self._saved_at = time.monotonic()
 
     def _running(self) -> dict[Path, tuple[str, str]]:
         """The folders of the runs running now: (run, schedule) of each."""
@@ -268,7 +289,9 @@ class Runner:
         once its folders change. Asleep in ``select`` on the wrappers' pidfds and the folder watch;
         where the system has no pidfds (or a test injects ``sleep``), it looks every
         ``WAKE_SECONDS``."""
-        deadline = time.monotonic() + seconds
+        now = self.seconds()
+        to_minute = (now // 60 + 1) * 60 - now  # the next minute's first second: its runs start then
+        deadline = time.monotonic() + min(seconds, max(to_minute, 0.001))
         exits = self.homes.exit_fds() if sleep is time.sleep else None
         if exits is None:
             while time.monotonic() < deadline:
@@ -320,6 +343,14 @@ class Runner:
         self._say(Say("plan", ", ".join(parts), facts={"schedules": count, "next": soonest[1] if soonest else None,
                                                       "at": nominal_iso(soonest[0]) if soonest else None}))
 
+    def _look_at_folders(self) -> None:
+        """Read what the kernel said of the folders (so that it wakes no rest again): a change makes
+        the next turn scan the manifests; every ``IDLE_TURN_SECONDS`` they are scanned all the same."""
+        if self._watch is not None and self._watch.changed():
+            self._dirty = True
+        if time.monotonic() - self._scanned >= IDLE_TURN_SECONDS:
+            self._dirty, self._scanned = True, time.monotonic()
+
     def stop_watching(self) -> None:
         if self._watch is not None:
             self._watch.close()
@@ -332,9 +363,10 @@ class Runner:
         the name where it pointed, and a full turn less than ``IDLE_TURN_SECONDS`` ago."""
         if self._watch is None or not self._watch.available:
             return False
-        if self.memory.firings or self._faults or self._unsaved or self._late or self._unreadable:
+        self._look_at_folders()
+        if self.memory.firings or self._faults or self._unsaved or self._late or self._unreadable or self._owed_save:
             return False
-        if self._watch.changed() or time.monotonic() - self._turned[1] >= IDLE_TURN_SECONDS:
+        if self._dirty or time.monotonic() - self._turned[1] >= IDLE_TURN_SECONDS:
             return False
         if os.path.realpath(self.folder) != self._watched_target:
             self.watch_folders()
@@ -592,6 +624,7 @@ def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: f
         except SystemExit as refused:  # the views' way to say the book cannot be shown
             runner.say(str(refused))
 
+    runner.save_every = SAVE_EVERY_SECONDS
     try:
         if not runner.open():
             # Blocked on the lock (no polling): the holder's end, kill -9 included, hands it over at once.
@@ -610,4 +643,5 @@ def run_forever(runner: Runner, poll_seconds: float = 1.0, retry_lock_seconds: f
             runner.wait_for_runs(wait_runs, poll_seconds)
         runner.say_stopped()
     finally:
+        runner.flush()
         runner.stop_watching()

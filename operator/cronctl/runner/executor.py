@@ -96,6 +96,7 @@ import errno
 import fcntl
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -130,7 +131,7 @@ class _Watch:
     key: RunKey
     run_dir: Path
     request: dict[str, Any]
-    popen: subprocess.Popen[bytes] | None = None
+    popen: subprocess.Popen[bytes] | Forked | None = None
     wrapper_failed: int | None = None
     resumes: int = 0
     term_sent: bool = False
@@ -168,7 +169,7 @@ class Executor:
         self._checkpoint = checkpoint or (lambda name: None)
         self._watched: dict[RunKey, _Watch] = {}
         self._reported: set[RunKey] = set()
-        self._exiting: list[subprocess.Popen[bytes]] = []  # wrappers that wrote exit.json, to reap
+        self._exiting: list[subprocess.Popen[bytes] | Forked] = []  # wrappers that wrote exit.json, to reap
         self._pidfds: dict[int, int] = {}  # id of a running wrapper's Popen -> its pidfd (exit_fds)
 
     def run_dir(self, key: RunKey) -> Path:
@@ -219,7 +220,13 @@ class Executor:
         self._checkpoint("after_spawn")
         return RunHandle(key, run_dir, body, started=True)
 
-    def _spawn(self, run_dir: Path) -> subprocess.Popen[bytes]:
+    def _spawn(self, run_dir: Path) -> subprocess.Popen[bytes] | Forked:
+        zygote = _zygote(self._python)
+        if zygote is not None:
+            try:
+                return zygote.fork(run_dir)
+            except OSError:  # the server is gone: a process of its own, as without it
+                pass
         with open(run_dir / "wrapper.log", "ab") as log:
             return subprocess.Popen([self._python, "-s", "-E", str(WRAPPER), str(run_dir)],
                                     cwd=run_dir, stdin=subprocess.DEVNULL, stdout=log,
@@ -264,22 +271,25 @@ class Executor:
         return key in self._watched
 
     def exit_fds(self) -> list[int] | None:
-        """A descriptor for each wrapper this executor started that runs yet (Linux's pidfd): each
-        turns readable when its wrapper exits, so that a resting runner sleeps until then. None
-        where pidfds are missing (the runner then looks every ``WAKE_SECONDS``)."""
-        if not hasattr(os, "pidfd_open"):
-            return None
+        """A descriptor for each wrapper this executor started that runs yet (Linux's pidfd; for
+        the ones the forking server started, its answers): each turns readable when a wrapper exits,
+        so that a resting runner sleeps until then. None where pidfds are missing (the runner then
+        looks every ``WAKE_SECONDS``)."""
         running = {id(w.popen): w.popen for w in self._watched.values()
                    if w.popen is not None and w.popen.returncode is None}
         for key in [k for k in self._pidfds if k not in running]:
             os.close(self._pidfds.pop(key))
-        for key, popen in running.items():
+        servers = {popen.server.fileno() for popen in running.values() if isinstance(popen, Forked)}
+        started = {key: popen for key, popen in running.items() if not isinstance(popen, Forked)}
+        if started and not hasattr(os, "pidfd_open"):
+            return None
+        for key, popen in started.items():
             if key not in self._pidfds:
                 try:
                     self._pidfds[key] = os.pidfd_open(popen.pid)
                 except OSError:  # an old kernel
                     return None
-        return list(self._pidfds.values())
+        return list(self._pidfds.values()) + sorted(servers)
 
     def newly_exited(self) -> bool:
         """Whether the wrapper of a run this executor started has exited since the last look (its
@@ -565,3 +575,118 @@ def _lock_held(path: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+class Forked:
+    """A wrapper the forking server (``wrapper.py --serve``) started: a ``Popen``'s ``pid``, ``poll`` and
+    ``returncode``, its exit known from the server's answers (it is the server's child, not ours)."""
+
+    def __init__(self, server: WrapperServer, pid: int) -> None:
+        self.server, self.pid = server, pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.server.read()
+            if self.returncode is None and self.server.gone and not _pid_exists(self.pid):
+                self.returncode = 0  # the server died before it said; exit.json, if any, says how it ended
+        return self.returncode
+
+
+class WrapperServer:
+    """The runner's side of ``wrapper.py --serve``: one per runner process (and Python), started at the
+    first run, asked for each wrapper in a line, its answers read as they come (:meth:`read`)."""
+
+    def __init__(self, python: str) -> None:
+        self.process = subprocess.Popen([python, "-s", "-E", str(WRAPPER), "--serve"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,
+                                        start_new_session=True)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._in, self._out = self.process.stdin.fileno(), self.process.stdout.fileno()
+        os.set_blocking(self._out, False)
+        self._pending = b""
+        self._started: list[int] = []
+        self._forked: dict[int, Forked] = {}
+        self._exits: dict[int, int] = {}  # exits said before their Forked was known
+        self.gone = False
+
+    def fileno(self) -> int:
+        return self._out
+
+    def fork(self, run_dir: Path) -> Forked:
+        """A wrapper for ``run_dir``, forked by the server; OSError when the server is gone."""
+        if self.gone:
+            raise OSError(errno.EPIPE, "the wrappers' server is gone")
+        try:
+            os.write(self._in, os.fsencode(str(run_dir)) + b"\n")
+        except OSError:
+            self.gone = True
+            raise
+        deadline = time.monotonic() + SERVER_ANSWER_SECONDS
+        while True:
+            self.read()
+            if self._started:
+                break
+            if self.gone or time.monotonic() >= deadline:
+                self.gone = True
+                raise OSError(errno.EPIPE, "the wrappers' server did not answer")
+            select.select([self._out], [], [], max(0.0, deadline - time.monotonic()))
+        forked = Forked(self, self._started.pop(0))
+        self._forked[forked.pid] = forked
+        if forked.pid in self._exits:
+            forked.returncode = self._exits.pop(forked.pid)
+        return forked
+
+    def read(self) -> None:
+        """Take in the server's answers so far (it never blocks)."""
+        while not self.gone:
+            try:
+                data = os.read(self._out, 65536)
+            except BlockingIOError:
+                break
+            if not data:
+                self.gone = True
+                break
+            self._pending += data
+        *lines, self._pending = self._pending.split(b"\n")
+        for line in lines:
+            word, *numbers = line.split()
+            if word == b"started":
+                self._started.append(int(numbers[0]))
+            elif word == b"exited":
+                pid, code = int(numbers[0]), int(numbers[1])
+                forked = self._forked.pop(pid, None)
+                if forked is None:
+                    self._exits[pid] = code
+                else:
+                    forked.returncode = code
+
+
+SERVER_ANSWER_SECONDS = 10.0  # how long a fork may take the server before the runner starts wrappers itself
+_SERVERS: dict[str, WrapperServer | None] = {}
+
+
+def _zygote(python: str) -> WrapperServer | None:
+    """The forking server of this runner process for ``python``, started at the first run (again if it
+    died); None where it cannot run (no fork: not POSIX) or ``CRONCTL_WRAPPER_SERVER=0`` says not to."""
+    if not hasattr(os, "fork") or os.environ.get("CRONCTL_WRAPPER_SERVER") == "0":
+        return None
+    server = _SERVERS.get(python)
+    if server is None or server.gone:
+        if server is not None:
+            server.process.poll()
+        try:
+            server = _SERVERS[python] = WrapperServer(python)
+        except OSError:
+            return None
+    return server
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

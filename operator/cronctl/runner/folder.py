@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,12 @@ class ManifestFolder:
     def names(self) -> set[str]:
         """The manifest files of the last scan, by name."""
         return set(self._files)
+
+    @property
+    def last(self) -> LoadedDefinitions | None:
+        """The folder's load at the last scan (None before the first): what a scan finds while the
+        kernel says nothing changed (:class:`FolderWatch`)."""
+        return self._combined
 
     def scan(self, owners: Mapping[str, str] | None = None) -> tuple[LoadedDefinitions, bool]:
         """(the folder's load, whether any file changed since the last scan). ``owners``: the file
@@ -176,10 +183,11 @@ class FolderWatch:
                 return
 
     def changed(self) -> bool:
-        """Whether an event came since the last call (all read); True, always, when not available."""
+        """Whether an event came since the last call (all read), but of the runner's own files (its
+        book, lock and run folders: ``OWN``); True, always, when not available."""
         if self._fd is None:
             return True
-        seen = False
+        seen = made = False
         while True:
             try:
                 data = os.read(self._fd, 65536)
@@ -190,12 +198,32 @@ class FolderWatch:
                 return True
             if not data:
                 break
-            seen = True
-        if seen:
-            self._add_watches()  # a folder made since is watched too (an existing watch is kept)
+            for name, mask in _events(data):
+                made |= bool(mask & 0x100)  # IN_CREATE: a folder made since is watched too
+                seen |= not _own(name)
+        if made:
+            self._add_watches()  # an existing watch is kept
         return seen
 
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+OWN = frozenset({BOOK_NAME, "cronctl.lock", "runs", "manual", "backfill"})  # what the runner itself writes
+
+
+def _own(name: str) -> bool:
+    return name in OWN or name.startswith(f".{BOOK_NAME}.")  # the book's temporary files
+
+
+def _events(data: bytes) -> list[tuple[str, int]]:
+    """The (name, mask) of each ``struct inotify_event`` in ``data``; the name empty for the folder's own."""
+    events, offset = [], 0
+    while offset + 16 <= len(data):
+        _, mask, _, length = struct.unpack_from("iIII", data, offset)
+        name = data[offset + 16:offset + 16 + length].split(b"\0", 1)[0]
+        events.append((os.fsdecode(name), mask))
+        offset += 16 + length
+    return events

@@ -67,13 +67,17 @@ class Intake:
             return int(second // 60), second
         return self.minute(), self.seconds()
 
-    def read(self, memory: RunnerState, homes: Homes, late: list[Report]) -> Reading:
-        """This turn's inputs; ``late``: ends found for firings started again after a restart."""
+    def read(self, memory: RunnerState, homes: Homes, late: list[Report], rescan: bool = True) -> Reading:
+        """This turn's inputs; ``late``: ends found for firings started again after a restart.
+        ``rescan`` False: the kernel said no manifest changed, so the last scan stands."""
         faults: dict[str, str | None] = {}
         skip = set(memory.taken) | memory.left_broken
         minute, second = self.now()
+        last = self.manifests.last
+        manifests = self._manifests(memory, faults) if rescan or last is None else \
+            Scan(last, False, frozenset(self.manifests.names))
         inputs = Inputs(minute=minute, second=second,
-                        manifests=self._manifests(memory, faults), pauses=self._pauses(faults),
+                        manifests=manifests, pauses=self._pauses(faults),
                         switched_off=(self.folder / SWITCH_OFF_FILE).exists(),
                         triggers=[t for p in self._files(TRIGGERS_DIR, skip) if (t := _trigger(p)) is not None],
                         backfills=[r for p in self._files(backfills.BACKFILLS_DIR, skip)

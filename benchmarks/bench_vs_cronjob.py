@@ -28,6 +28,19 @@ the controller's caches synced) to the moment the controller has gone quiet
 after the last launch; API requests come from the audit log, where each
 controller has its own user.
 
+``--workloads lifecycle`` (issue 47) measures a run, not only a launch:
+every-minute schedules whose Jobs run (a Pod each, about ``--run-seconds``, 5 by
+default) and end through the job controller and kube-scheduler on kwok's
+simulated Nodes (tests/kube/controlplane.py ``lifecycle=True``; the control
+plane's own kube-controller-manager then runs the job controller, not its
+CronJob controller, which is the sides' own). The window runs on until every
+Job of the phase has ended and the controller has gone quiet, so each side's
+end writes (status, Events, the Jobs its history limits delete) are counted:
+figures "per launch" are then per run, from its launch to its end. The job
+controller, kube-scheduler and kwok are measured too, in a row of their own.
+``--sides cronctl-fleet`` is the operator in fleet mode (``--fleet``: no
+per-launch status write).
+
 This is a benchmark, not a test: it asserts nothing. Run it from the
 repository root on a quiet machine (needs the binaries and helm from
 ``scripts/build-control-plane.sh --with-helm``):
@@ -145,6 +158,7 @@ def sides(raised_qps: float, raised_burst: int) -> list[Side]:
     return [Side("cronctl", "cronctl", CRONCTL_USER),
             Side("cronctl-2-shards", "cronctl 2 shards", CRONCTL_USER, shards=2),
             Side("cronctl-staged", "cronctl --staging", CRONCTL_USER, args=("--staging",)),
+            Side("cronctl-fleet", "cronctl --fleet", CRONCTL_USER, args=("--fleet",)),
             Side("cronjob-default", "CronJob qps 20", "cronjob-controller-default", 20, 30),
             Side("cronjob-raised", f"CronJob qps {raised_qps:g}", "cronjob-controller-raised", raised_qps,
                  raised_burst),
@@ -180,6 +194,7 @@ class Phase:
     rss_per_shard: list[float] = field(default_factory=list)  # a sharded side: each process's peak RSS
     plans_ahead: dict[str, float] = field(default_factory=dict)  # cronctl: "taken" / "stale" (its metrics)
     ended: str = ""  # why the phase ended
+    runs_ended: int = 0  # lifecycle: the Jobs that ended (Complete, Failed or deleted) in the window
     names: list[str] = field(default_factory=list, repr=False)  # the fleet's schedules
 
     @property
@@ -202,6 +217,17 @@ def window_schedule(first_minute: int, count: int) -> str:
     minutes = sorted({t.tm_min for t in times})
     hours = sorted({t.tm_hour for t in times})
     return f"{','.join(map(str, minutes))} {','.join(map(str, hours))} * * *"
+
+
+LIFECYCLE = "lifecycle"
+RUN_FOR = "cronctl.test/run-for"  # kwok's Stages run the Pod this long, then end it (tests/kube/kwok-stages.yaml)
+
+
+def running_for(obj: dict[str, Any], run_seconds: float) -> dict[str, Any]:
+    """The fleet's object with its Jobs' Pods running ``run_seconds`` on kwok's Nodes, then ending."""
+    template = obj["spec"]["jobTemplate"]["spec"]["template"]
+    template.setdefault("metadata", {}).setdefault("annotations", {})[RUN_FOR] = f"{run_seconds:g}s"
+    return obj
 
 
 CRONJOB_FIELDS = ("schedule", "concurrencyPolicy", "jobTemplate", "suspend", "startingDeadlineSeconds",
@@ -235,8 +261,10 @@ def floor_plan(objects: list[dict[str, Any]], nominal: list[float]) -> list[tupl
 
 class Bench:
     def __init__(self, cp: ControlPlane, helm: Path, audit_log: Path, work: Path, operator_dir: Path,
-                 minutes: int, herd_timeout: float | None, grace: float, nice: int | None) -> None:
+                 minutes: int, herd_timeout: float | None, grace: float, nice: int | None,
+                 run_seconds: float = 5.0) -> None:
         self.cp, self.helm, self.audit_log, self.work = cp, helm, audit_log, work
+        self.run_seconds = run_seconds  # lifecycle: how long each Job's Pod runs
         self.operator_dir, self.nice = operator_dir, nice
         self.api = kb.Api(cp)
         self.plane = kb.PlaneCounters(cp, self.api)
@@ -247,6 +275,8 @@ class Bench:
         self.accept_rate: dict[str, float] = {}
         self.pids = {"kube-apiserver": cp._apiserver.pid, "etcd": cp._etcd.pid,  # type: ignore[union-attr]
                      "gc+namespace kcm": cp._controller_manager.pid, "bench": os.getpid()}  # type: ignore[union-attr]
+        if cp.lifecycle:  # the cluster's side of a run: the job controller (in that kcm), the scheduler, the nodes
+            self.pids.update({"kube-scheduler": cp._scheduler.pid, "kwok": cp._kwok.pid})  # type: ignore[union-attr]
 
     def kubeconfig(self, user: str) -> Path:
         if user not in self.kubeconfigs:
@@ -360,6 +390,8 @@ class Bench:
         phase = Phase(side.key, workload, size, [float((first + i) * 60) for i in range(count)],
                       expected=size * count, idle=idle)
         objects = kb.fleet_objects(kb.render_fleet(self.helm, namespace, PREFIX, size, schedule))
+        if workload == LIFECYCLE:
+            objects = [running_for(obj, self.run_seconds) for obj in objects]
         phase.names = [obj["metadata"]["name"] for obj in objects]
         if side.qps is not None:
             objects = [as_cronjob(obj) for obj in objects]
@@ -417,7 +449,8 @@ class Bench:
                        + (f"&continue={token}" if token else ""))
             if status != 200:
                 return 0
-            ready += sum(1 for item in body["items"] if (item.get("status") or {}).get("nextFireTime"))
+            # Reconciled once: anchorTime (fleet mode writes no nextFireTime).
+            ready += sum(1 for item in body["items"] if (item.get("status") or {}).get("anchorTime"))
             token = body["metadata"].get("continue") or ""
             if not token:
                 return ready
@@ -440,6 +473,8 @@ class Bench:
                 phase.ended = "the controller exited"
                 break
             time.sleep(0.25)
+        if phase.workload == LIFECYCLE and phase.ended == "all launched":
+            self._ends(phase, watch, controller)
         jobs = {job.name: job for job in watch.snapshot()}
         phase.delays = []
         for nominal in phase.nominal:
@@ -449,6 +484,16 @@ class Bench:
                 phase.delays.append(math.inf if job is None or job.runnable is None else job.runnable - nominal)
                 if job is not None and job.suspended_at_first and job.first_seen < nominal:
                     phase.staged += 1
+
+    def _ends(self, phase: Phase, watch: kb.JobWatch, controller: kb.Controller) -> None:
+        """Lifecycle: wait until every Job of the phase has ended (Complete or Failed, or deleted),
+        at most 120 s past the last launch; the phase says how many did."""
+        deadline = time.time() + 120 + self.run_seconds
+        while watch.ended_count() < phase.expected and time.time() < deadline and controller.alive():
+            time.sleep(0.5)
+        phase.runs_ended = watch.ended_count()
+        if phase.runs_ended < phase.expected:
+            phase.ended = f"{phase.runs_ended} of {phase.expected} runs ended by the deadline"
 
     def _settle(self, controller: kb.Controller, audit: kb.AuditTail, quiet: float = 0.05,
                 cap: float = 90.0) -> float:
@@ -566,7 +611,8 @@ def share(phase: Phase, name: str) -> float:
         return math.nan
     if name == "others":
         return (phase.burst_cpu.get("machine", math.nan)
-                - sum(phase.burst_cpu.get(ours, math.nan) for ours in OURS)) / phase.burst_s
+                - sum(phase.burst_cpu.get(ours, math.nan) for ours in OURS)
+                - sum(phase.burst_cpu.get(cluster, 0.0) for cluster in ("kube-scheduler", "kwok"))) / phase.burst_s
     return phase.burst_cpu.get(name, math.nan) / phase.burst_s
 
 
@@ -618,6 +664,14 @@ def cost_rows(phases: list[Phase]) -> list[Row]:
                 [sum(cpu(p, name) for name in ("controller", "kube-apiserver", "etcd")) for p in phases], MS),
            _row("  net of what the API server and etcd spend idle, ms",
                 [per_launch(p, net_plane_cpu(p) * 1000) for p in phases], MS)]
+    if phases[0].workload == LIFECYCLE:
+        cluster = ("gc+namespace kcm", "kube-scheduler", "kwok")
+        out += [_row("runs ended in the window", [p.runs_ended for p in phases], lambda v: f"{int(v)}"),
+                _row("the cluster's side per run (job controller's kcm, kube-scheduler, kwok), ms",
+                     [sum(cpu(p, name) for name in cluster) for p in phases], MS),
+                _row("whole control plane per run, all of it (controller, API server, etcd and those), ms",
+                     [sum(cpu(p, name) for name in ("controller", "kube-apiserver", "etcd", *cluster))
+                      for p in phases], MS)]
     for name, whole in (("etcd WAL bytes", True), ("etcd puts", False), ("watch events sent", False),
                         ("watch bytes sent", True)):
         out.append(_row(f"{name} per launch", [per_launch(p, p.plane.get(name, math.nan)) for p in phases],
@@ -671,7 +725,7 @@ def ratio(theirs: float, ours: float) -> str:
     return f"{theirs / ours:.2f}x"
 
 
-NO_RATIO = ("Jobs able to run / expected", "Jobs staged (suspended) before their minute",
+NO_RATIO = ("Jobs able to run / expected", "runs ended in the window", "Jobs staged (suspended) before their minute",
             "launches planned ahead and taken at the second (stale)",
             "controller requests/s during launches", "launches/s during launches",
             "the watch's lag behind the API's answer, p50 / max, s")
@@ -733,8 +787,11 @@ def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
     parser.add_argument("--minutes", type=int, default=3, help="minutes of the every-minute workload (default 3)")
-    parser.add_argument("--workloads", nargs="+", choices=["herd", "every-minute"], default=["herd", "every-minute"])
-    parser.add_argument("--sides", nargs="+", choices=["cronctl", "cronctl-2-shards", "cronctl-staged",
+    parser.add_argument("--workloads", nargs="+", choices=["herd", "every-minute", LIFECYCLE],
+                        default=["herd", "every-minute"])
+    parser.add_argument("--run-seconds", type=float, default=5.0,
+                        help="lifecycle: how long each Job's Pod runs on kwok's Nodes (default 5)")
+    parser.add_argument("--sides", nargs="+", choices=["cronctl", "cronctl-2-shards", "cronctl-staged", "cronctl-fleet",
                                                        "cronjob-default", "cronjob-raised", "floor"],
                         default=["cronctl", "cronjob-default", "cronjob-raised"])
     parser.add_argument("--raised-qps", type=float, default=1000.0)
@@ -752,6 +809,19 @@ def arguments() -> argparse.Namespace:
                              "with this priority (e.g. -20, as root): on a shared machine whose kernel gives every "
                              "session an equal share (autogroups), the others' load otherwise sets the pace")
     return parser.parse_args()
+
+
+LIFECYCLE_NODES = 24  # kwok Nodes of 110 Pods each: every Pod of a 2,000-schedule minute has a place
+
+
+def lifecycle_plane() -> None:
+    """The lifecycle control plane for this benchmark: its kube-controller-manager runs the job
+    controller but not its own CronJob controller (each CronJob side runs one of its own, with
+    its limits; two would race), and enough kwok Nodes for a minute's Pods."""
+    import tests.kube.controlplane as plane
+
+    plane.LIFECYCLE_CONTROLLERS = (*plane.CONTROLLERS, "job")
+    plane.NODES = tuple(f"kwok-node-{index}" for index in range(LIFECYCLE_NODES))
 
 
 def main() -> int:
@@ -779,7 +849,10 @@ def main() -> int:
           + ("" if args.nice is None else f", run at nice {args.nice} in a session of its own") + f"; work dir {work}",
           flush=True)
     results: list[Phase] = []
-    with ControlPlane(bin_dir=bin_dir, extra_apiserver_args=audit_args) as cp:
+    lifecycle = LIFECYCLE in args.workloads
+    if lifecycle:
+        lifecycle_plane()
+    with ControlPlane(bin_dir=bin_dir, extra_apiserver_args=audit_args, lifecycle=lifecycle) as cp:
         if args.nice is not None:
             for process in (cp._apiserver, cp._etcd, cp._controller_manager):
                 kb.prioritize(process.pid, args.nice)  # type: ignore[union-attr]
@@ -788,7 +861,7 @@ def main() -> int:
         version = json.loads(kb.kubectl(cp, "version", "-o", "json"))["serverVersion"]["gitVersion"]
         print(f"kube-apiserver and kube-controller-manager {version}", flush=True)
         bench = Bench(cp, helm, audit_log, work, operator_dir, args.minutes, args.herd_timeout, args.grace,
-                      args.nice)
+                      args.nice, args.run_seconds)
         for size in args.sizes:
             for workload in args.workloads:
                 phases = []
@@ -801,7 +874,10 @@ def main() -> int:
                     print(f"    -> {phase.launched}/{phase.expected} able to run; delay (s) {delays}; "
                           f"{limits_line(phase, side)}", flush=True)
                 title = (f"herd: {size} schedules due at one minute" if workload == "herd"
-                         else f"every-minute: {size} schedules due at each of {args.minutes} minutes")
+                         else f"every-minute: {size} schedules due at each of {args.minutes} minutes"
+                         if workload != LIFECYCLE else
+                         f"lifecycle: {size} schedules due at each of {args.minutes} minutes, each Job's Pod "
+                         f"running {args.run_seconds:g} s and ending (per launch = per run, launch to end)")
                 print("\n" + table(title, phases, [side.label for side in chosen]), flush=True)
     if args.json:
         args.json.write_text(json.dumps([asdict(phase) for phase in results], default=str, indent=1))

@@ -473,6 +473,7 @@ class JobSeen:
     first_seen: float  # when the first event of it arrived
     suspended_at_first: bool
     runnable: float | None = None  # when an event showed it not suspended
+    ended: float | None = None  # when an event showed it Complete or Failed, or deleted (its run over)
 
 
 @dataclass
@@ -502,6 +503,10 @@ class JobWatch:
     def runnable_count(self) -> int:
         with self._lock:
             return sum(1 for job in self.jobs.values() if job.runnable is not None)
+
+    def ended_count(self) -> int:
+        with self._lock:
+            return sum(1 for job in self.jobs.values() if job.ended is not None)
 
     def snapshot(self) -> list[JobSeen]:
         with self._lock:
@@ -546,9 +551,16 @@ class JobWatch:
                 if kind == "ERROR":
                     raise ValueError(f"watch error: {obj.get('message')}")
                 self._version = metadata.get("resourceVersion", self._version)
-                if kind not in ("ADDED", "MODIFIED"):
+                if kind not in ("ADDED", "MODIFIED", "DELETED"):
                     continue
                 name = metadata["name"]
+                if kind == "DELETED" or _finished(obj):
+                    with self._lock:
+                        seen = self.jobs.get(name)
+                        if seen is not None and seen.ended is None:
+                            seen.ended = arrived
+                    if kind == "DELETED":
+                        continue
                 suspended = bool((obj.get("spec") or {}).get("suspend"))
                 with self._lock:
                     self.events += 1
@@ -579,6 +591,12 @@ class JobWatch:
                 if not suspended and job.runnable is None:
                     job.runnable = arrived
         self._version = listing["metadata"]["resourceVersion"]
+
+
+def _finished(job: dict[str, Any]) -> bool:
+    """Whether a Job's status says it ended (Complete or Failed)."""
+    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+               for c in (job.get("status") or {}).get("conditions") or [])
 
 
 def _lines(response: http.client.HTTPResponse) -> Iterator[bytes]:

@@ -16,7 +16,7 @@ from cronctl.operator.effects import PatchStatus
 from cronctl.operator.observe import observe
 from cronctl.operator.status import FLEET_UNWRITTEN, RECORDED_ACTIVE, RECORDED_SCHEDULE, fleet_status, to_write
 
-from ..test_drivers_agree import TIMELINES, Counts, Timeline
+from ..test_drivers_agree import BEYOND_THE_HARNESS, TIMELINES, Counts, Timeline
 from ..test_drivers_agree_under_crashes import (Crashed, assert_counts_as_the_harness,
                                                 assert_each_event_posted_once_unless_a_crash_cut_it_off,
                                                 assert_no_run_launched_twice, crash_through, seeded_crash_points)
@@ -123,10 +123,7 @@ class FleetCrashed(Crashed):
         return Counts(state.launched, status["skipped"], len(self.replaces), status["overflowed"])
 
 
-FLEET_ROWS = [row for row in TIMELINES if row.name.startswith(("every 10 minutes, forbid, runs of 25",
-                                                               "every 10 minutes, replace, runs of 25",
-                                                               "every 10 minutes, allow",
-                                                               "every minute, forbid, runs of 3"))]
+FLEET_ROWS = TIMELINES  # every row of the crash table
 
 
 @pytest.mark.parametrize("staging", [False, True], ids=["staging off", "staging on"])
@@ -144,6 +141,20 @@ def test_fleet_mode_under_crashes_keeps_the_counts_each_event_once_and_one_launc
                                                        else set())
     assert any(done > 0 for done, _ in crashed.crashes)
     assert_counts_as_the_harness(timeline, crashed)
+    assert_each_event_posted_once_unless_a_crash_cut_it_off(crashed)
+    assert_no_run_launched_twice(crashed)
+
+
+@pytest.mark.parametrize("staging", [False, True], ids=["staging off", "staging on"])
+@pytest.mark.parametrize("timeline", BEYOND_THE_HARNESS, ids=str)
+def test_fleet_mode_under_crashes_keeps_windows_and_run_limits(timeline: Timeline, staging: bool) -> None:
+    """Windows and maxRuns (the harness has neither: their expected counts), fleet mode on: a run
+    limit counts the launches the Jobs record, never one more, however the crashes fall."""
+    crashed = crash_through(timeline, staging, seeded_crash_points(timeline), FleetWorld)
+    crashed.__class__ = FleetCrashed
+    crashed.replaces |= crashed.deleted_as_replaced | (crashed.deleted_left_over if timeline.policy == "replace"
+                                                       else set())
+    assert crashed.counts == timeline.expected, crashed.crashes
     assert_each_event_posted_once_unless_a_crash_cut_it_off(crashed)
     assert_no_run_launched_twice(crashed)
 

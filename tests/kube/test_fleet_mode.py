@@ -125,6 +125,4 @@ def test_an_operator_killed_after_a_fleet_launch_launches_nothing_twice(
     time.sleep(2)
     jobs = {j.metadata.name: j.metadata.labels["cronctl.dev/run"] for j in cluster.jobs("minutely")}
     assert jobs == {job_of("minutely", "2024-03-01T00:01"): "1", job_of("minutely", "2024-03-01T00:02"): "2"}
-    launched = [message for reason, message in cluster.events("minutely") if reason == "Launched"]
-    # The kill may have cut off run 1's Event (posted after its create, as after any write); none twice.
-    assert len(launched) == len(set(launched)) and any("run 2 " in message for message in launched), launched
+    assert [reason for reason, _ in cluster.events("minutely") if reason == "Launched"] == []  # routine: none

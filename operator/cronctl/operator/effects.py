@@ -159,6 +159,19 @@ class Effects:
         self.events.append(PostEvent(EventSpec(kind, reason, message)))
 
 
+# The Events of a run that went as it should: fleet mode posts none (the Jobs, and the job
+# controller's own Events, say as much), one write less per launch and per end.
+ROUTINE = ("Launched", "Succeeded")
+
+
+def fleet_events(events: list[PostEvent], fleet: bool) -> list[PostEvent]:
+    """The Events a plan posts: in fleet mode, all but the routine Normal ones (``ROUTINE``);
+    every Warning, and every other Normal (a suspension, a skip, a replace, a retry), stays."""
+    if not fleet:
+        return events
+    return [post for post in events if not (post.event.type == "Normal" and post.event.reason in ROUTINE)]
+
+
 def ordered(effects: Effects, status: dict[str, Any] | None,
             old: dict[str, Any] | None = None, counted: dict[str, Any] | None = None) -> list[Effect]:
     """The effects of one reconcile in the order that makes every crash point restart-safe.

@@ -34,7 +34,7 @@ from . import messages
 from . import pause as pauses
 from .context import Context
 from .effects import (LEFT_OVER, NEVER_STARTED, REPLACED, DROPPED, UNSTAGED, CreateJob, DeleteJob, Effects, LabelJob, Plan,
-                      PostEvent, ReleaseJob, ResumeJob, StageJob, ordered)
+                      PostEvent, ReleaseJob, ResumeJob, StageJob, fleet_events, ordered)
 from .manifests import JobLaunch, OverflowNote, job_manifest, job_name, release_patch
 from .observe import Observed, RunView, observe, staged_of_job
 from .reading import read_schedule
@@ -91,6 +91,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
         _say_suspension(context)
     _say_missing_pool(context)
     written = to_write(status, new_status, fleet, _on_jobs(context.observed))
+    context.out.events = fleet_events(context.out.events, fleet)
     return Plan(effects=ordered(context.out, written, status, counted), wake_at=result.wake_at,
                 release_at=result.release_at, lost=list(observed.lost))
 
@@ -104,14 +105,14 @@ def _on_jobs(observed: Observed) -> frozenset[str]:
 def _seen_of(context: Context, staging: bool, triggered: bool, asked: backfills.Asked) -> Seen:
     """What the core is told it sees of the schedule besides its state. ``triggered``: a manual run
     is asked for (not answered yet: else the status write that answered it was lost). A schedule
-    being deleted (held by a finalizer) launches nothing, as a suspended one, and unstages what it
-    staged; its runs under way end as usual."""
+    being deleted (held by a finalizer) launches nothing, as a suspended one, nor its runs' retries,
+    and unstages what it staged; its runs under way end as usual."""
     schedule, spec, observed, deleting = context.schedule, context.spec, context.observed, context.deleting
     return Seen(runs=[_seen(observed, name) for name in observed.state.active],
                 staged=[StagedSeen(nominal, is_current(schedule, spec, nominal, view.digest))
                         for nominal, view in observed.staged.items()],
                 known=frozenset(observed.runs), recorded_overflow=_recorded_overflow(context),
-                suspended=spec.suspend or deleting, staging=staging and spec.pool is None and not deleting,
+                suspended=spec.suspend or deleting, deleting=deleting, staging=staging and spec.pool is None and not deleting,
                 edited=context.old_status.get("observedGeneration") != context.generation,
                 trigger=triggered and not deleting, backfill=asked.under_way)
 

@@ -6,6 +6,8 @@ call it; each test says one rule of the order, on ``turn`` itself and on the Con
 
 from __future__ import annotations
 
+import pytest
+
 from cronctl.core.controller import Controller
 from cronctl.core.reconcile import Asked, turn
 from cronctl.core.schedule import Timeline, parse_expression
@@ -90,3 +92,23 @@ def test_the_failure_that_pauses_a_job_is_said_by_the_ends_of_its_turn() -> None
     c.finish(CREATED + 22, "job-2", "failed")
     assert c.paused == ["job"]
     assert c.step(CREATED + 30, holding=set(c.paused)) == [] and c.paused == []
+
+
+HOLDS = [  # (what holds the job, the retry due now, a manual run asked for, what launches)
+    ("suspended", Asked(held=True, triggers=1), [Retry("job", "job-1", 2)], ["manual"]),
+    ("deleting", Asked(deleting=True, triggers=1), [], []),
+    ("suspended and deleting", Asked(held=True, triggers=1, deleting=True), [], []),
+]
+
+
+@pytest.mark.parametrize("asked,retries,manual", [row[1:] for row in HOLDS], ids=[row[0] for row in HOLDS])
+def test_a_job_being_deleted_launches_nothing_retries_included(asked: Asked, retries: list, manual: list) -> None:
+    """A suspended job's runs retry; one being deleted (a finalizer holds it) launches nothing,
+    its runs' retries and the manual runs asked of it included, and misses none of its times."""
+    spec, timeline = job(Policy.ALLOW, retries=1)
+    state = JobState(last_schedule=NOON - 1440, active=["job-1"], launched=1,
+                     pending_retries=[PendingRetry(NOON, 1, "job-1", 2)])
+    turned = turn(spec, state, timeline, NOON, asked._replace(backfill=Backfill("r", 0, 0, 1, 0)))
+    assert [a.decision for a in turned.applied] == retries
+    assert [launch.reason for launch, _ in turned.manual] == manual
+    assert turned.backfilled == [] and state.not_before == NOON

@@ -8,7 +8,7 @@ import copy
 from cronctl.operator.plan import first_anchor, plan
 from cronctl.operator.resource import ANCHOR_ANNOTATION, rfc3339
 
-from .test_plan import CREATED, after, schedule, t
+from .test_plan import CREATED, after, finished, schedule, t
 
 REFUSED_READY = {"type": "Ready", "status": "False", "reason": "FailedCreate",
                  "message": "cannot create Job sync-28512360: exceeded quota: jobs",
@@ -102,3 +102,18 @@ def test_an_imports_anchor_comes_before_the_creation_time() -> None:
     body = created_at("2024-03-01T04:10:02Z")
     body["metadata"]["annotations"] = {ANCHOR_ANNOTATION: "2024-03-01T04:05:00Z"}
     assert first_anchor(body, t("2024-03-01T04:11")) == t("2024-03-01T04:05")
+
+
+def test_a_schedule_being_deleted_retries_no_failed_run_as_a_suspended_one_does() -> None:
+    """Since a suspended schedule's runs finish their retries (issue 44), deletion is no longer
+    a suspension: a schedule a finalizer holds launches no retry Job either, and waits for none."""
+    body = schedule("0 * * * *", maxRetries=2)
+    body = after(body, plan(body, [], CREATED).status)
+    first = plan(body, [], t("2024-03-01T01:00"))
+    body = after(body, first.status)
+    failed = [finished(first.create[0], "Failed", t("2024-03-01T01:05"))]
+    suspended = copy.deepcopy(body)
+    suspended["spec"]["suspend"] = True
+    assert len(plan(suspended, failed, t("2024-03-01T01:05")).create) == 1  # the retry, held or not
+    result = plan(deleting(body, ["argocd.argoproj.io/finalizer"]), failed, t("2024-03-01T01:05"))
+    assert result.create == [] and result.wake_at is None

@@ -18,7 +18,8 @@ to the state:
 
 1. the runs that ended (``ends``);
 2. a suspended job holds (``turn``): no time until now is missed, and only
-   its runs' retries go on;
+   its runs' retries go on; a job being deleted launches nothing, retries
+   included;
 3. the tick's decisions (``tick.decide``), after the overflow that runs the
    driver adopted were launched past (a record of a decision whose state was
    lost: carried out again as it was decided, so the launches after it carry
@@ -88,6 +89,7 @@ class Seen:
     known: frozenset[str] = frozenset()  # the keys of every run the driver knows, active or finished
     recorded_overflow: Overflow | None = None  # an overflow adopted runs were launched past
     suspended: bool = False
+    deleting: bool = False  # being deleted (a finalizer holds it): held, its runs' retries wait too
     staging: bool = False  # whether the driver prepares firings ahead of their minute (off by default)
     edited: bool = False  # the spec changed since the state was recorded: its past times were never due
     trigger: bool = False  # a manual run is asked for
@@ -150,6 +152,7 @@ class Asked(NamedTuple):
     recorded_overflow: Overflow | None = None  # an overflow adopted runs were launched past
     key: RunKey | None = None  # names the run a launch makes (None: ``Launch.run_id``)
     known: set[str] | None = None  # keys of the runs that exist, which the turn's launches join (None: none exists)
+    deleting: bool = False  # being deleted: held, and neither its runs' retries nor manual runs launch
 
 
 NOTHING_ASKED = Asked()
@@ -194,7 +197,8 @@ def turn(spec: JobSpec, state: JobState, timeline: Timeline, now: int, asked: As
     """The order of a turn of one job, after its runs' ends, written once for every driver:
 
     1. a held job holds (``transitions.hold``): no time until now is missed, and
-       only its runs' retries go on (``tick.while_held``);
+       only its runs' retries go on (``tick.while_held``), unless it is being
+       deleted: then nothing launches, retries and manual runs included;
     2. otherwise the tick's decisions (``tick.decide``, or the replay of the last
        ones when they repeat), after an adopted overflow, applied;
     3. ``between``: the driver's look at the tick's decisions (the operator's staging);
@@ -205,9 +209,9 @@ def turn(spec: JobSpec, state: JobState, timeline: Timeline, now: int, asked: As
     preview, the runner) call it; no driver composes these steps itself.
     """
     changed = False
-    if asked.held:
+    if asked.held or asked.deleting:
         changed = hold(state, now)
-        retries = while_held(spec, state, now)
+        retries = JobTick((), None) if asked.deleting else while_held(spec, state, now)
         tick: JobTick | None = retries
         applied = [apply(state, decision) for decision in retries.decisions]
     elif hint is not None and hint.replay is not None:
@@ -221,9 +225,9 @@ def turn(spec: JobSpec, state: JobState, timeline: Timeline, now: int, asked: As
         return Turn(tick, applied, [], [], None, changed)
     backfilled: list[tuple[Launch, str]] = []
     current = asked.backfill
-    if current is not None and not asked.held:
+    if current is not None and not (asked.held or asked.deleting):
         current = _backfill(spec, state, current, asked, backfilled)
-    manual = [_manual(spec, state, now, asked) for _ in range(asked.triggers)]
+    manual = [_manual(spec, state, now, asked) for _ in range(0 if asked.deleting else asked.triggers)]
     return Turn(tick, applied, backfilled, [run for run in manual if run is not None], current, changed)
 
 
@@ -238,7 +242,8 @@ def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, no
         seen = replace(seen, suspended=True)  # from the failure that pauses it on, nothing scheduled fires
     known = set(seen.known)
     before = copy(state) if not (seen.suspended or seen.staging or seen.edited) else None
-    asked = Asked(seen.suspended, int(seen.trigger), seen.backfill, seen.recorded_overflow, key, known)
+    asked = Asked(seen.suspended, int(seen.trigger), seen.backfill, seen.recorded_overflow, key, known,
+                  deleting=seen.deleting)
 
     def look(applied: list[Applied]) -> None:
         """The tick's launches, each staged firing's fate and the firing to stage (step 3)."""
@@ -373,7 +378,8 @@ def _wake_at(spec: JobSpec, state: JobState, seen: Seen, result: Reconciled, dec
             candidates.append(run.started + timeout)
         if run.reported is not None and run_id not in waiting:
             candidates.append(run.reported[1])  # an end stamped after our clock: its minute comes
-    candidates.extend(pending.due for pending in state.pending_retries)
+    if not seen.deleting:  # a deleting job's retries wait for nothing
+        candidates.extend(pending.due for pending in state.pending_retries)
     if not candidates:
         return None
     return max(min(candidates), now + 1)

@@ -6,6 +6,11 @@
 #   ${CRONCTL_CACHE:-$HOME/.cache/cronctl}/control-plane/<kube version>/bin/
 #       kube-apiserver  kube-controller-manager  kube-scheduler  etcd  kwok  [helm]  [promtool]
 #
+# Two planes are pinned: the main one (the newest Kubernetes minor the Go module proxy serves,
+# scripts/control-plane/go.mod), which every cluster test runs on, and with --oldest the oldest
+# minor the chart claims (scripts/control-plane/oldest/go.mod), which the smoke subset runs on
+# (pytest -m smoke; scripts/test runs both).
+#
 # The versions are pinned by the wrapper modules in scripts/control-plane/
 # (go.mod + go.sum): k8s.io/kubernetes for kube-apiserver,
 # kube-controller-manager and kube-scheduler, the etcd server that
@@ -21,7 +26,8 @@
 # this does nothing and exits 0 at once; if only some binaries are missing,
 # it builds just those. Safe to run concurrently (flock).
 #
-# Usage: scripts/build-control-plane.sh [--with-helm] [--with-promtool] [--force] [--print-bin-dir] [--check]
+# Usage: scripts/build-control-plane.sh [--oldest] [--with-helm] [--with-promtool] [--force] [--print-bin-dir] [--check]
+#   --oldest         the plane of the oldest Kubernetes minor the chart claims
 #   --with-helm      also build helm (needed by the chart tests)
 #   --with-promtool  also build promtool (needed by the alert rule tests)
 #   --force          rebuild even if the cache looks complete
@@ -41,6 +47,7 @@ mod_dir="$here/control-plane"
 helm_dir="$mod_dir/helm"
 kwok_dir="$mod_dir/kwok"
 promtool_dir="$mod_dir/promtool"
+plane_dir="$mod_dir"  # the kube-* and etcd binaries' module (--oldest: the oldest claimed minor's)
 
 with_helm=0
 with_promtool=0
@@ -49,12 +56,13 @@ print_bin_dir=0
 check=0
 for arg in "$@"; do
     case "$arg" in
+        --oldest) plane_dir="$mod_dir/oldest" ;;
         --with-helm) with_helm=1 ;;
         --with-promtool) with_promtool=1 ;;
         --force) force=1 ;;
         --print-bin-dir) print_bin_dir=1 ;;
         --check) check=1 ;;
-        -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "build-control-plane: unknown argument: $arg" >&2; exit 2 ;;
     esac
 done
@@ -64,8 +72,8 @@ mod_version() { # mod_version FILE MODULE
     awk -v m="$2" '($1 == m || ($1 == "require" && $2 == m)) && $0 !~ /=>/ {
         for (i = 1; i <= NF; i++) if ($i ~ /^v[0-9]/) { print $i; exit } }' "$1"
 }
-kube_version="$(mod_version "$mod_dir/go.mod" k8s.io/kubernetes)"
-etcd_version="$(mod_version "$mod_dir/go.mod" go.etcd.io/etcd/server/v3)"
+kube_version="$(mod_version "$plane_dir/go.mod" k8s.io/kubernetes)"
+etcd_version="$(mod_version "$plane_dir/go.mod" go.etcd.io/etcd/server/v3)"
 helm_version="$(mod_version "$helm_dir/go.mod" helm.sh/helm/v3)"
 kwok_version="$(mod_version "$kwok_dir/go.mod" sigs.k8s.io/kwok)"
 promtool_version="$(mod_version "$promtool_dir/go.mod" github.com/prometheus/prometheus)"
@@ -84,7 +92,7 @@ fi
 inputs_hash() { # inputs_hash FILE...
     { echo "rev=$BUILD_REV"; cat "$@"; } | sha256sum | cut -c1-16
 }
-cp_stamp="$(inputs_hash "$mod_dir/go.mod" "$mod_dir/go.sum" "$mod_dir/cmd/etcd/main.go")"
+cp_stamp="$(inputs_hash "$plane_dir/go.mod" "$plane_dir/go.sum" "$plane_dir/cmd/etcd/main.go")"
 helm_stamp="$(inputs_hash "$helm_dir/go.mod" "$helm_dir/go.sum")"
 kwok_stamp="$(inputs_hash "$kwok_dir/go.mod" "$kwok_dir/go.sum")"
 promtool_stamp="$(inputs_hash "$promtool_dir/go.mod" "$promtool_dir/go.sum")"
@@ -154,7 +162,7 @@ step() { echo "build-control-plane: [$(( SECONDS - t_all ))s] $*"; }
 
 todo=" $(cp_todo | tr '\n' ' ') "
 if [[ "$todo" != "  " ]]; then
-    cd "$mod_dir"
+    cd "$plane_dir"
     wants() { [[ "$todo" == *" $1 "* ]]; }
     pkgs=()
     wants kube-apiserver && pkgs+=(k8s.io/kubernetes/cmd/kube-apiserver)

@@ -8,6 +8,10 @@ kubeconfig while the session lasts. Tests under tests/kube are marked
 ``cluster`` automatically, so ``-m "not cluster"`` skips them. The tests in
 ``lifecycle/`` run on a control plane of their own with the job controller,
 kube-scheduler and kwok (its conftest overrides ``control_plane``).
+
+The files in ``SMOKE`` are also marked ``smoke``: the subset ``scripts/test`` runs again on the
+oldest Kubernetes minor the chart claims (``scripts/build-control-plane.sh --oldest``), where the
+whole suite runs on the newest.
 """
 
 from __future__ import annotations
@@ -24,10 +28,18 @@ from .controlplane import ControlPlane
 from .helpers import Cluster, Operator, binaries, install_crd, kubectl
 
 
+# What a cluster of the oldest claimed minor must do as the newest does: serve both CRDs and their
+# rules, take the operator's writes and watches, run its Jobs as the CronJob controller's, and say
+# no through admission as cronctl reads it.
+SMOKE = {"test_control_plane.py", "test_operator.py", "test_cronjob_contract.py", "test_refusals.py"}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "control_plane" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.cluster)
+            if item.path.name in SMOKE and item.path.parent == Path(__file__).parent:
+                item.add_marker(pytest.mark.smoke)
 
 
 @pytest.fixture(scope="session")

@@ -775,3 +775,49 @@ def test_the_check_finds_a_turn_composed_elsewhere(tmp_path: Path) -> None:
     assert sorted(_calls_to_the_steps(driver, "cronctl.runner.composes_its_own")) == [
         "cronctl.runner.composes_its_own:5 calls cronctl.core.tick.decide",
         "cronctl.runner.composes_its_own:5 calls cronctl.core.transitions.apply_tick"]
+
+
+# -- the runner reaches the Controller through one door ----------------------------------------------
+# Its step's modules read the Controller's records (``memory.controller.state``) but call it only
+# through runner/composition.py, so what the runner asks of the core is in one place.
+
+RUNNER = PACKAGE / "runner"
+RUNNERS_DOOR = "cronctl.runner.composition"
+CONTROLLER_METHODS = {name for name, value in vars(Controller).items()
+                      if callable(value) and not name.startswith("__")}
+
+
+def _calls_to_the_controller(path: Path, module: str | None = None) -> list[str]:
+    """The calls of a Controller method on something named ``controller`` (``controller.step(...)``,
+    ``memory.controller.drop(...)``)."""
+    module = module or _module_name(path)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in CONTROLLER_METHODS):
+            continue
+        owner = node.func.value
+        if (isinstance(owner, ast.Name) and owner.id == "controller") or \
+                (isinstance(owner, ast.Attribute) and owner.attr == "controller"):
+            found.append(f"{module}:{node.lineno} calls Controller.{node.func.attr}")
+    return found
+
+
+def test_the_runner_calls_the_controller_only_through_its_one_door() -> None:
+    """Fails if a runner module but runner/composition.py calls a Controller method."""
+    calls = [call for path in sorted(RUNNER.glob("*.py")) if _module_name(path) != RUNNERS_DOOR
+             for call in _calls_to_the_controller(path)]
+    assert calls == []
+    door = _calls_to_the_controller(RUNNER / "composition.py")
+    assert {"step", "advance", "finish", "drop", "adopt_run"} <= {call.rpartition(".")[2] for call in door}
+
+
+def test_the_door_check_finds_a_call_elsewhere(tmp_path: Path) -> None:
+    """The check above is not blind: a step module that ends a run on the Controller itself is found."""
+    module = tmp_path / "ends_its_own.py"
+    module.write_text("def end(memory, run, now):\n"
+                      "    memory.controller.finish(now, run.id, 'failed')\n"
+                      "    controller = memory.controller\n"
+                      "    return controller.step(now), controller.state.runs.get(run.id)\n")
+    assert _calls_to_the_controller(module, "cronctl.runner.ends_its_own") == [
+        "cronctl.runner.ends_its_own:2 calls Controller.finish", "cronctl.runner.ends_its_own:4 calls Controller.step"]

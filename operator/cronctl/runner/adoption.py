@@ -14,6 +14,7 @@ applies to the state are the step's.
 from __future__ import annotations
 
 from ..core.state import RETRY_PENDING, RUNNING
+from . import composition
 from .effects import Out
 from .files import read_json
 from .firing import BACKFILL_DIR, Firing, origin_of
@@ -86,7 +87,7 @@ def _firing_from_folder(memory: RunnerState, homes: Homes, run_id: str) -> None:
                                        backoff_limit=request.get("backoff_limit") or 0,
                                        retry_due=None if pending is None else pending.due)
         return
-    memory.controller.drop(run.id)
+    composition.drop(memory, run.id)
     remember(memory, run.job, {**unrun(SCHEDULED, run.scheduled_for, CANCELED, run.launched_at, note=LOST_FIRING),
                               "run": run.id})
 

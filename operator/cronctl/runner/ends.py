@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ..core.endings import RunSeen
 from ..core.endings import ended_in_time as core_ended_in_time
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
+from . import composition
 from .effects import Out
 from .firing import Firing
 from .journal import end_facts, entry, facts, how, remember, time_of
@@ -125,8 +126,7 @@ def finish_attempt(memory: RunnerState, firing: Firing, outcome: str, now: int) 
     if run is None or run.state != RUNNING or run.attempt != firing.attempt:
         return None  # the core ended it already (timed out, replaced)
     verdict = outcome if outcome in (SUCCEEDED, TIMED_OUT) else FAILED  # timed_out: its wrapper timed it
-    controller.finish(max(now, controller.state.clock or now), run.id, verdict, run.attempt,
-                      timed_by_worker=verdict == TIMED_OUT)
+    composition.finish(memory, max(now, controller.state.clock or now), run.id, verdict, run.attempt)
     if run.state != RETRY_PENDING:
         return None
     pending = controller.state.jobs[run.job].state.pending_retries

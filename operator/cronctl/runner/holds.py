@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.tick import window_start
+from . import composition
 from .effects import Out
 from .firing import SWITCH_OFF_FILE
 from .journal import time_of
@@ -92,7 +93,7 @@ def hold(memory: RunnerState, switched_off: bool, now: int, out: Out) -> None:
     names = set(jobs) if switched_off else {n for n in (*memory.held, *memory.suspensions) if n in jobs}
     released, memory.holding = memory.holding - names, names
     for name in sorted(released & set(jobs)):
-        controller.wake(now, name)  # its backfill under way goes on at this step
+        composition.wake(memory, now, name)  # its backfill under way goes on at this step
 
 
 def why_holding(memory: RunnerState, name: str) -> str:

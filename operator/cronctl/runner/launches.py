@@ -19,6 +19,7 @@ from typing import Any
 from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, start_time
 from ..core.transitions import BACKFILL, MANUAL, Applied
 from ..core.zones import UTC
+from . import composition
 from .effects import Out
 from .firing import Firing, Overflowed
 from .journal import SCHEDULED, remember, time_of, unrun, zone
@@ -103,7 +104,7 @@ def launch(memory: RunnerState, decision: Launch, now: int, manual: str | None =
     if command is None:
         command = command_of(memory, decision.job)
     if command is None:  # held invalid since before a restart: nothing to run it with
-        memory.controller.drop(decision.run_id)
+        composition.drop(memory, decision.run_id)
         remember(memory, decision.job, {**unrun(decision.reason, decision.scheduled_for, CANCELED, now),
                                        "run": decision.run_id, "note": "no valid manifest to run it with"})
         return
@@ -123,7 +124,7 @@ def retry(memory: RunnerState, decision: Retry, now: int) -> None:
         firing.attempt, firing.retry_due = decision.attempt, None
         return
     run = memory.controller.state.runs[decision.run_id]
-    memory.controller.drop(run.id)
+    composition.drop(memory, run.id)
     remember(memory, run.job, {**unrun(SCHEDULED, run.scheduled_for, CANCELED, now, note=LOST_FIRING),
                               "run": run.id, "attempts": decision.attempt - 1})
 

@@ -18,6 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from . import composition
 from .definitions import KIND, LoadedDefinitions, image_notice, timed_by_core
 from .judge import Verdict
 from .effects import Out, RemovePause
@@ -104,11 +105,11 @@ def _load_valid(memory: RunnerState, verdict: Verdict, now: int) -> bool:
                                                       "never fires")
             continue
         if job is None:
-            controller.add_job(spec, launched=last_number(memory, name))  # run ids are never reused
+            composition.add_schedule(memory, spec, last_number(memory, name))  # run ids are never reused
             memory.retired = [row for row in memory.retired if row["schedule"] != name]  # put back: not retired
             changed, next_index = True, next_index + 1
         else:
-            changed |= controller.edit(spec)
+            changed |= composition.edit_schedule(memory, spec)
         memory.definitions[name] = definition
         memory.sources[name] = definition.file.name
     for name in [n for n in verdict.invalid if n in verdict.valid]:
@@ -173,7 +174,7 @@ def last_number(memory: RunnerState, name: str) -> int:
 def retire(memory: RunnerState, name: str, now: int, out: Out) -> None:
     """The schedule's manifest is gone: its processes are stopped, its waiting firings
     canceled, each recorded, and the schedule leaves the controller."""
-    job = memory.controller.retire(name)
+    job = composition.retire_schedule(memory, name)
     paused = name in memory.pauses
     stopping = []
     for firing in [f for f in memory.firings.values() if f.schedule == name]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.transitions import BACKFILL
+from . import composition
 from .effects import Out
 from .firing import Firing, origin_of
 from .journal import SCHEDULED, time_of
@@ -51,7 +52,7 @@ def take_orphans(state: RunnerState, manifests_read: bool, now: int, out: Out) -
 def _take(state: RunnerState, orphan: Orphan, now: int, out: Out) -> None:
     key, request = orphan.key, orphan.request
     reason = request.get("reason") or SCHEDULED
-    run = state.controller.adopt_run(now, key.schedule, key.nominal, reason, key.attempt)
+    run = composition.adopt(state, now, key.schedule, key.nominal, reason, key.attempt)
     manual, backfill = origin_of(orphan.home)
     state.firings[run.id] = Firing(run.id, key.schedule, key.nominal, reason, list(request["command"]),
                                    list(request.get("args") or []), dict(request.get("env") or {}),

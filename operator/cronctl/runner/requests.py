@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.backfill import BackfillError, finished
+from . import composition
 from .effects import Out, SetAside
 from .firing import SWITCH_OFF_FILE
 from .holds import why_holding
@@ -118,7 +119,7 @@ def _take_backfill(state: RunnerState, request: RequestFile, now: int, out: Out)
         return True
     before = job.state.backfill
     try:
-        begun = state.controller.backfill(now, name, asked.start, asked.end, request.id)
+        begun = composition.begin_backfill(state, now, name, asked.start, asked.end, request.id)
     except BackfillError as error:
         return _set_aside(request.path, f"backfill of {name} refused: {error.message}", out, ".refused")
     state.taken[str(request.path)] = request.path

@@ -18,13 +18,15 @@ then hands the schedules it holds and the manual runs the trigger files ask
 for to ``Controller.step``, which gives each due schedule its turn (the hold,
 the tick, the backfill's next runs, then the manual runs); one translator
 (``launches.carry_out_turn``) turns the turn's decisions into firings, history
-rows and lines; then stops and starts.
+rows and lines; then stops and starts. The step's modules call the Controller
+only through :mod:`.composition`, the runner's one door to it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import composition
 from .effects import Effect, Out
 from .ends import Report, record_ends, record_ends_in_time
 from .failure_pauses import pause_on_failures
@@ -74,8 +76,8 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     changed |= sync_suspensions(state, now, out)
     hold(state, inputs.switched_off, now, out)
     changed |= take_backfills(state, inputs.backfills, now, out)
-    controller.advance(now)
-    state.timed_out = {run_id for run_id in (*state.timed_out, *controller.expired) if run_id in state.firings}
+    expired = composition.move_clock(state, now)
+    state.timed_out = {run_id for run_id in (*state.timed_out, *expired) if run_id in state.firings}
     changed |= record_ends(state, ends, now, out)
     if pause_on_failures(state, now, out):  # held from this very tick on
         changed |= sync_suspensions(state, now, out)
@@ -83,7 +85,7 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     asked = asked_triggers(state, inputs.triggers)
     # The one composition (core.reconcile.turn): holds, the tick, the backfills' next runs (not
     # while held), then the manual runs asked for.
-    applied = controller.step(now, holding=state.holding, triggers={name: len(ids) for name, ids in asked.items()})
+    applied = composition.take_turn(state, now, state.holding, {name: len(ids) for name, ids in asked.items()})
     ran = carry_out_turn(state, applied, asked, now, out)
     changed |= bool(controller.held) or any(item.news for item in applied)
     changed |= take_triggers(state, inputs.triggers, ran, now, out)

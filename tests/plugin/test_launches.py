@@ -55,3 +55,12 @@ def test_describe_history_and_next_of_a_fleet_schedule_show_its_launches() -> No
 def test_a_default_mode_status_is_left_as_it_is() -> None:
     default, _ = twins(44)
     assert not in_fleet_mode(default.schedule)
+
+
+def test_a_suspended_fleet_schedule_has_no_next_times_and_says_why() -> None:
+    _, fleet = twins(44)
+    fleet.schedule["spec"]["suspend"] = True
+    fleet.reconcile(45)
+    seen = with_launches(fleet.schedule, fleet.jobs.values(), 45)
+    assert not seen["status"].get("nextScheduleTimes")
+    assert "suspended" in next_lines(seen)[0]

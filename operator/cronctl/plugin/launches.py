@@ -43,9 +43,18 @@ def with_launches(body: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], no
     launched = max([int(status.get("launched") or 0), *(run["run"] for run in runs)])
     status.update(lastScheduleTime=last, active=active, activeCount=len(active), launched=launched,
                   history=[*(status.get("history") or []), *(_finished(run) for run in finished)])
-    if not status.get("nextScheduleTimes"):
+    if not status.get("nextScheduleTimes") and fires(body):
         status["nextScheduleTimes"] = next_times(body, last, now_minute)
     return {**body, "status": status}
+
+
+def fires(body: Mapping[str, Any]) -> bool:
+    """Whether the schedule fires at all now: not suspended or paused, not ended, Ready (else
+    describe and next say why no time is next, as for the default mode's empty list)."""
+    spec, status = body.get("spec") or {}, body.get("status") or {}
+    conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    return (not spec.get("suspend") and not status.get("pausedOnFailures") and conditions.get("Ended") != "True"
+            and conditions.get("Ready") == "True")
 
 
 def next_times(body: Mapping[str, Any], last: str | None, now_minute: int) -> list[dict[str, str]]:

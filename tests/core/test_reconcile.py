@@ -239,3 +239,15 @@ def test_the_next_look_is_the_earliest_minute_something_can_change(runs, options
     state, seen = with_active(*runs)
     observed = Seen(runs=seen, staging=True)
     assert step(CREATED + 10, state, observed, expression="0 0 * * *", options=options).wake_at == wake
+
+
+def test_a_job_being_deleted_is_held_and_its_retry_waits_for_nothing() -> None:
+    """A deleting job (a finalizer holds its schedule) launches nothing, its runs' retries included,
+    and its reconcile is not woken for a retry's time (docs/operator.md)."""
+    state, runs = with_active(running("job-0", 1, CREATED, reported=(FAILED, CREATED + 3)))
+    options = replace(OPERATOR, retries=1, retry_delay=5)
+    retrying = step(CREATED + 4, state, Seen(runs=runs), options=options)
+    assert [end.outcome for end in retrying.ends] == [RETRY_PENDING] and retrying.wake_at == CREATED + 8
+    result = step(CREATED + 8, state, Seen(runs=[RunSeen("job-0", 1, 2, CREATED)], deleting=True, trigger=True),
+                  options=options)
+    assert result.every_launch() == [] and result.wake_at is None and result.upcoming.fires is None

@@ -96,8 +96,7 @@ def test_the_failure_that_pauses_a_job_is_said_by_the_ends_of_its_turn() -> None
 
 HOLDS = [  # (what holds the job, the retry due now, a manual run asked for, what launches)
     ("suspended", Asked(held=True, triggers=1), [Retry("job", "job-1", 2)], ["manual"]),
-    ("deleting", Asked(deleting=True, triggers=1), [], []),
-    ("suspended and deleting", Asked(held=True, triggers=1, deleting=True), [], []),
+    ("deleting", Asked(held=True, triggers=1, deleting=True), [], []),
 ]
 
 

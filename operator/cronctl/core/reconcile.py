@@ -152,7 +152,7 @@ class Asked(NamedTuple):
     recorded_overflow: Overflow | None = None  # an overflow adopted runs were launched past
     key: RunKey | None = None  # names the run a launch makes (None: ``Launch.run_id``)
     known: set[str] | None = None  # keys of the runs that exist, which the turn's launches join (None: none exists)
-    deleting: bool = False  # being deleted: held, and neither its runs' retries nor manual runs launch
+    deleting: bool = False  # held because it is being deleted: neither its runs' retries nor manual runs launch
 
 
 NOTHING_ASKED = Asked()
@@ -209,7 +209,7 @@ def turn(spec: JobSpec, state: JobState, timeline: Timeline, now: int, asked: As
     preview, the runner) call it; no driver composes these steps itself.
     """
     changed = False
-    if asked.held or asked.deleting:
+    if asked.held:
         changed = hold(state, now)
         retries = JobTick((), None) if asked.deleting else while_held(spec, state, now)
         tick: JobTick | None = retries
@@ -225,7 +225,7 @@ def turn(spec: JobSpec, state: JobState, timeline: Timeline, now: int, asked: As
         return Turn(tick, applied, [], [], None, changed)
     backfilled: list[tuple[Launch, str]] = []
     current = asked.backfill
-    if current is not None and not (asked.held or asked.deleting):
+    if current is not None and not asked.held:
         current = _backfill(spec, state, current, asked, backfilled)
     manual = [_manual(spec, state, now, asked) for _ in range(0 if asked.deleting else asked.triggers)]
     return Turn(tick, applied, backfilled, [run for run in manual if run is not None], current, changed)
@@ -240,6 +240,8 @@ def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, no
     result.paused = not seen.suspended and ended.paused
     if result.paused:
         seen = replace(seen, suspended=True)  # from the failure that pauses it on, nothing scheduled fires
+    if seen.deleting:  # held as a suspended job, and more: nothing is asked of it, nothing staged
+        seen = replace(seen, suspended=True, trigger=False, staging=False)
     known = set(seen.known)
     before = copy(state) if not (seen.suspended or seen.staging or seen.edited) else None
     asked = Asked(seen.suspended, int(seen.trigger), seen.backfill, seen.recorded_overflow, key, known,

@@ -346,8 +346,8 @@ class Runner:
     def _look_at_folders(self) -> None:
         """Read what the kernel said of the folders (so that it wakes no rest again): a change makes
         the next turn scan the manifests; every ``IDLE_TURN_SECONDS`` they are scanned all the same."""
-        if self._watch is not None and self._watch.changed():
-            self._dirty = True
+        if self._watch is not None and self._watch.changed() or self.intake.manifests.racy:
+            self._dirty = True  # changed, or read within the file system's clock tick: read it again
         if time.monotonic() - self._scanned >= IDLE_TURN_SECONDS:
             self._dirty, self._scanned = True, time.monotonic()
 

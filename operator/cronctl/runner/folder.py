@@ -52,6 +52,11 @@ class ManifestFolder:
         return set(self._files)
 
     @property
+    def racy(self) -> bool:
+        """Whether a file of the last scan was modified so recently that the next scan reads it again."""
+        return any(read.racy for read in self._files.values())
+
+    @property
     def last(self) -> LoadedDefinitions | None:
         """The folder's load at the last scan (None before the first): what a scan finds while the
         kernel says nothing changed (:class:`FolderWatch`)."""

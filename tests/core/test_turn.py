@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from cronctl.core.controller import Controller
+from cronctl.core.controller import Controller, WorkerEnd
 from cronctl.core.reconcile import Asked, turn
 from cronctl.core.schedule import Timeline, parse_expression
 from cronctl.core.spec import JobSpec, Options, Policy
@@ -90,8 +90,21 @@ def test_the_failure_that_pauses_a_job_is_said_by_the_ends_of_its_turn() -> None
     assert c.paused == []
     c.step(CREATED + 20)
     c.finish(CREATED + 22, "job-2", "failed")
-    assert c.paused == ["job"]
-    assert c.step(CREATED + 30, holding=set(c.paused)) == [] and c.paused == []
+    assert c.step(CREATED + 30) == [] and c.paused == ["job"]  # held by that very step
+    assert c.step(CREATED + 40, holding=set(c.paused)) == [] and c.paused == []
+
+
+def test_the_ends_a_step_is_handed_come_before_its_turns() -> None:
+    """A run over by now frees a Forbid time due now, in the same step (``Controller.step``'s ends,
+    which the runner hands it); a failure among them that pauses the job holds it in that step."""
+    c = Controller()
+    c.add_job(JobSpec("job", "*/10 * * * *", Policy.FORBID, Options(pause_on_failures=2), CREATED, 0))
+    c.step(CREATED + 10)
+    applied = c.step(CREATED + 20, ends=[WorkerEnd("job-1", 1, "failed")])
+    assert [end.outcome for end in c.ended] == ["failed"] and c.paused == []
+    assert [a.decision for a in applied] == [Launch("job", "job-2", 2, CREATED + 20)]
+    assert c.step(CREATED + 30, ends=[WorkerEnd("job-2", 1, "failed"), WorkerEnd("job-9", 1, "failed")]) == []
+    assert [end.run_id for end in c.ended] == ["job-2"] and c.paused == ["job"]  # job-9: no such run running
 
 
 HOLDS = [  # (what holds the job, the retry due now, a manual run asked for, what launches)

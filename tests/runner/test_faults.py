@@ -265,7 +265,7 @@ def test_a_step_that_fails_where_nothing_handles_it_is_one_line_and_the_loop_goe
     said: list[str] = []
     r = a_runner(folder, clock, said)
 
-    def broken(now: int, holding: object = (), triggers: object = None) -> list[Any]:
+    def broken(now: int, holding: object = (), triggers: object = None, ends: object = ()) -> list[Any]:
         raise RuntimeError("something unforeseen")
 
     monkeypatch.setattr(r.controller, "step", broken)

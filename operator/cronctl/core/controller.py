@@ -23,7 +23,7 @@ import heapq
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
-from typing import Collection, Mapping, NamedTuple
+from typing import Collection, Mapping, NamedTuple, Sequence
 
 from . import backfill as backfills
 from .errors import Code, CronctlError
@@ -32,7 +32,7 @@ from .schedule import Timeline, never_fires
 from .spec import JobSpec, read_bulk, read_job
 from .upcoming import upcoming
 from .state import OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
-from .endings import RunSeen
+from .endings import RunEnd, RunSeen
 from .reconcile import NOTHING_ASKED, Asked, Hint, ends, turn
 from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, expiry
 from .tick import run_id as numbered_run_id
@@ -44,6 +44,14 @@ _DECISION = itemgetter(0)  # an Applied's decision
 _KEEPS_RUNS = (Launch, Retry, Replace)  # the decisions that change the controller's records of runs
 _NONE_ASKED: Mapping[str, int] = {}  # no manual run asked for
 WORKER_OUTCOMES = frozenset({*OUTCOMES, TIMED_OUT})  # a worker that times its run reports timed_out too
+
+
+class WorkerEnd(NamedTuple):
+    """An attempt's end as its worker reported it, for the step to apply before any turn."""
+
+    run_id: str
+    attempt: int
+    outcome: str  # succeeded, failed, or timed_out: a worker that times its run (the runner's wrapper)
 
 
 class _Replays(NamedTuple):
@@ -82,8 +90,11 @@ class Controller:
         # the history limits drop the run at once (failedJobsHistoryLimit 0).
         self.expired: list[str] = []
         self.held: list[str] = []  # the jobs whose hold changed their state at the last step
-        # The jobs a run's failure paused (pauseOnFailures) since the last step: a driver holds them.
+        # The jobs a run's failure paused (pauseOnFailures) by the last step or since the one before:
+        # that step held them, and a driver holds them from then on.
         self.paused: list[str] = []
+        self._pausing: list[str] = []  # the same, since the last step
+        self.ended: list[RunEnd] = []  # what became of the ends the last step was handed, in order
         self._rebuild_indexes()
 
     # -- the clock ----------------------------------------------------------
@@ -152,21 +163,29 @@ class Controller:
 
     def tick(self, now: int) -> list[Decision]:
         self.advance(now)
-        self.paused = []
+        self.paused, self._pausing = [], []
         replays = self._replayed(now)
         if replays is not None:
             return list(replays.decisions)
         return [applied.decision for applied in self._look(now, (), _NONE_ASKED)]
 
-    def step(self, now: int, holding: Collection[str] = (), triggers: Mapping[str, int] | None = None) -> list[Applied]:
-        """A tick: each due job's turn (``core.reconcile.turn``): its decisions, applied, each
-        saying whether it is news, its backfill's next runs, then the manual runs ``triggers``
-        asks for (schedule -> how many). The jobs named in ``holding`` are held (a driver's
-        suspension, a node switched off): none of their times fires or is missed, their backfills
-        wait, their runs' retries and manual runs go on; ``held`` names those whose hold changed
-        their state."""
+    def step(self, now: int, holding: Collection[str] = (), triggers: Mapping[str, int] | None = None,
+             ends: Sequence[WorkerEnd] = ()) -> list[Applied]:
+        """A tick: first the attempts that ended (``ends``, as their workers report them, after
+        the timeouts of the clock's move: ``core.reconcile.ends``), then each due job's turn
+        (``core.reconcile.turn``): its decisions, applied, each saying whether it is news, its
+        backfill's next runs, then the manual runs ``triggers`` asks for (schedule -> how many).
+        The jobs named in ``holding`` are held (a driver's suspension, a node switched off): none
+        of their times fires or is missed, their backfills wait, their runs' retries and manual
+        runs go on; ``held`` names those whose hold changed their state. ``ended`` says what
+        became of each end (its ``RunEnd``; none for an attempt not running), and ``paused`` the
+        jobs that failures paused since the last step, which this step holds too."""
         self.advance(now)
-        self.held, self.paused = [], []
+        self.held, self.ended = [], [self._end(run, (end.outcome, now), now)
+                                     for end in ends if (run := self._running(end)) is not None]
+        self.paused, self._pausing = list(dict.fromkeys(self._pausing)), []
+        if self.paused:  # from the failure that pauses it on, nothing the job schedules fires
+            holding = {*holding, *self.paused}
         if not holding and not triggers:
             replays = self._replayed(now)
             if replays is not None:
@@ -394,7 +413,17 @@ class Controller:
             self._replays = None
             self._set_wake(job.spec, waiting[2].wake_at)
 
-    def _end(self, run: Run, reported: tuple[str, int] | None, at: int) -> None:
+    def _running(self, end: WorkerEnd) -> Run | None:
+        """The run of an end its worker reported, if the core has that attempt running (else the
+        core ended it already: timed out, replaced) and the outcome is one a worker reports."""
+        run = self.state.runs.get(end.run_id)
+        if run is None or run.state != RUNNING or run.attempt != end.attempt:
+            return None
+        if end.outcome not in WORKER_OUTCOMES:
+            raise CronctlError(f"outcome: {end.outcome!r} is not succeeded, failed or timed_out", Code.INVALID_OUTCOME)
+        return run
+
+    def _end(self, run: Run, reported: tuple[str, int] | None, at: int) -> RunEnd:
         """The run's end at ``at`` as the core rules it (``core.reconcile.ends``): the outcome
         reported, or its timeout's (None reported: its expiry); a failed attempt with retries
         left puts the run back in line (retry_pending). The controller's records follow."""
@@ -403,18 +432,19 @@ class Controller:
         [end], paused = ends(job.spec, job.state, [RunSeen(run.id, run.number, run.attempt, run.launched_at,
                                                            reported)], at)
         if paused:
-            self.paused.append(job.spec.name)
+            self._pausing.append(job.spec.name)
         if end.retry is not None:
             run.state = RETRY_PENDING
             wake = self._wake.get(job.spec.name)
             if wake is None or wake == _POPPED or end.retry.due < wake:
                 self._set_wake(job.spec, end.retry.due)
-            return
+            return end
         if job.state.queue or (job.state.backfill is not None and not job.state.backfill.done):
             self._set_wake(job.spec, at)  # a firing or a backfill waits for this run: at the next tick
         run.state, run.finished_at = end.outcome, end.at
         for dropped in end.dropped:
             del self.state.runs[dropped.run_id]
+        return end
 
     # -- reads --------------------------------------------------------------------
 

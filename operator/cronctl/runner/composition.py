@@ -11,8 +11,9 @@ module calls a Controller method.
 
 from __future__ import annotations
 
-from typing import Collection, Mapping
+from typing import Collection, Mapping, Sequence
 
+from ..core.controller import WorkerEnd
 from ..core.spec import JobSpec
 from ..core.state import Backfill, Job, Run
 from ..core.transitions import Applied
@@ -26,10 +27,13 @@ def move_clock(memory: RunnerState, now: int) -> list[str]:
     return memory.controller.expired
 
 
-def take_turn(memory: RunnerState, now: int, holding: Collection[str], triggers: Mapping[str, int]) -> list[Applied]:
-    """Each due schedule's turn (``Controller.step``): the hold, the tick, the backfill's next
-    runs, the manual runs ``triggers`` asks for; its decisions, applied, each saying if it is news."""
-    return memory.controller.step(now, holding=holding, triggers=triggers)
+def take_turn(memory: RunnerState, now: int, ends: Sequence[WorkerEnd], holding: Collection[str],
+              triggers: Mapping[str, int]) -> list[Applied]:
+    """The step of the core (``Controller.step``): the ``ends`` the wrappers reported first, then
+    each due schedule's turn: the hold, the tick, the backfill's next runs, the manual runs
+    ``triggers`` asks for; its decisions, applied, each saying if it is news. What became of the
+    ends is ``memory.controller.ended``, the schedules their failures paused ``.paused``."""
+    return memory.controller.step(now, holding=holding, triggers=triggers, ends=ends)
 
 
 def finish(memory: RunnerState, at: int, run_id: str, outcome: str, attempt: int) -> Run:

@@ -1,7 +1,10 @@
 """How the runner records the end of an attempt its executor reported.
 
-An attempt that ended is told to the core (``Controller.finish``), which
-retries a failed one with retries left: the firing then waits, without a
+What is read before the turn (``worker_ends``: each report with the firing
+whose attempt it ends, and the ends the core is handed) and what is
+translated after it (``record_ends``). The core applies the ends first in its
+step (``Controller.step``, through ``core.reconcile.ends``), before any turn,
+and retries a failed one with retries left: the firing then waits, without a
 slot, for the minute of its next attempt. Otherwise the run is over: one
 history row with its outcome (the core's ``timed_out`` when its timeout came
 first), the exit code or signal of its last attempt, and the executor's note
@@ -17,9 +20,12 @@ that sees the end late nor a step of the clock makes it ``timed_out``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..core.endings import RunSeen
 from ..core.endings import ended_in_time as core_ended_in_time
+from ..core.controller import WorkerEnd
+from ..core.endings import RunEnd
 from ..core.state import FAILED, RETRY_PENDING, RUNNING, SUCCEEDED, TIMED_OUT
 from . import composition
 from .effects import Out
@@ -40,14 +46,37 @@ class Report:
     acknowledge: bool = True
 
 
-def record_ends(memory: RunnerState, reports: list[Report], now: int, out: Out) -> bool:
-    for report in reports:
-        firing = running_firing(memory, report.home, report.end.key)
+class Taken(NamedTuple):
+    """A report read before the turn, and the firing whose current attempt it ends (None: none)."""
+
+    report: Report
+    firing: Firing | None
+
+
+def worker_ends(memory: RunnerState, reports: list[Report]) -> tuple[list[Taken], list[WorkerEnd]]:
+    """The reports, each with its firing, and the ends the core's step is handed (the wrapper
+    reports ``timed_out`` when it timed the run on its own clock)."""
+    taken = [Taken(report, running_firing(memory, report.home, report.end.key)) for report in reports]
+    return taken, [WorkerEnd(item.firing.run_id, item.firing.attempt, verdict(item.report.end.outcome))
+                   for item in taken if item.firing is not None]
+
+
+def record_ends(memory: RunnerState, taken: list[Taken], ended: list[RunEnd], now: int, out: Out) -> bool:
+    """After the core's step applied the ends (``ended``: what became of each it had running): each
+    firing waits for its next attempt or its run is over; each report is acknowledged once saved."""
+    retries = {end.run_id: end.retry.due for end in ended if end.retry is not None}
+    for report, firing in taken:
         if firing is not None:
-            end_attempt(memory, firing, report.end, now, out)
+            end_attempt(memory, firing, report.end, now, out, retries.get(firing.run_id))
         if report.acknowledge:
             memory.to_acknowledge.append((report.home, report.end.key))
-    return bool(reports)
+    return bool(taken)
+
+
+def verdict(outcome: str) -> str:
+    """The outcome the core is told: the wrapper's ``timed_out`` (it timed the run), else
+    succeeded or failed (a run that did not start, or was lost, failed)."""
+    return outcome if outcome in (SUCCEEDED, TIMED_OUT) else FAILED
 
 
 def record_ends_in_time(memory: RunnerState, reports: list[Report], now: int, out: Out) -> list[Report]:
@@ -59,7 +88,8 @@ def record_ends_in_time(memory: RunnerState, reports: list[Report], now: int, ou
         if firing is None or not ended_in_time(memory, firing, report.end, now):
             left.append(report)
             continue
-        end_attempt(memory, firing, report.end, memory.controller.state.clock or now, out)
+        at = memory.controller.state.clock or now
+        end_attempt(memory, firing, report.end, at, out, finish_attempt(memory, firing, report.end.outcome, at))
         if report.acknowledge:
             memory.to_acknowledge.append((report.home, report.end.key))
     return left
@@ -89,13 +119,13 @@ def running_firing(memory: RunnerState, home: str | None, key: RunKey) -> Firing
                  if f.home == home and f.key == key and f.retry_due is None), None)
 
 
-def end_attempt(memory: RunnerState, firing: Firing, end: Ended, now: int, out: Out) -> None:
-    """An attempt ended: the firing waits for its next attempt, or its run is over."""
+def end_attempt(memory: RunnerState, firing: Firing, end: Ended, now: int, out: Out, retry_due: int | None) -> None:
+    """An attempt ended: the firing waits for its next attempt (at ``retry_due``, the core's),
+    or its run is over."""
     if firing.slot is not None:  # None: the restarted runner had not started it again yet
         memory.slots.release(firing.slot)
         firing.slot = None
     firing.actual = firing.actual or end.started_at
-    retry_due = finish_attempt(memory, firing, end.outcome, now)
     said = how(end)
     if retry_due is not None:
         firing.retry_due = retry_due
@@ -125,8 +155,7 @@ def finish_attempt(memory: RunnerState, firing: Firing, outcome: str, now: int) 
     run = controller.state.runs.get(firing.run_id)
     if run is None or run.state != RUNNING or run.attempt != firing.attempt:
         return None  # the core ended it already (timed out, replaced)
-    verdict = outcome if outcome in (SUCCEEDED, TIMED_OUT) else FAILED  # timed_out: its wrapper timed it
-    composition.finish(memory, max(now, controller.state.clock or now), run.id, verdict, run.attempt)
+    composition.finish(memory, max(now, controller.state.clock or now), run.id, verdict(outcome), run.attempt)
     if run.state != RETRY_PENDING:
         return None
     pending = controller.state.jobs[run.job].state.pending_retries

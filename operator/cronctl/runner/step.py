@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from . import composition
 from .effects import Effect, Out
-from .ends import Report, record_ends, record_ends_in_time
+from .ends import Report, record_ends, record_ends_in_time, worker_ends
 from .failure_pauses import pause_on_failures
 from .holds import hold, sync_suspensions, take_pauses
 from .launches import carry_out_turn
@@ -78,14 +78,17 @@ def step(inputs: Inputs, state: RunnerState) -> Stepped:
     changed |= take_backfills(state, inputs.backfills, now, out)
     expired = composition.move_clock(state, now)
     state.timed_out = {run_id for run_id in (*state.timed_out, *expired) if run_id in state.firings}
-    changed |= record_ends(state, ends, now, out)
-    if pause_on_failures(state, now, out):  # held from this very tick on
+    taken, handed = worker_ends(state, ends)
+    asked = asked_triggers(state, inputs.triggers)
+    # The one composition (core.reconcile): the runs' ends first, then the turns: holds (and the
+    # schedules the ends' failures paused), the tick, the backfills' next runs (not while held),
+    # then the manual runs asked for.
+    applied = composition.take_turn(state, now, handed, state.holding,
+                                    {name: len(ids) for name, ids in asked.items()})
+    changed |= record_ends(state, taken, controller.ended, now, out)
+    if pause_on_failures(state, now, out):  # the core held it from this very step on; the runner from now on
         changed |= sync_suspensions(state, now, out)
         hold(state, inputs.switched_off, now, out)
-    asked = asked_triggers(state, inputs.triggers)
-    # The one composition (core.reconcile.turn): holds, the tick, the backfills' next runs (not
-    # while held), then the manual runs asked for.
-    applied = composition.take_turn(state, now, state.holding, {name: len(ids) for name, ids in asked.items()})
     ran = carry_out_turn(state, applied, asked, now, out)
     changed |= bool(controller.held) or any(item.news for item in applied)
     changed |= take_triggers(state, inputs.triggers, ran, now, out)

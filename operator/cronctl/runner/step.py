@@ -11,14 +11,17 @@ turn for thousands of schedules); the shell does not keep another reference.
 
 The order of a turn is ``core.reconcile.turn``'s, which the step does not
 compose itself: it takes in what the folder says (manifests, suspensions and
-holds, orphans, backfill requests), lets the core's clock move (timeouts) and
-records the runs that ended (before the turn, so a run over by now frees a
-Forbid schedule's time, and an end reported at the very expiry is too late),
-then hands the schedules it holds and the manual runs the trigger files ask
-for to ``Controller.step``, which gives each due schedule its turn (the hold,
-the tick, the backfill's next runs, then the manual runs); one translator
-(``launches.carry_out_turn``) turns the turn's decisions into firings, history
-rows and lines; then stops and starts. The step's modules call the Controller
+holds, orphans, backfill requests), lets the core's clock move (timeouts), and
+hands the ends the wrappers reported, the schedules it holds and the manual
+runs the trigger files ask for to ``Controller.step``, which applies the ends
+first (so a run over by now frees a Forbid schedule's time, and an end
+reported at the very expiry is too late; a failure that pauses its schedule
+holds it in that step), then gives each due schedule its turn (the hold, the
+tick, the backfill's next runs, then the manual runs). The ends are translated
+(``ends.record_ends``: slots, retries, history rows, lines), then the turn's
+decisions (``launches.carry_out_turn``: firings, history rows and lines); then
+stops and starts. An end its wrapper timed within the timeout the clock would
+pass is recorded at the core's last time, before the intake moves the clock. The step's modules call the Controller
 only through :mod:`.composition`, the runner's one door to it.
 """
 

@@ -382,8 +382,12 @@ def test_every_driver_counts_the_timeline_as_the_harness_does(timeline: Timeline
     if driver == "runner" and timeline.timeout is not None:
         # Since 1dcf87f (issue 45) the runner's wrapper times timeoutMinutes on its own monotonic clock
         # and the core is handed no timeout (definitions.timed_by_core): the injected clock of this test
-        # moves no run's own elapsed time, so its runs are never timed out here. The core's rule that
-        # judges a run its worker timed (RunSeen.elapsed) is table-tested in tests/core/test_endings.py.
+        # moves no run's own elapsed time, so its runs are never timed out here. Feeding a wrapper-timed
+        # report at the harness's minute would take the wrapper's deadline off its real monotonic clock
+        # (a separate process: the request's timeout_seconds) or a forged exit.json, neither of which
+        # this test may do; the core's step that applies such an end (Controller.step's ends, outcome
+        # timed_out) is tested in tests/core/test_turn.py, and the core's rule that judges a run its
+        # worker timed (RunSeen.elapsed) is table-tested in tests/core/test_endings.py.
         pytest.skip("the runner's wrapper times a run on its own clock, which the injected clock does not move")
     counts = DRIVERS[driver](timeline, tmp_path) if driver == "runner" else DRIVERS[driver](timeline)
     if timeline.harness_expected is None:

@@ -124,3 +124,14 @@ def test_a_job_being_deleted_launches_nothing_retries_included(asked: Asked, ret
     assert [a.decision for a in turned.applied] == retries
     assert [launch.reason for launch, _ in turned.manual] == manual
     assert turned.backfilled == [] and state.not_before == NOON
+
+
+def test_a_step_records_a_run_its_worker_timed_out_as_timed_out_and_retries_it_not() -> None:
+    """The runner's wrapper times timeoutMinutes on its own clock and reports timed_out; the step
+    that is handed that end records it so (not failed), and a timed-out run is not retried."""
+    c = Controller()
+    c.add_job(JobSpec("job", "*/10 * * * *", Policy.FORBID, Options(retries=2), CREATED, 0))
+    c.step(CREATED + 10)
+    c.step(CREATED + 15, ends=[WorkerEnd("job-1", 1, "timed_out")])
+    assert [(end.outcome, end.retry) for end in c.ended] == [("timed_out", None)]
+    assert c.state.runs["job-1"].state == "timed_out" and c.state.jobs["job"].state.pending_retries == []

@@ -422,7 +422,8 @@ def test_a_worker_that_frees_takes_the_next_waiting_run_at_once_not_at_the_next_
     (["no-such-command-cronctl"], None, 127, "command not found: 'no-such-command-cronctl'"),
     (["./notes.txt"], None, 126, "not executable (permission denied): './notes.txt'"),
     (["true"], "gone", 127, "the working directory '{folder}/gone' does not exist"),
-    (["echo", "x" * 200_000], None, 126, "the arguments are too long"),  # one past 128 KiB: E2BIG
+    (["echo", "x" * 200_000], None, 126, "the arguments are too long: 200,006 bytes of arguments and "),  # E2BIG:
+    # one string past 32 pages (128 KiB)
 ], ids=["not-found", "not-executable", "no-working-dir", "too-long"])
 def test_a_run_that_could_not_start_says_why_in_its_line_and_its_history_note(
         folder: Path, clock: Clock, command: list[str], working_dir: str | None, exit_code: int, why: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cronctl.runner.wrapper import backoff_seconds
+from cronctl.runner.wrapper import backoff_seconds, too_long
 
 
 def run(run_dir: Path) -> int:
@@ -108,3 +109,14 @@ def test_the_timeout_stops_the_run_on_its_own_time_and_says_which_limit_it_was(t
     assert ended(run_dir)[says] is True and ended(run_dir)["signal"] == 15
     other = {"timed_out", "deadline_exceeded"} - {says}
     assert not other & set(ended(run_dir))
+
+
+def test_the_too_long_line_counts_the_arguments_and_the_environment_and_names_the_limits() -> None:
+    """E2BIG says the figures that decide it: each string with its NUL, as the kernel counts them,
+    the longest one, and the limits (on Linux 32 pages for any one string, ARG_MAX in all)."""
+    line = too_long(["echo", "x" * 200_000], {"HOME": "/root", "A": "b"})
+    assert line.startswith("the arguments are too long: 200,006 bytes of arguments and 15 of environment, "
+                           "the longest string 200,001 bytes")
+    if sys.platform.startswith("linux"):
+        assert f"{32 * os.sysconf('SC_PAGESIZE'):,} bytes in any one" in line
+    assert f"{os.sysconf('SC_ARG_MAX'):,} in all" in line

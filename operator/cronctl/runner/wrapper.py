@@ -88,7 +88,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 NOT_MINE = 75  # EX_TEMPFAIL: another wrapper owns this run directory
 DISK_FULL = 74  # EX_IOERR: the wrapper could not write its files, the disk full (ENOSPC) or the quota spent
@@ -102,9 +102,11 @@ BACKOFF_SECONDS = 10.0  # the job controller's wait before a failed Pod's replac
 BACKOFF_CAP_SECONDS = 360.0  # ... up to six minutes
 
 
-def why_not_started(error: OSError, argv: list[str], cwd: str | None) -> str:
+def why_not_started(error: OSError, argv: list[str], cwd: str | None,
+                    env: Mapping[str, str] | None = None) -> str:
     """Why the command could not be started, as a shell would say it: not found (the command, or
-    the working directory), not executable, its arguments too long."""
+    the working directory), not executable, its arguments too long (``env``: the environment it was
+    given, which counts against the same limit)."""
     command = argv[0] if argv else ""
     if error.errno == errno.ENOENT:
         if cwd and error.filename == cwd:
@@ -115,11 +117,30 @@ def why_not_started(error: OSError, argv: list[str], cwd: str | None) -> str:
     if error.errno == errno.ENOEXEC:
         return f"not an executable file (no #! line?): {command!r}"
     if error.errno == errno.E2BIG:
-        size = sum(len(part.encode("utf-8", "replace")) + 1 for part in argv)
-        return f"the arguments are too long ({size} bytes with the environment's, more than the system takes)"
+        return too_long(argv, env or {})
     if error.errno == errno.ENOTDIR and cwd and error.filename == cwd:
         return f"the working directory {cwd!r} is not a directory"
     return f"{error.strerror or error}: {command!r}"
+
+
+def too_long(argv: list[str], env: Mapping[str, str]) -> str:
+    """The E2BIG line, with the figures that decide it: the arguments' and the environment's bytes
+    (each string with its NUL, as the kernel counts them), the longest single string, and the
+    limits: ARG_MAX in all and, on Linux, 32 pages (MAX_ARG_STRLEN) for any one string."""
+    strings = [part.encode("utf-8", "replace") for part in argv]
+    strings_env = [f"{key}={value}".encode("utf-8", "replace") for key, value in env.items()]
+    arguments, environment = sum(len(b) + 1 for b in strings), sum(len(b) + 1 for b in strings_env)
+    longest = max((len(b) + 1 for b in strings + strings_env), default=0)
+    limits = []
+    if sys.platform.startswith("linux"):
+        limits.append(f"{32 * os.sysconf('SC_PAGESIZE'):,} bytes in any one")
+    try:
+        limits.append(f"{os.sysconf('SC_ARG_MAX'):,} in all")
+    except (ValueError, OSError):
+        pass
+    limit = f"; the system takes {' and '.join(limits)}" if limits else ""
+    return (f"the arguments are too long: {arguments:,} bytes of arguments and {environment:,} of "
+            f"environment, the longest string {longest:,} bytes{limit}")
 
 
 def _now() -> str:
@@ -451,13 +472,14 @@ def _try(run_dir: Path, request: dict[str, Any], argv: list[str], logs: tuple[Ca
          started_at: str, deadline_at: float | None) -> _Tried:
     """Run the command once, its output appended to the logs, until it ends or the deadline passes."""
     out, err = logs
+    env = command_environment(request, dict(os.environ))
     try:
-        process = subprocess.Popen(argv, env=command_environment(request, dict(os.environ)),
+        process = subprocess.Popen(argv, env=env,
                                    cwd=request.get("cwd") or None, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,
                                    close_fds=True)
     except OSError as error:
-        why = why_not_started(error, argv, request.get("cwd"))
+        why = why_not_started(error, argv, request.get("cwd"), env)
         err.write(f"cronctl: cannot start {argv!r}: {why}\n".encode("utf-8", "replace"))
         return _Tried(127 if error.errno == errno.ENOENT else 126, None, not_started=why)
     _write_json(run_dir / "pid", {"pid": process.pid, "pgid": process.pid,

@@ -42,7 +42,7 @@ def unowned(cp: Any) -> None:
 
 def test_the_crd_handover_as_written_lets_helm_install_take_both_crds(control_plane: Any, crd: None,
                                                                       helm: Path) -> None:
-    kubectl(control_plane, "create", "namespace", RELEASE_NAMESPACE, check=False)
+    made = kubectl(control_plane, "create", "namespace", RELEASE_NAMESPACE, check=False).returncode == 0
     for name in CRDS:
         assert kubectl(control_plane, "get", "crd", name, check=False).returncode == 0, f"{name} is not applied"
     install = [str(helm), "--kubeconfig", str(control_plane.kubeconfig), "install", "cronctl", str(CHART),
@@ -60,3 +60,6 @@ def test_the_crd_handover_as_written_lets_helm_install_take_both_crds(control_pl
         assert installed.returncode == 0, installed.stderr
     finally:
         unowned(control_plane)  # the other tests' CRDs, as they applied them
+        if made:  # gone before the next test that installs the chart there (test_rbac) creates it
+            kubectl(control_plane, "delete", "namespace", RELEASE_NAMESPACE, "--wait=true", "--timeout=120s",
+                    check=False)

@@ -142,5 +142,8 @@ def test_replace_deletes_the_old_job_before_it_creates_the_new_one(operator: Ope
     status = wait_for("recorded", lambda: (s := cluster.status("rep")).get("launched") == 3 and s)
     assert [run["name"] for run in status["active"]] == [job_of("rep", "2024-03-01T00:30")]
     assert status.get("history", []) == []  # the replaced runs are neither failed nor kept
-    events = [reason for reason, _ in cluster.events("rep")]
+    # The Events are posted after the status write that records the launch: wait for them (a
+    # loaded machine read ['Launched', 'Replaced', 'Launched'] in between).
+    events = wait_for("both Replaced Events", lambda: (reasons := [reason for reason, _ in cluster.events("rep")])
+                      .count("Replaced") >= 2 and reasons)
     assert events.count("Replaced") == 2 and "JobGone" not in events

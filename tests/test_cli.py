@@ -6,8 +6,9 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator, NamedTuple
 
 import pytest
 import yaml
@@ -22,6 +23,46 @@ def while_running(process: subprocess.Popen[str], deadline: float, done: Callabl
     while not done():
         assert time.monotonic() < deadline and process.poll() is None
         time.sleep(0.05)
+
+
+class TriggeredRun(NamedTuple):
+    """``cronctl local`` on a node clock offset file, with one schedule's run triggered and going."""
+
+    process: subprocess.Popen[str]
+    offset: Path  # seconds added to the node's clock: write to step it
+    book: Path
+    deadline: float  # monotonic
+
+
+@contextmanager
+def a_triggered_run(tmp_path: Path, name: str, seconds: int, timeout_minutes: int) -> Iterator[TriggeredRun]:
+    """The runner started on a folder of one schedule that never fires by itself, its run of ``sleep
+    SECONDS`` (``timeoutMinutes``) triggered and started; the runner stopped with SIGINT after, and
+    its stderr checked for a traceback."""
+    import signal
+    import time
+
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    (folder / f"{name}.yaml").write_text(a_manifest(name, "0 0 1 1 *", timeoutMinutes=timeout_minutes).replace(
+        '["true"]', f'["sleep", "{seconds}"]'))
+    offset = tmp_path / "offset"
+    offset.write_text(str(61 - time.time() % 60))  # a minute just begun: no real minute ends before the step
+    env = {"CRONCTL_NODE_CLOCK_OFFSET_FILE": str(offset)}
+    process = subprocess.Popen([sys.executable, "-m", "cronctl", "local", str(folder), "--poll", "0.05"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **env))
+    book = folder / "cronctl.json"
+    try:
+        deadline = time.monotonic() + 30
+        while_running(process, deadline, lambda: book.exists())
+        assert run_cli("trigger", name, "--dir", str(folder), env=env).returncode == 0
+        while_running(process, deadline, lambda: list(folder.glob(f"**/runs/{name}/*/pid")))
+        yield TriggeredRun(process, offset, book, deadline)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+    assert "Traceback" not in err, err
 
 
 def cronctl(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -494,36 +535,19 @@ def test_a_run_that_ended_while_the_runner_was_stopped_is_not_timed_out_by_the_t
     import signal
     import time
 
-    folder = tmp_path / "schedules"
-    folder.mkdir()
-    (folder / "quick.yaml").write_text(a_manifest("quick", "0 0 1 1 *", timeoutMinutes=1).replace(
-        '["true"]', '["sleep", "2"]'))
-    offset = tmp_path / "offset"
-    offset.write_text(str(61 - time.time() % 60))  # a minute just begun: no real minute ends before the step
-    env = {"CRONCTL_NODE_CLOCK_OFFSET_FILE": str(offset)}
-    process = subprocess.Popen([sys.executable, "-m", "cronctl", "local", str(folder), "--poll", "0.05"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **env))
-    book = folder / "cronctl.json"
-    try:
-        deadline = time.monotonic() + 30
-        while_running(process, deadline, lambda: book.exists())
-        assert run_cli("trigger", "quick", "--dir", str(folder), env=env).returncode == 0
-        while_running(process, deadline, lambda: list(folder.glob("**/runs/quick/*/pid")))
-        process.send_signal(signal.SIGSTOP)
+    with a_triggered_run(tmp_path, "quick", seconds=2, timeout_minutes=1) as run:
+        folder = run.book.parent
+        run.process.send_signal(signal.SIGSTOP)
         try:
             while not list(folder.glob("**/runs/quick/*/exit.json")):
-                assert time.monotonic() < deadline
+                assert time.monotonic() < run.deadline
                 time.sleep(0.05)
-            offset.write_text(str(float(offset.read_text()) + 120))
+            run.offset.write_text(str(float(run.offset.read_text()) + 120))
         finally:
-            process.send_signal(signal.SIGCONT)
-        while_running(process, deadline, lambda: json.loads(book.read_text()).get("journal", {}).get("quick"))
-    finally:
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=20)
-    assert "Traceback" not in err
-    [row] = json.loads(book.read_text())["journal"]["quick"]
+            run.process.send_signal(signal.SIGCONT)
+        while_running(run.process, run.deadline,
+                      lambda: json.loads(run.book.read_text()).get("journal", {}).get("quick"))
+    [row] = json.loads(run.book.read_text())["journal"]["quick"]
     assert row["outcome"] == "succeeded", row
 
 
@@ -532,33 +556,12 @@ def test_a_run_still_going_when_the_clock_is_stepped_past_its_timeout_runs_on_to
     """The issue's case: the clock stepped 25 h forward while a run with ``timeoutMinutes: 1440`` goes.
     Its deadline is its own elapsed time (the wrapper's, on the monotonic clock, as systemd's
     RuntimeMaxSec=): it runs to its end and succeeds, where it was killed at the next step."""
-    import signal
-    import time
-
-    folder = tmp_path / "schedules"
-    folder.mkdir()
-    (folder / "long.yaml").write_text(a_manifest("long", "0 0 1 1 *", timeoutMinutes=1440).replace(
-        '["true"]', '["sleep", "3"]'))
-    offset = tmp_path / "offset"
-    offset.write_text(str(61 - time.time() % 60))
-    env = {"CRONCTL_NODE_CLOCK_OFFSET_FILE": str(offset)}
-    process = subprocess.Popen([sys.executable, "-m", "cronctl", "local", str(folder), "--poll", "0.05"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **env))
-    book = folder / "cronctl.json"
-    try:
-        deadline = time.monotonic() + 30
-        while_running(process, deadline, lambda: book.exists())
-        assert run_cli("trigger", "long", "--dir", str(folder), env=env).returncode == 0
-        while_running(process, deadline, lambda: list(folder.glob("**/runs/long/*/pid")))
-        offset.write_text(str(float(offset.read_text()) + 25 * 3600))
-        while_running(process, deadline, lambda: json.loads(book.read_text()).get("journal", {}).get("long"))
-    finally:
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=20)
-    assert "Traceback" not in err
-    [row] = json.loads(book.read_text())["journal"]["long"]
-    assert row["outcome"] == "succeeded", (row, err)
+    with a_triggered_run(tmp_path, "long", seconds=3, timeout_minutes=1440) as run:
+        run.offset.write_text(str(float(run.offset.read_text()) + 25 * 3600))
+        while_running(run.process, run.deadline,
+                      lambda: json.loads(run.book.read_text()).get("journal", {}).get("long"))
+    [row] = json.loads(run.book.read_text())["journal"]["long"]
+    assert row["outcome"] == "succeeded", row
 
 
 def test_a_standby_runner_takes_over_the_moment_the_holder_is_killed(tmp_path: Path) -> None:

@@ -27,6 +27,28 @@ def test_the_references_are_generated_from_the_crds_and_current() -> None:
     assert result.returncode == 0, result.stderr
 
 
+def test_the_cli_reference_is_generated_from_the_parsers_and_current() -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "cli-reference.py"), "--check"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_cli_reference_names_every_command_and_flag() -> None:
+    sys.path.insert(0, str(ROOT / "operator"))
+    from cronctl.cli import _parser as cronctl_parser
+    from cronctl.plugin.cli import _parser as plugin_parser
+
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text()
+    for prog, parser in (("cronctl", cronctl_parser()), ("kubectl cronctl", plugin_parser())):
+        for name, command in parser._subparsers._group_actions[0].choices.items():  # type: ignore[union-attr]
+            heading = f"### {prog} {name}\n"
+            assert heading in page
+            flags = [flag for action in command._actions if action.help != "==SUPPRESS=="
+                     for flag in action.option_strings if flag not in ("-h", "--help")]
+            section = page.split(heading, 1)[1].split("\n### ", 1)[0]
+            assert [flag for flag in flags if f"`{flag}`" not in section] == [], name
+
+
 @pytest.mark.parametrize("kind", ["cronschedule", "cronpool"])
 def test_every_field_of_the_crds_spec_is_in_the_reference(kind: str) -> None:
     import yaml

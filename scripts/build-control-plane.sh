@@ -222,13 +222,21 @@ if [[ "$todo" != "  " ]]; then
     echo "$cp_stamp" > "$bin_dir/.stamp-control-plane"
 fi
 
+# kwok is one module for both planes: --oldest copies the main plane's when its stamp is this one.
+main_bin_dir="$cache_root/$(mod_version "$mod_dir/go.mod" k8s.io/kubernetes)/bin"
 if (( force )) || ! kwok_ok; then
-    cd "$kwok_dir"
-    step "building kwok $kwok_version"
-    t=$SECONDS
-    "$GO" build -trimpath -ldflags "-s -w" \
-        -o "$tmp_out/kwok" sigs.k8s.io/kwok/cmd/kwok
-    step "kwok built in $(( SECONDS - t ))s"
+    if (( ! force )) && [[ "$main_bin_dir" != "$bin_dir" && -x "$main_bin_dir/kwok" ]] \
+            && [[ "$(cat "$main_bin_dir/.stamp-kwok" 2>/dev/null)" == "$kwok_stamp" ]]; then
+        step "kwok $kwok_version: copied from the main plane's $main_bin_dir (the same module and stamp)"
+        cp -f "$main_bin_dir/kwok" "$tmp_out/kwok"
+    else
+        cd "$kwok_dir"
+        step "building kwok $kwok_version"
+        t=$SECONDS
+        "$GO" build -trimpath -ldflags "-s -w" \
+            -o "$tmp_out/kwok" sigs.k8s.io/kwok/cmd/kwok
+        step "kwok built in $(( SECONDS - t ))s"
+    fi
     "$tmp_out/kwok" --version 2>/dev/null | head -1 || true
     mv -f "$tmp_out/kwok" "$bin_dir/"
     echo "$kwok_stamp" > "$bin_dir/.stamp-kwok"

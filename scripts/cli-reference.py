@@ -32,7 +32,8 @@ Generated from the commands' own parsers by `scripts/cli-reference.py`: what `--
 and flag in one page. Exit codes: 0 done, 1 a valid question with no answer (or, for `lint`, a problem
 found), 2 input that cannot be used (a usage error is one line naming the command and the flag), 130
 after Ctrl-C. What the commands do, by task: [the runner](../runner/index.md), [the
-plugin](../plugin.md), [the operator](../operator.md)."""
+plugin](../plugin.md), [the operator](../operator.md); what their errors mean:
+[Troubleshooting](../troubleshooting.md)."""
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, str, argparse.ArgumentParser]]:

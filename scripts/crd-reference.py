@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -57,7 +58,7 @@ def _bounds(schema: dict[str, Any]) -> str:
 
 
 def _ranges(schema: dict[str, Any]) -> list[str]:
-    said = []
+    said = [f"matches `{_cell(schema['pattern'])}`"] if "pattern" in schema else []
     for low, high, unit in _BOUNDS:
         if low in schema and high in schema:
             said.append(unit.format(f"{schema[low]} to {schema[high]}"))
@@ -66,6 +67,25 @@ def _ranges(schema: dict[str, Any]) -> list[str]:
         elif high in schema:
             said.append(unit.format(f"≤ {schema[high]}") if high == "maximum" else f"at most {unit.format(schema[high])}")
     return said
+
+
+def rules(schema: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
+    """(where, message) of every validation rule (``x-kubernetes-validations``) under ``schema``: the
+    checks the API server makes across fields, or beyond what a type and bounds say."""
+    for rule in schema.get("x-kubernetes-validations", []):
+        where = path + rule.get("fieldPath", "") if path else rule.get("fieldPath", "").lstrip(".") or "(the object)"
+        message = rule.get("message") or _expression_message(rule.get("messageExpression", ""))
+        yield where, _cell(message)
+    for name, sub in (schema.get("properties") or {}).items():
+        yield from rules(sub, f"{path}.{name}" if path else name)
+    if isinstance(schema.get("items"), dict):
+        yield from rules(schema["items"], f"{path}[]")
+
+
+def _expression_message(expression: str) -> str:
+    """A messageExpression as its reader sees it: its string literals, the value where it names ``self``."""
+    parts = re.split(r'("(?:[^"\\]|\\.)*")', " ".join(expression.split()))
+    return "".join(part[1:-1] if part.startswith('"') else "<value>" if part.strip(" +") else "" for part in parts)
 
 
 def columns(version: dict[str, Any]) -> list[str]:
@@ -100,6 +120,12 @@ def page(source: Path) -> str:
             lines += ["", f"## {part}", "", "| field | type | default | bounds | description |", "|---|---|---|---|---|"]
             lines += [f"| `{path}` | {kind} | {default} | {bounds} | {text} |"
                       for path, kind, default, bounds, text in fields(schema[part], part)]
+        checks = list(rules(version["schema"]["openAPIV3Schema"], ""))
+        if checks:
+            lines += ["", "## Rules the API server checks", "",
+                      "Beyond each field's type, default and bounds (a create or update that breaks one is "
+                      "refused with the message):", "", "| on | message |", "|---|---|"]
+            lines += [f"| `{where}` | {message} |" for where, message in checks]
     return "\n".join(lines) + "\n"
 
 

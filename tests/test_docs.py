@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -57,6 +58,29 @@ def test_every_field_of_the_crds_spec_is_in_the_reference(kind: str) -> None:
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
     page = (ROOT / "docs" / "reference" / f"{kind}.md").read_text()
     assert [name for name in spec if f"| `spec.{name}` |" not in page] == []
+
+
+@pytest.mark.parametrize("kind", ["cronschedule", "cronpool"])
+def test_the_reference_shows_each_fields_default_bounds_and_the_crds_rules(kind: str) -> None:
+    import yaml
+
+    crd = yaml.safe_load((ROOT / "crds" / f"{kind}.yaml").read_text())
+    root = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    page = (ROOT / "docs" / "reference" / f"{kind}.md").read_text()
+    fields = page.split("## Rules the API server checks")[0]
+    rows = {line.split(" | ")[0].strip("| `"): line for line in fields.splitlines() if line.startswith("| `spec")}
+    missing = []
+    for name, field in root["properties"]["spec"]["properties"].items():
+        row = rows[f"spec.{name}"]
+        if "default" in field and f"`{json.dumps(field['default'])}`" not in row:
+            missing.append(f"spec.{name}: default")
+        for bound in ("minimum", "maximum", "maxLength", "minItems", "maxItems"):
+            if bound in field and str(field[bound]) not in row:
+                missing.append(f"spec.{name}: {bound}")
+        if "pattern" in field and field["pattern"].replace("|", "\\|") not in row:
+            missing.append(f"spec.{name}: pattern")
+    messages = re.findall(r"^\s+message: \"(.*)\"$", (ROOT / "crds" / f"{kind}.yaml").read_text(), re.M)
+    assert missing == [] and [message for message in messages if message not in page] == []
 
 
 def test_the_readme_is_short_and_speaks_no_internal_words() -> None:

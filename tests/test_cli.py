@@ -564,6 +564,53 @@ def test_a_run_still_going_when_the_clock_is_stepped_past_its_timeout_runs_on_to
     assert row["outcome"] == "succeeded", row
 
 
+def test_a_forbid_time_due_while_a_run_goes_waits_for_it_and_runs_and_is_never_called_skipped(
+        tmp_path: Path) -> None:
+    """Issue 45, as a user sees it: ``cronctl local`` on a Forbid schedule every 10 minutes whose 00:10
+    run goes on past 00:20 (the injected clock). It said "skipped 00:20", wrote a skipped row and
+    counted it in status, then ran 00:20 when the run ended: now 00:20 waits, then runs, and nothing
+    says skipped."""
+    import signal
+    import time
+
+    folder = tmp_path / "schedules"
+    folder.mkdir()
+    mark = tmp_path / "mark"
+    (folder / "job.yaml").write_text(a_manifest("job", "*/10 * * * *", concurrencyPolicy="Forbid").replace(
+        '["true"]', json.dumps(["sh", "-c", f"while [ ! -e {mark} ]; do sleep 0.05; done"])))
+    env = at("2024-03-01T00:09:58", tmp_path)
+    clock, book = Path(env["CRONCTL_CLOCK_FILE"]), folder / "cronctl.json"
+    process = subprocess.Popen([sys.executable, "-m", "cronctl", "local", str(folder), "--poll", "0.05"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, PYTHONPATH=str(ROOT / "operator"), **env))
+
+    def book_says(check: Callable[[dict], object]) -> Callable[[], object]:
+        return lambda: book.exists() and check(json.loads(book.read_text()))
+
+    try:
+        deadline = time.monotonic() + 60
+        while_running(process, deadline, book.exists)
+        clock.write_text("2024-03-01T00:10:01")
+        while_running(process, deadline, lambda: list(folder.glob("runs/job/*/pid")))
+        clock.write_text("2024-03-01T00:20:01")
+        while_running(process, deadline, book_says(  # the core held 00:20 back
+            lambda b: b["controller"]["jobs"][0]["state"].get("last_skipped") == "2024-03-01T00:20"))
+        status = json.loads(run_cli("status", "--dir", str(folder), "--json", env=env).stdout)
+        assert status["schedules"][0]["skipped"] == 0
+        mark.touch()
+        clock.write_text("2024-03-01T00:20:20")
+        while_running(process, deadline, book_says(lambda b: len(b["journal"].get("job", [])) == 2))
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert "Traceback" not in err, err
+    rows = json.loads(book.read_text())["journal"]["job"]
+    assert [(row["nominal"] % 60, row["outcome"]) for row in rows] == [(10, "succeeded"), (20, "succeeded")]
+    assert "job: 2024-03-01 00:20 UTC waits for the active run job-1" in out and "skipped" not in out, out
+    status = json.loads(run_cli("status", "--dir", str(folder), "--json", env=env).stdout)
+    assert status["schedules"][0]["skipped"] == 0
+
+
 def test_a_standby_runner_takes_over_the_moment_the_holder_is_killed(tmp_path: Path) -> None:
     """The second ``cronctl local`` waits blocked on the lock's flock: kill -9 of the first hands it
     over at once (issue 45), where it tried again every 60 s (up to 57 s late)."""

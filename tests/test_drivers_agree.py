@@ -291,6 +291,10 @@ def runner_counts(timeline: Timeline, folder: Path, history: History | None = No
     runs = {row["run"] for row in rows if row["run"] is not None} | set(runner.firings)
     skipped = [row["nominal"] for row in rows if row["outcome"] == "skipped"]
     assert len(skipped) == len(set(skipped)), "a skipped time has one history row"
+    # A time Forbid held back waits for the active run and has a skipped row only if it never ran (issue
+    # 45): the times held back, as the others count them, are those rows, the ones that ran, the one waiting.
+    wait = book.get("waits", {}).get("job", {"nominal": None, "ran": 0})
+    skipped += [None] * (wait["ran"] + (wait["nominal"] is not None))
     replaced = sum(row["outcome"] in ("stopped", "canceled") for row in rows)
     replaced += sum(firing.stopping == "stopped" for firing in runner.firings.values())
     overflowed = sum("overflow" in line for line in said)

@@ -622,14 +622,7 @@ def test_a_run_its_wrapper_times_is_not_stopped_by_the_clock_and_its_wrappers_ti
     assert said(ended, "ended") == ["report: report-1 timed_out (signal 15 after 1 s)"]
 
 
-def test_forbid_skips_a_due_time_while_a_run_is_active(folder: Folder) -> None:
-    folder.write("report", concurrencyPolicy="Forbid")
-    folder.step(START)
-    folder.started(folder.step(START + 5))
-    stepped = folder.step(START + 10)
-    assert said(stepped, "skipped") == ["report: skipped 2024-03-01 00:10 UTC (Forbid: a run is active)"]
-    assert folder.rows("report") == [(START + 10, "skipped")] and folder.started(stepped) == []
-    assert said(folder.step(START + 11), "skipped") == [] and len(folder.rows("report")) == 1  # said once
+# Forbid's time due while a run is active: tests/runner/test_forbid_waits.py
 
 
 def test_replace_stops_the_running_run_and_launches_the_new_one(folder: Folder) -> None:

@@ -25,7 +25,7 @@ from ..core.dst import DaylightSaving
 from ..core.errors import CronctlError
 from ..core.spec import Policy
 from ..core.state import (FAILED, RETRY_PENDING, RUNNING, STATE_VERSION, SUCCEEDED, TIMED_OUT, ControllerState,
-                          Job, Run)
+                          Job, JobState, Run)
 from ..core.tick import MAX_COUNTED_DROPPED, Decision, Enqueue, Launch, Overflow, Skip
 from ..core.times import format_time, parse_stored_time
 from ..core.zones import UTC, AnyZone
@@ -96,7 +96,7 @@ class Overflowed:
     dropped: int = 0  # catchUp All: the older missed times given up
     launched: list[list[Any]] = field(default_factory=list)  # [nominal, reason] of each launch
     queued: list[int] = field(default_factory=list)  # WaitForLast: times left waiting for the active run
-    skipped: int | None = None  # Forbid: the time skipped, a run being active
+    skipped: int | None = None  # Forbid: the time held back, a run being active (it waits for that run)
 
     @classmethod
     def of(cls, at: int, overflow: Overflow, decisions: list[Decision]) -> Overflowed:
@@ -123,7 +123,7 @@ class Overflowed:
         if self.queued:
             parts.append("queued " + ", ".join(show(nominal) for nominal in self.queued))
         if self.skipped is not None:
-            parts.append(f"skipped {show(self.skipped)} (Forbid: a run is active)")
+            parts.append(f"{show(self.skipped)} waits for the active run (Forbid)")
         if not (self.launched or self.queued or self.skipped is not None):
             parts.append("launched nothing")
         if self.dropped:
@@ -132,6 +132,15 @@ class Overflowed:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def skipped_count(state: JobState, record: dict[str, Any] | None) -> int:
+    """The times the schedule skipped for good: those the core held back, less the ones that
+    started after all and the one still waiting."""
+    if record is None:  # a book written before waits were kept: the core's count
+        return state.skipped
+    waiting = record.get("nominal") is not None
+    return max(0, state.skipped - int(record.get("ran", 0)) - waiting)
 
 
 def home_of(manual: str | None, backfill: str | None) -> str | None:
@@ -182,6 +191,7 @@ class BookContents:
     journal: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)
     overflows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    waits: dict[str, dict[str, Any]] = field(default_factory=dict)  # Forbid times waiting (forbid_waits)
     invalid: list[dict[str, Any]] = field(default_factory=list)
     retired: list[dict[str, Any]] = field(default_factory=list)
     suspended: list[dict[str, Any]] = field(default_factory=list)  # manifests saying spec.suspend: true
@@ -215,6 +225,8 @@ def read_book(data: dict[str, Any]) -> tuple[BookContents, list[str]]:
                           if _fits(COMMAND, value, f"snapshots.{key}", problems)}
     contents.overflows = {key: value for key, value in items("overflows", "mapping", {}).items()
                           if _fits(OVERFLOW, value, f"overflows.{key}", problems)}
+    contents.waits = {key: value for key, value in items("waits", "mapping", {}).items()
+                      if _fits(WAIT, value, f"waits.{key}", problems)}
     manifests = items("manifests", "mapping", {})
     for key, shape in (("invalid", INVALID), ("retired", RETIRED), ("suspended", SUSPENDED)):
         value = manifests.get(key, [])
@@ -356,6 +368,7 @@ OVERFLOW = _object({"at": _INT, "limit": _INT},
                    {"dropped": _COUNT, "launched": {"type": "array", "items": {
                        "type": "array", "prefixItems": [_INT, STRING], "minItems": 2, "maxItems": 2}},
                     "queued": {"type": "array", "items": _INT}, "skipped": _MAYBE_INT})
+WAIT = _object({"nominal": _MAYBE_INT, "behind": _MAYBE_STRING, "ran": _COUNT})
 INVALID = _object({"file": STRING, "schedule": _MAYBE_STRING, "message": STRING})
 RETIRED = _object({"schedule": STRING, "at": _INT}, closed=False)
 SUSPENDED = _object({"schedule": STRING}, {"since": _MAYBE_INT, "reason": _MAYBE_STRING}, closed=False)
@@ -366,4 +379,4 @@ _Checker = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
     type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)))
 _VALIDATORS = {id(schema): _Checker(schema) for schema in
-               (STRING, JOB, RUN, COMMAND, FIRING, ENTRY, OVERFLOW, INVALID, RETIRED, SUSPENDED)}
+               (STRING, JOB, RUN, COMMAND, FIRING, ENTRY, OVERFLOW, WAIT, INVALID, RETIRED, SUSPENDED)}

@@ -29,7 +29,7 @@ from ..core.zones import AnyZone
 from ..manifest import API_VERSION, KIND, read_manifest
 from .book import Book, Loaded, Status
 from .definitions import load_definitions
-from .firing import SWITCH_OFF_FILE, Firing, Overflowed, both_times
+from .firing import SWITCH_OFF_FILE, Firing, Overflowed, both_times, skipped_count
 from .lock import RunnerLock
 from .pauses import read_pauses
 from .values import Pause, Suspension, suspension_of
@@ -141,6 +141,7 @@ class Decoded:
     suspended: dict[str, dict[str, Any]]  # manifests saying spec.suspend: true -> {"since", "reason"}
     pools: dict[str, int] = field(default_factory=dict)  # the folder's CronPools -> workers
     pool_of: dict[str, str] = field(default_factory=dict)  # schedule -> the pool it names
+    waits: dict[str, dict[str, Any]] = field(default_factory=dict)  # Forbid times waiting (forbid_waits)
 
 
 def decode(folder: Path, data: dict[str, Any]) -> Decoded:
@@ -166,7 +167,8 @@ def decode(folder: Path, data: dict[str, Any]) -> Decoded:
                                             "reason": None if e.get("reason") is None else str(e["reason"])}
                        for e in manifests.get("suspended", [])},
             pools={str(name): int(workers) for name, workers in (data.get("pools") or {}).get("workers", {}).items()},
-            pool_of={str(name): str(pool) for name, pool in (data.get("pools") or {}).get("schedules", {}).items()})
+            pool_of={str(name): str(pool) for name, pool in (data.get("pools") or {}).get("schedules", {}).items()},
+            waits={str(name): dict(record) for name, record in (data.get("waits") or {}).items()})
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ViewError(f"{folder / 'cronctl.json'}: the book has a field this cronctl cannot read "
                         f"({type(error).__name__}: {error})") from None
@@ -295,7 +297,7 @@ def _schedule_view(book: Decoded, job: Job, pauses: dict[str, Pause], invalid: b
     mine = [f for f in book.firings if f.schedule == spec.name]
     view = ScheduleView(spec, job.state.last_schedule,
                         upcoming(spec, job.state, timeline_of(spec), book.state.clock or spec.created_at).time,
-                        skipped=job.state.skipped,
+                        skipped=skipped_count(job.state, book.waits.get(spec.name)),
                         running=[f for f in mine if f.slot is not None],
                         queued=[f for f in mine if f.startable],
                         retrying=[f for f in mine if f.retry_due is not None],

@@ -108,8 +108,8 @@ def history_view(folder: Path, name: str) -> HistoryView:
 
 def _in_nominal_order(rows: list[HistoryRow]) -> list[HistoryRow]:
     """The rows by nominal time (then by when they finished), without a time's ``skipped`` row once
-    that time ran after all (under Forbid the seed's rule launches it when the active run ends
-    within its minute, after a step found it still active)."""
+    that time ran after all: a book written before issue 45's fix has such rows (under Forbid the
+    seed's rule launches a time held back when the active run ends; it waits now, with no row)."""
     ran = {row.nominal for row in rows if row.run is not None and row.reason in ("scheduled", "catch-up")}
     kept = [row for row in rows if not (row.outcome == "skipped" and row.nominal in ran)]
     return sorted(kept, key=lambda row: (row.nominal, row.finished if row.finished is not None else 0))

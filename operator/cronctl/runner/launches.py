@@ -3,10 +3,11 @@
 A launch becomes a firing that waits for a worker slot from its start time
 (nominal time plus jitter); an enqueued time keeps the command of the moment
 it became due (a snapshot), so an edit changes later firings only; a
-coalesced or skipped time is a history row; a retry gives the firing its
-next attempt; a replace stops the replaced run's process or cancels a run
-that has none. Only decisions that are news are carried out: a repeat of an
-earlier tick's (the same time skipped again) was carried out then. An
+coalesced time is a history row; a Forbid time held back waits for the
+active run (:mod:`.forbid_waits`); a retry gives the firing its next
+attempt; a replace stops the replaced run's process or cancels a run that
+has none. Only decisions that are news are carried out: a repeat of an
+earlier tick's (the same time held back again) was carried out then. An
 overflow is said once and kept for ``cronctl status`` until the schedule
 launches on time again.
 """
@@ -19,13 +20,12 @@ from typing import Any
 from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip, start_time
 from ..core.transitions import BACKFILL, MANUAL, Applied
 from ..core.zones import UTC
-from . import composition
+from . import composition, forbid_waits
 from .effects import Out
 from .firing import Firing, Overflowed
-from .journal import SCHEDULED, remember, time_of, unrun, zone
+from .journal import SCHEDULED, remember, unrun, zone
 from .memory import RunnerState
 from .stops import CANCELED, STOPPED, stop_or_drop
-from .values import nominal_iso
 
 
 def carry_out_turn(memory: RunnerState, applied: list[Applied], triggers: dict[str, list[str]], now: int,
@@ -47,6 +47,7 @@ def carry_out_turn(memory: RunnerState, applied: list[Applied], triggers: dict[s
             if manual is not None:
                 ran.add(manual)
         keep_overflow(memory, schedule, items, now, out)
+    forbid_waits.settle(memory, now, out)
     return ran
 
 
@@ -74,6 +75,8 @@ LOST_FIRING = "its firing was not in the book (an entry left out)"
 
 
 def carry_out(memory: RunnerState, decision: object, now: int, out: Out, manual: str | None = None) -> None:
+    if isinstance(decision, (Launch, Enqueue)):
+        forbid_waits.started(memory, decision, now, out)
     if isinstance(decision, Launch):
         launch(memory, decision, now, manual)
     elif isinstance(decision, Enqueue):
@@ -89,11 +92,8 @@ def carry_out(memory: RunnerState, decision: object, now: int, out: Out, manual:
         replaced = memory.firings.pop(decision.run_id, None)
         if replaced is not None:  # its process, if it has one, is stopped; else it is canceled
             stop_or_drop(memory, replaced, STOPPED if replaced.slot is not None else CANCELED, now, out)
-    elif isinstance(decision, Skip):
-        remember(memory, decision.job, unrun(SCHEDULED, decision.scheduled_for, "skipped", now))
-        out.say("skipped", f"{decision.job}: skipped {time_of(memory, decision.job, decision.scheduled_for)} "
-                           "(Forbid: a run is active)", schedule=decision.job,
-                nominal=nominal_iso(decision.scheduled_for), outcome="skipped")
+    elif isinstance(decision, Skip):  # it waits for the active run (forbid_waits)
+        forbid_waits.wait(memory, decision, now, out)
 
 
 def launch(memory: RunnerState, decision: Launch, now: int, manual: str | None = None) -> None:

@@ -41,6 +41,8 @@ class RunnerState:
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Per schedule, its last overflow (Overflowed.to_json), until it fires on time again.
     overflows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Per schedule, its Forbid time waiting for the active run (forbid_waits: nominal, behind, ran).
+    waits: dict[str, dict[str, Any]] = field(default_factory=dict)
     definitions: dict[str, Definition] = field(default_factory=dict)  # the last valid one of each schedule
     judge: Judge = field(default_factory=Judge)
     sources: dict[str, str] = field(default_factory=dict)  # schedule -> the manifest file it was read from
@@ -73,6 +75,7 @@ class RunnerState:
         self.controller = Controller(contents.state)
         self.firings = contents.firings
         self.journal, self.snapshots, self.overflows = contents.journal, contents.snapshots, contents.overflows
+        self.waits = contents.waits
         self.invalid, self.retired, self.sources = contents.invalid, contents.retired, contents.sources
         self.suspended = {entry["schedule"]: {"since": entry.get("since"), "reason": entry.get("reason")}
                           for entry in contents.suspended}
@@ -82,6 +85,7 @@ class RunnerState:
         return {"controller": self.controller.state.to_json(),
                 "firings": [firing.to_json() for firing in self.firings.values()],
                 "journal": self.journal, "snapshots": self.snapshots, "overflows": self.overflows,
+                "waits": self.waits,
                 "manifests": {"invalid": self.invalid, "retired": self.retired,
                               "suspended": [{"schedule": name, **entry}
                                             for name, entry in sorted(self.suspended.items())]},

@@ -22,8 +22,8 @@ COUNTED = ("ended", "skipped")  # the lines whose ``outcome`` counts as a run's 
 class RunnerMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
-        self.runs = Counter("cronctl_runner_runs_total", "Runs that ended, by outcome (skipped: a time Forbid "
-                            "skipped)", ["outcome"], registry=self.registry)
+        self.runs = Counter("cronctl_runner_runs_total", "Runs that ended, by outcome (skipped: a Forbid time "
+                            "that could not start once the active run ended)", ["outcome"], registry=self.registry)
         self.start_delay = Histogram("cronctl_runner_start_delay_seconds", "Seconds from a run's nominal time "
                                      "to its process's start (jitter, a wait for a worker, the start's cost)",
                                      buckets=DELAY_BUCKETS, registry=self.registry)

@@ -123,7 +123,8 @@ def test_every_family_is_prefixed_and_has_help_text() -> None:
         "cronctl_reconcile_errors_created", "cronctl_reconciles_failing", "cronctl_plans_ahead",
         "cronctl_clock_skew_seconds", "cronctl_clock_skew_error_seconds", "cronctl_pool_queued", "cronctl_pool_busy",
         "cronctl_pool_wait_seconds", "cronctl_pool_oldest_wait_seconds", "cronctl_refusals",
-        "cronctl_schedules_refused", "cronctl_leader", "cronctl_build_info"}
+        "cronctl_schedules_refused", "cronctl_leader", "cronctl_build_info", "cronctl_api_requests",
+        "cronctl_api_request_duration_seconds"}
 
 
 def test_a_pools_look_sets_its_gauges_and_its_wait_histogram() -> None:

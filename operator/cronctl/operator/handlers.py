@@ -133,7 +133,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: loggin
     skew = SkewEstimate(node.seconds)  # told the Date of the API's answers by the operator's connections
     METRICS.watch_skew(skew)
     cluster = Cluster(load_client(CONNECTIONS + 3 * watched), cache, record_events_later=True, shard=shard,
-                      skew=skew)
+                      skew=skew, requests=METRICS.api_requests)  # cronctl_api_requests_total and its latency
     leadership = Leadership(options.election, cluster.rest)
     leadership.start()
     METRICS.watch_leading(leadership.leading)  # cronctl_leader: 1 while this replica acts

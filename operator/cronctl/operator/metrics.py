@@ -12,7 +12,9 @@ readiness at ``/readyz`` (``health.readiness``, told by ``use_readiness``).
 Counters are per (namespace, schedule): their series appear at a schedule's
 first increment. ``cronctl_leader`` (whether this replica acts) and
 ``cronctl_build_info{version}`` are there from the start. The launch-delay histogram is per namespace only, to keep
-the number of series bounded on large fleets (17 per namespace).
+the number of series bounded on large fleets (17 per namespace). The API
+requests of the operator's own transport (``ApiRequests``, told by
+``kube.rest``) are by verb, resource and code, never by namespace or name.
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ _COUNTER_OF_REASON = {reason: name for name, (reasons, _) in COUNTERS.items() fo
 
 # From a tenth of a second (on time) to an hour (a long outage caught up).
 DELAY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
+# A request's seconds: a healthy API server answers a read or a write in 1-25 ms (etcd's commit
+# included), a list of thousands in tens; a loaded one in hundreds, and 1 s is the API server's own
+# SLO for a mutating call (client-go's buckets start at 5 ms, which hides a healthy server's
+# spread). A write's answer is waited for 10 s, a read's 60 s: the last buckets are timeouts.
+API_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0)
 
 
 def counts(plan: Plan) -> dict[str, int]:
@@ -98,6 +105,33 @@ def active_runs(plan: Plan, status: Mapping[str, Any] | None) -> int:
     """The schedule's active runs once the plan is applied: its new status, else the old one."""
     current = plan.status if plan.status is not None else (status or {})
     return int(current.get("activeCount") or 0)
+
+
+class ApiRequests:
+    """The requests the operator's own transport made (``kube.rest``; kopf's are not among them):
+    counted by verb, resource and code, timed by verb and resource, as client-go's
+    ``rest_client_requests_total`` and ``rest_client_request_duration_seconds`` are (with the
+    API's verbs and resources for its method and host). The transport tells ``observe`` of each
+    (``kube.request_kinds.RequestObserver``); each label set's children are looked up once."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.total = Counter(
+            "cronctl_api_requests", "Requests to the API server by verb, resource and the answer's status code "
+            "(<error>: no answer, the connection refused, reset or timed out); each try counts, a watch at its "
+            "start.", ["verb", "resource", "code"], registry=registry)
+        self.duration = Histogram(
+            "cronctl_api_request_duration_seconds", "Seconds from a request's send to its answer, by verb and "
+            "resource (a watch: to its answer's head; a pipelined request: to its own answer).",
+            ["verb", "resource"], buckets=API_BUCKETS, registry=registry)
+        self._children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+    def observe(self, verb: str, resource: str, code: str, seconds: float) -> None:
+        children = self._children.get((verb, resource, code))
+        if children is None:  # a new label set: labels() takes a lock and builds the children's key
+            children = self._children[verb, resource, code] = (self.total.labels(verb, resource, code),
+                                                               self.duration.labels(verb, resource))
+        children[0].inc()
+        children[1].observe(seconds)
 
 
 class Metrics:
@@ -163,6 +197,7 @@ class Metrics:
         self.build_info = Gauge("cronctl_build_info", "Always 1, labelled with the operator's version.",
                                 ["version"], registry=self.registry)
         self.build_info.labels(package_version()).set(1)
+        self.api_requests = ApiRequests(self.registry)
         self._readiness: Callable[[], tuple[bool, dict[str, Any]]] | None = None
         self._known: set[Key] = set()
         self._per_namespace: Tally[str] = Tally()

@@ -26,6 +26,7 @@ from ..shard import Shard
 from .cache import Cache
 from .event_series import Written
 from .events import EventRecorder, about_of, event_name
+from .request_kinds import RequestObserver
 from .rest import Call, Calls, Rest, SkewSampler
 
 log = logging.getLogger("cronctl.operator")
@@ -52,13 +53,14 @@ class KubeFacade:
 
     def __init__(self, api_client: client.ApiClient, cache: Cache | None = None,
                  record_events_later: bool = False, shard: Shard = Shard(),
-                 skew: SkewSampler | None = None) -> None:
+                 skew: SkewSampler | None = None, requests: RequestObserver | None = None) -> None:
         """``record_events_later``: queue Events for background posting (the operator's
-        choice) instead of posting them before a plan's ``apply`` returns."""
+        choice) instead of posting them before a plan's ``apply`` returns; ``requests`` is told
+        each request's end (the operator's metrics)."""
         self.cache = cache
         self.shard = shard
         self.events = EventRecorder(self.post_events) if record_events_later else None
-        self.rest = Rest(api_client, skew=skew)
+        self.rest = Rest(api_client, skew=skew, requests=requests)
         self.instance = socket.gethostname()
 
     # -- reads ----------------------------------------------------------------

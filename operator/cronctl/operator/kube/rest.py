@@ -38,6 +38,18 @@ verify (another CA, a changed or expired certificate, another name) is one
 ERROR line per streak of handshakes that met it (``Trust``), whichever
 thread met it: every request and watch fails until it is trusted.
 
+Each request's end is told to a ``RequestObserver`` when there is one
+(``request_kinds``: the operator's ``metrics.ApiRequests`` counts it by verb,
+resource and code and times it): a pipelined request is timed to its own
+answer, a watch to its answer's head, and a request that met a connection's
+error counts as ``<error>``. Measured with timeit on the hot path, a fake
+connection in place of the socket (so that only the counting differs):
+2.3-3.5 us more a request sent alone (2.7-4.3 us without counting), 2.7 us
+more a request pipelined 32 at a time (1.1 to 3.8 us), of which naming its
+kind is 0.6 us and prometheus-client's counter and histogram 1.7 us; against
+a loopback server answering at once, 5.0 to 8.0 us of the client's CPU a
+pipelined request. That is 1.5-3.5% of a request's 0.08-0.19 ms above.
+
 Errors are the client's ``ApiException`` with the status and reason, so
 callers tell NotFound from Conflict as they would with the client. The
 calls are named as the client's are (``create_namespaced_job``...), which is
@@ -66,6 +78,7 @@ from kubernetes.client.exceptions import ApiException
 
 from ...api import GROUP, POOL_PLURAL, VERSION
 from .proxy import Proxy
+from .request_kinds import ERROR_CODE, RequestObserver, kind_of
 from .stream import Stream
 
 log = logging.getLogger("cronctl.operator")
@@ -124,6 +137,7 @@ class Answer(NamedTuple):
     reason: str
     body: bytes
     retry_after: str | None = None  # a refusal's Retry-After header (API Priority and Fairness' 429s)
+    received: float = 0.0  # when it was read whole (monotonic): a pipelined request's own end
 
 
 class SkewSampler(Protocol):
@@ -244,7 +258,8 @@ class _Answers:
         self.body.append(data)
 
     def on_message_complete(self) -> None:
-        self.done.append(Answer(self.parser.get_status_code(), self.reason, b"".join(self.body), self.retry_after))
+        self.done.append(Answer(self.parser.get_status_code(), self.reason, b"".join(self.body), self.retry_after,
+                                time.monotonic()))
         self.closing = not self.parser.should_keep_alive()  # the server closes after this answer
         self.started, self.reason, self.body, self.refused, self.retry_after = False, "", [], False, None
 
@@ -464,11 +479,13 @@ def tls_context(configuration: Any) -> ssl.SSLContext:
 
 class Rest:
     def __init__(self, api_client: client.ApiClient, monotonic: Callable[[], float] = time.monotonic,
-                 skew: SkewSampler | None = None) -> None:
+                 skew: SkewSampler | None = None, requests: RequestObserver | None = None) -> None:
         """``monotonic`` tells when the credentials' headers are built again (injected by tests);
-        ``skew`` is told the API server's Date now and then (clock.SkewEstimate)."""
+        ``skew`` is told the API server's Date now and then (clock.SkewEstimate); ``requests``
+        each request's end (``request_kinds``: the operator's metrics.ApiRequests)."""
         self.configuration = api_client.configuration
         self._monotonic = monotonic
+        self.requests = requests
         self.direct = Connections.for_configuration(self.configuration, skew)
         self.base_path = urllib3.util.parse_url(self.configuration.host).path or ""
         self.user_agent = api_client.user_agent
@@ -604,19 +621,44 @@ class Rest:
             requests.append((call.method, call.target, data,
                              headers if data is None else {**headers, "Content-Type": call.content_type}))
         base = self.base_path.rstrip("/")
-        answers = self.direct.send([(method, base + target, data, headers)
-                                    for method, target, data, headers in requests], seconds, deadline)
+        started = 0.0 if self.requests is None else time.monotonic()
+        try:
+            answers = self.direct.send([(method, base + target, data, headers)
+                                        for method, target, data, headers in requests], seconds, deadline)
+        except Exception:
+            if self.requests is not None:
+                failed = time.monotonic()
+                for call in calls:  # none was answered, as far as the caller can tell: each goes again
+                    self._observed(call.target, call.method, ERROR_CODE, started, failed)
+            raise
+        if self.requests is not None:
+            for call, answer in zip(calls, answers):
+                self._observed(call.target, call.method, str(answer[0]), started, answer.received)
         return [(orjson.loads(answer[2]) if call.answer and answer[2] else {}) if 200 <= answer[0] < 300
-                else _api_exception(*answer) for call, answer in zip(calls, answers)]
+                else _api_exception(*answer[:4]) for call, answer in zip(calls, answers)]
+
+    def _observed(self, target: str, method: str, code: str, started: float, ended: float) -> None:
+        """A request's end told to ``requests``: its kind (``kind_of``), code and seconds."""
+        assert self.requests is not None
+        verb, resource = kind_of(method, target)
+        self.requests.observe(verb, resource, code, ended - started)
 
     def stream(self, path: str, query: Mapping[str, str], seconds: int) -> Stream:
         """A GET whose answer is read as it comes (a watch), on a connection of its own: the server
         ends it after ``seconds``, and a read waits a little longer than that before calling the
         connection dead."""
         target = path + "?" + urlencode(query)
-        stream = Stream.open(self.direct.open(seconds + 30.0),
-                             _request("GET", self.base_path.rstrip("/") + target, self.direct.host_header,
-                                      self._headers(), None))
+        started = time.monotonic()
+        try:
+            stream = Stream.open(self.direct.open(seconds + 30.0),
+                                 _request("GET", self.base_path.rstrip("/") + target, self.direct.host_header,
+                                          self._headers(), None))
+        except Exception:
+            if self.requests is not None:
+                self._observed(target, "GET", ERROR_CODE, started, time.monotonic())
+            raise
+        if self.requests is not None:  # a watch's time is its answer's head's: the stream then lasts minutes
+            self._observed(target, "GET", str(stream.status), started, time.monotonic())
         if not 200 <= stream.status < 300:
             try:
                 data = stream.read()

@@ -180,7 +180,8 @@ def test_the_dashboard_drills_down_by_namespace_and_schedule_and_has_a_delay_hea
     variables = {v["name"] for v in dashboard["templating"]["list"]}
     assert {"datasource", "namespace", "schedule"} <= variables
     panels = dashboard["panels"]
-    assert [p["title"] for p in panels if p["type"] == "row"] == ["Fleet", "Operator and pools", "Schedule: $schedule"]
+    assert [p["title"] for p in panels if p["type"] == "row"] == ["Fleet", "Operator and pools", "API server requests",
+                                                                  "Schedule: $schedule"]
     [heatmap] = [p for p in panels if p["type"] == "heatmap"]
     assert "cronctl_launch_delay_seconds_bucket" in heatmap["targets"][0]["expr"]
     assert heatmap["targets"][0]["format"] == "heatmap"
@@ -200,3 +201,13 @@ def test_the_dashboard_shows_the_leader_version_reconcile_errors_skew_misses_and
     cells = [(x, y) for p in panels for x in range(p["gridPos"]["x"], p["gridPos"]["x"] + p["gridPos"]["w"])
              for y in range(p["gridPos"]["y"], p["gridPos"]["y"] + p["gridPos"]["h"])]
     assert len(cells) == len(set(cells)), "panels overlap"
+
+
+def test_the_dashboard_shows_api_requests_by_code_and_their_latency_by_verb() -> None:
+    """The operator's requests to the API server (issue 46): their rate by code, p50 and p99 latency by verb."""
+    panels = json.loads((CHARTS / "cronctl" / "files" / "dashboard.json").read_text())["panels"]
+    exprs = {target["expr"] for panel in panels for target in panel.get("targets", [])}
+    assert "sum by (code) (rate(cronctl_api_requests_total[$__rate_interval]))" in exprs
+    for quantile in ("0.5", "0.99"):
+        assert (f"histogram_quantile({quantile}, sum by (verb, le) (rate(cronctl_api_request_duration_seconds_bucket"
+                "[$__rate_interval])))") in exprs

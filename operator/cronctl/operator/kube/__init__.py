@@ -5,7 +5,8 @@
   or posted. ``operator.apply`` carries a plan out through it;
 - ``credentials``: in-cluster, else the kubeconfig;
 - ``rest``: requests as JSON on kept, pipelined connections (``Rest``, ``Calls``),
-  through a CONNECT tunnel when a ``proxy`` is configured;
+  through a CONNECT tunnel when a ``proxy`` is configured; each one's end told
+  by verb, resource and code (``request_kinds``) to the operator's metrics;
 - ``stream`` and ``watch``: list and watch on a connection of their own;
   ``jobwatch``, ``schedulewatch`` and ``poolwatch`` feed the ``cache`` and tell the loop;
 - ``leader``: the Lease, kept as client-go keeps it;

@@ -118,3 +118,31 @@ def test_a_run_that_ends_frees_its_worker_at_once_with_no_poll(tmp_path: Path) -
         thread.join(timeout=10)
     [a], [b] = journal(folder, "a"), journal(folder, "b")
     assert (a["outcome"], b["outcome"], b["nominal"]) == ("succeeded", "succeeded", t("2024-03-01T00:05"))
+
+
+def test_manifests_read_within_the_file_systems_clock_tick_are_read_again_at_the_next_turn(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two writes within one tick of the file system's clock can leave a file the same stamps, and the
+    kernel's watch already reported the first: a file read that recently (racy) is read again at the
+    next turn, which the quiet loop takes for it, not at the next full turn a minute later (d2d88a3).
+    The tick is injected: first every file is racy (a clock that ticks once an hour), then none."""
+    from cronctl.runner import folder as manifest_folder
+
+    loads: list[Path] = []
+    load_file = manifest_folder.load_file
+    monkeypatch.setattr(manifest_folder, "load_file", lambda path: loads.append(path) or load_file(path))
+    monkeypatch.setattr(manifest_folder, "RACY_SECONDS", 3600.0)
+    r = Runner(folder, Clock("2024-03-01T00:00"), 2, say=lambda text: None)
+    assert r.open()
+    r.watch_folders()
+    try:
+        r.turn()
+        assert len(loads) == 50 and not r.quiet()  # read within the tick: the next turn reads them again
+        r.turn()
+        assert len(loads) == 100 and not r.quiet()
+        monkeypatch.setattr(manifest_folder, "RACY_SECONDS", 0.0)
+        r.turn()  # read again, now past the tick
+        assert len(loads) == 150 and r.quiet()  # nothing changed, nothing racy: no turn
+    finally:
+        r.stop_watching()
+        r.flush()

@@ -162,4 +162,5 @@ def test_every_dashboard_and_alert_query_reads_exported_metrics(counting_operato
             problems.append(f"{where}: groups by {sorted(missing)}, which none of its metrics has")
     assert problems == [], "\n".join(problems)
     used = {name for _, expr in queries for name, _ in selectors(expr)}
-    assert {"cronctl_launches_total", "cronctl_launch_delay_seconds_bucket", "cronctl_schedules"} <= used
+    assert {"cronctl_launches_total", "cronctl_launch_delay_seconds_bucket", "cronctl_schedules",
+            "cronctl_api_requests_total", "cronctl_api_request_duration_seconds_bucket"} <= used

@@ -97,3 +97,59 @@ def test_metrics_endpoint_and_json_logs(observed_operator: tuple[Operator, str],
                     lambda: (s := scrape(url)).get(("cronctl_active_runs", ours)) is None and s)
     assert ("cronctl_schedules", by_namespace) not in gone
     assert gone[("cronctl_launches_total", ours)] == 1  # counters stay, as counters do
+
+
+def api_requests(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], metric: str,
+                 ) -> dict[tuple[str, ...], float]:
+    """A metric's samples by their (verb, resource[, code]) labels."""
+    return {tuple(dict(labels)[name] for name in ("verb", "resource", "code") if name in dict(labels)): value
+            for (name, labels), value in samples.items() if name == metric}
+
+
+def unowned_job(name: str) -> dict[str, Any]:
+    """A Job of someone else's, named as the operator would name a run of its own."""
+    container = {"name": "main", "image": "busybox", "command": ["true"]}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [container]}}}}
+
+
+def test_api_requests_are_counted_by_verb_resource_and_code_and_timed_by_verb(
+        observed_operator: tuple[Operator, str], cluster: Cluster, namespace: str) -> None:
+    """What the API server answered the operator's own requests: the Lease's first read (404) and
+    its create (201), then its renewals; the watches' lists and watches; a launch's create (201)
+    and its status patch; a create that met someone else's Job of the run's name (409) and the
+    read that followed it. Each verb has its latency observed."""
+    operator, url = observed_operator
+    counted = wait_for("the Lease's read, create and a renewal counted", lambda: (found := api_requests(
+        scrape(url), "cronctl_api_requests_total")).get(("update", "leases", "200")) and found)
+    assert counted[("get", "leases", "404")] == 1  # a new namespace has no Lease yet
+    assert counted[("create", "leases", "201")] == 1
+    assert {("list", "jobs", "200"), ("watch", "jobs", "200"), ("list", "cronschedules", "200"),
+            ("watch", "cronschedules", "200")} <= set(counted)
+
+    cluster.apply(schedule_with_secret("tick"))
+    wait_for("tick seen", ready(cluster, "tick"))
+    operator.set_clock("2024-03-01T00:10")
+    wait_for("tick's Job", lambda: cluster.job_names("tick") == [job_of("tick", "2024-03-01T00:10")])
+    counted = wait_for("the create counted", lambda: (found := api_requests(
+        scrape(url), "cronctl_api_requests_total")).get(("create", "jobs", "201")) and found)
+    assert counted[("create", "jobs", "201")] == 1
+    assert ("create", "jobs", "409") not in counted
+
+    cluster.batch.create_namespaced_job(namespace, unowned_job(job_of("tick", "2024-03-01T00:20")))
+    operator.set_clock("2024-03-01T00:20")
+    counted = wait_for("the conflict counted", lambda: (found := api_requests(
+        scrape(url), "cronctl_api_requests_total")).get(("create", "jobs", "409")) and found)
+    assert counted[("create", "jobs", "201")] == 1  # the run's Job was someone else's: nothing created
+    assert counted[("get", "jobs", "200")] >= 1  # the Job read to tell whose it is
+    assert counted.get(("patch", "cronschedules/status", "200"), 0) >= 1
+
+    samples = scrape(url)
+    timed = api_requests(samples, "cronctl_api_request_duration_seconds_count")
+    assert {verb for verb, _ in timed} >= {"get", "list", "watch", "create", "update", "patch"}
+    assert timed[("create", "jobs")] == 2  # 201 and 409: timed whatever the answer
+    # a loopback API server answers within a second: every observation is in the buckets below it
+    for verb, resource in timed:
+        bucket = ("cronctl_api_request_duration_seconds_bucket",
+                  (("le", "1.0"), ("resource", resource), ("verb", verb)))
+        assert samples[bucket] == timed[(verb, resource)], (verb, resource)

@@ -238,12 +238,9 @@ def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, no
     ended = ends(spec, state, list(seen.runs), now)
     result = Reconciled(state, ends=ended.ends)
     result.paused = not seen.suspended and ended.paused
-    if result.paused:
-        seen = replace(seen, suspended=True)  # from the failure that pauses it on, nothing scheduled fires
-    if seen.deleting:  # held as a suspended job, and more: nothing is asked of it, nothing staged
-        seen = replace(seen, suspended=True, trigger=False, staging=False)
+    seen = _holding(seen, result.paused)
     known = set(seen.known)
-    before = copy(state) if not (seen.suspended or seen.staging or seen.edited) else None
+    before = copy(state) if _counts_passed_over(seen) else None
     asked = Asked(seen.suspended, int(seen.trigger), seen.backfill, seen.recorded_overflow, key, known,
                   deleting=seen.deleting)
 
@@ -262,20 +259,49 @@ def reconcile(spec: JobSpec, state: JobState, timeline: Timeline, seen: Seen, no
     turned = result.turn = turn(spec, state, timeline, now, asked, between=look)
     if before is not None:
         result.passed_over = passed_over(spec, before, timeline, [item.decision for item in turned.applied])
-    result.backfilled = [_launched(spec, launch, run_key, second) for launch, run_key in turned.backfilled]
-    result.manual = next((_launched(spec, launch, run_key, second) for launch, run_key in turned.manual), None)
-    if seen.backfill is not None:
-        result.backfill = turned.backfill
-        assert turned.backfill is not None
-        result.backfill_running = backfills.running_run(turned.backfill, state.active)
-        result.backfill_finished = backfills.finished(turned.backfill, state.active)
-    wake_at = None
-    if not seen.suspended and turned.tick is not None:
-        wake_at = _earliest(turned.tick.wake_at, next_staging(spec, timeline, now) if seen.staging else None)
+    _record_asked(spec, result, turned, seen.backfill is not None, second)
     _held(seen, result, second)
-    result.wake_at = _wake_at(spec, state, seen, result, wake_at, now)
+    result.wake_at = _wake_at(spec, state, seen, result, _scheduled_wake_at(spec, timeline, seen, turned, now), now)
     result.upcoming = upcoming(spec, state, timeline, now, held=seen.suspended)
     return result
+
+
+def _holding(seen: Seen, paused: bool) -> Seen:
+    """What the reconcile holds the job as: a job its failures paused in this reconcile is held
+    as a suspended one (from that failure on, nothing scheduled fires); a job being deleted is
+    held as a suspended job, and more: nothing is asked of it, nothing is staged."""
+    if paused:
+        seen = replace(seen, suspended=True)
+    if seen.deleting:
+        seen = replace(seen, suspended=True, trigger=False, staging=False)
+    return seen
+
+
+def _counts_passed_over(seen: Seen) -> bool:
+    """Whether the reconcile reports the times a launch passed over (``passed_over``): not for a
+    held job (nothing of it was due), nor a staging driver's (it reports each staged firing it
+    gives up), nor an edited spec's (its past times were never due)."""
+    return not (seen.suspended or seen.staging or seen.edited)
+
+
+def _record_asked(spec: JobSpec, result: Reconciled, turned: Turn, backfilling: bool, second: float) -> None:
+    """The runs the turn launched because they were asked for (the backfill's and the manual
+    one), each as the driver carries it out, and how far the backfill under way got."""
+    result.backfilled = [_launched(spec, launch, run_key, second) for launch, run_key in turned.backfilled]
+    result.manual = next((_launched(spec, launch, run_key, second) for launch, run_key in turned.manual), None)
+    if backfilling:
+        result.backfill = turned.backfill
+        assert turned.backfill is not None
+        result.backfill_running = backfills.running_run(turned.backfill, result.state.active)
+        result.backfill_finished = backfills.finished(turned.backfill, result.state.active)
+
+
+def _scheduled_wake_at(spec: JobSpec, timeline: Timeline, seen: Seen, turned: Turn, now: int) -> int | None:
+    """The minute the schedule itself is worth a look again: the tick's wake-up, or the next
+    staging when that is sooner; none for a held job (only its runs wake it)."""
+    if seen.suspended or turned.tick is None:
+        return None
+    return _earliest(turned.tick.wake_at, next_staging(spec, timeline, now) if seen.staging else None)
 
 
 def _after_recorded(recorded: Overflow | None, decisions: Sequence[Decision]) -> tuple[Decision, ...]:

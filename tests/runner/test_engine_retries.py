@@ -188,7 +188,7 @@ assert r.open()
 point = {point!r}
 seen = []
 
-def crash(*args):
+def crash(*args, **kwargs):
     os._exit(9)  # like kill -9: no cleanup
 
 def retry_pending():

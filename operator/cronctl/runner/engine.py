@@ -487,12 +487,19 @@ class Runner:
         memory = self.memory
         keep: list[Any] = []
         ended: set[str] = set()
-        for home, key in memory.to_acknowledge:
+        marked = []
+        for home, key in memory.to_acknowledge:  # all marked, then all made durable: one journal commit
             try:
-                self.homes.of(home).acknowledge(key)
-                ended.add(key.schedule)
+                self.homes.of(home).acknowledge(key, durable=False)
+                marked.append((home, key))
             except OSError:
                 keep.append((home, key))  # said by the next save's fault, if the disk stays so
+        for home, key in marked:
+            try:
+                self.homes.of(home).make_durable(key)
+                ended.add(key.schedule)
+            except OSError:
+                keep.append((home, key))
         memory.to_acknowledge = keep
         for schedule in sorted(ended):
             self._prune(schedule)

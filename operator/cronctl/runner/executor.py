@@ -96,7 +96,6 @@ import errno
 import fcntl
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -191,9 +190,9 @@ class Executor:
         try:
             os.mkdir(run_dir)
         except FileExistsError:
-            pass
+            made = False
         else:
-            fsync_dir(run_dir.parent)
+            made = True  # made durable with the request below: one commit of the file system's journal
         self._checkpoint("after_mkdir")
         stored = read_json(run_dir / "request.json")
         if stored is not None:
@@ -212,7 +211,12 @@ class Executor:
         }
         if timeout_seconds is not None:
             body.update(timeout_seconds=timeout_seconds, grace_seconds=grace_seconds)
+        # The request's fsyncs (its file, its folder), then its folder's entry in the schedule's: each
+        # fsync that follows a change commits the file system's journal (milliseconds on a busy disk),
+        # one that follows none costs next to nothing, so the folder's is last (it was first: 3 commits).
         atomic_write_json(run_dir / "request.json", body)
+        if made:
+            fsync_dir(run_dir.parent)
         self._checkpoint("after_request")
         watch = _Watch(key, run_dir, body)
         watch.popen = self._spawn(run_dir)
@@ -224,9 +228,12 @@ class Executor:
         zygote = _zygote(self._python)
         if zygote is not None:
             try:
-                return zygote.fork(run_dir)
+                return zygote.fork(run_dir, lambda: self._spawn_alone(run_dir))
             except OSError:  # the server is gone: a process of its own, as without it
                 pass
+        return self._spawn_alone(run_dir)
+
+    def _spawn_alone(self, run_dir: Path) -> subprocess.Popen[bytes]:
         with open(run_dir / "wrapper.log", "ab") as log:
             return subprocess.Popen([self._python, "-s", "-E", str(WRAPPER), str(run_dir)],
                                     cwd=run_dir, stdin=subprocess.DEVNULL, stdout=log,
@@ -279,8 +286,13 @@ class Executor:
                    if w.popen is not None and w.popen.returncode is None}
         for key in [k for k in self._pidfds if k not in running]:
             os.close(self._pidfds.pop(key))
-        servers = {popen.server.fileno() for popen in running.values() if isinstance(popen, Forked)}
-        started = {key: popen for key, popen in running.items() if not isinstance(popen, Forked)}
+        servers = {popen.server.fileno() for popen in running.values()
+                   if isinstance(popen, Forked) and popen.alone is None}
+        started: dict[int, subprocess.Popen[bytes]] = {}
+        for key, popen in running.items():
+            alone = popen.alone if isinstance(popen, Forked) else popen
+            if alone is not None:
+                started[key] = alone
         if started and not hasattr(os, "pidfd_open"):
             return None
         for key, popen in started.items():
@@ -322,14 +334,21 @@ class Executor:
             return None
         return self._ended(key, run_dir, request, outcome)
 
-    def acknowledge(self, key: RunKey) -> None:
-        """The caller has saved the outcome of ``key``: a later :meth:`adopt` skips the run."""
+    def acknowledge(self, key: RunKey, durable: bool = True) -> None:
+        """The caller has saved the outcome of ``key``: a later :meth:`adopt` skips the run. With
+        ``durable`` False the caller makes it durable itself (:meth:`make_durable`), after marking
+        every run it acknowledges: one commit of the file system's journal for all, not one each."""
         run_dir = self.run_dir(key)
         if not (run_dir / "exit.json").exists():
             raise ValueError(f"{key}: has not ended, nothing to acknowledge")
         with open(run_dir / "acknowledged", "ab"):
             pass
-        fsync_dir(run_dir)
+        if durable:
+            fsync_dir(run_dir)
+
+    def make_durable(self, key: RunKey) -> None:
+        """The acknowledgement of ``key`` (``acknowledge(key, durable=False)``) survives a power loss."""
+        fsync_dir(self.run_dir(key))
 
     def forget(self, key: RunKey) -> None:
         """Delete the folder of an ended run (history retention is the caller's; see :meth:`prune`)."""
@@ -579,16 +598,29 @@ def _lock_held(path: Path) -> bool:
 
 class Forked:
     """A wrapper the forking server (``wrapper.py --serve``) started: a ``Popen``'s ``pid``, ``poll`` and
-    ``returncode``, its exit known from the server's answers (it is the server's child, not ours)."""
+    ``returncode``, its exit known from the server's answers (it is the server's child, not ours). Its
+    ``pid`` is None until the server's answer to the fork is read: the runner does not wait for it. A
+    server gone (or mute) before it answered: the runner starts the wrapper itself (``alone``); the
+    wrapper's claim keeps one the server forked after all from running the command twice."""
 
-    def __init__(self, server: WrapperServer, pid: int) -> None:
-        self.server, self.pid = server, pid
+    def __init__(self, server: WrapperServer, asked_at: float,
+                 fallback: Callable[[], subprocess.Popen[bytes]]) -> None:
+        self.server, self.asked_at, self._fallback = server, asked_at, fallback
+        self.pid: int | None = None
         self.returncode: int | None = None
+        self.alone: subprocess.Popen[bytes] | None = None
 
     def poll(self) -> int | None:
-        if self.returncode is None:
+        if self.alone is not None:
+            self.returncode = self.alone.poll()
+        elif self.returncode is None:
             self.server.read()
-            if self.returncode is None and self.server.gone and not _pid_exists(self.pid):
+            if self.pid is None and (self.server.gone or time.monotonic() - self.asked_at >= SERVER_ANSWER_SECONDS):
+                self.server.gone = True
+                self.alone = self._fallback()
+                self.pid = self.alone.pid
+            elif self.returncode is None and self.server.gone and self.pid is not None \
+                    and not _pid_exists(self.pid):
                 self.returncode = 0  # the server died before it said; exit.json, if any, says how it ended
         return self.returncode
 
@@ -605,7 +637,7 @@ class WrapperServer:
         self._in, self._out = self.process.stdin.fileno(), self.process.stdout.fileno()
         os.set_blocking(self._out, False)
         self._pending = b""
-        self._started: list[int] = []
+        self._asked: list[Forked] = []  # forks asked for whose answer (their pid) is not read yet
         self._forked: dict[int, Forked] = {}
         self._exits: dict[int, int] = {}  # exits said before their Forked was known
         self.gone = False
@@ -613,8 +645,10 @@ class WrapperServer:
     def fileno(self) -> int:
         return self._out
 
-    def fork(self, run_dir: Path) -> Forked:
-        """A wrapper for ``run_dir``, forked by the server; OSError when the server is gone."""
+    def fork(self, run_dir: Path, fallback: Callable[[], subprocess.Popen[bytes]]) -> Forked:
+        """A wrapper for ``run_dir``, asked of the server; OSError when the server is gone. The answer
+        (``started PID``) is read later, with the others (:meth:`read`): the runner goes on with its
+        turn (the next start, the book) while the server forks, where it waited for each fork."""
         if self.gone:
             raise OSError(errno.EPIPE, "the wrappers' server is gone")
         try:
@@ -622,19 +656,8 @@ class WrapperServer:
         except OSError:
             self.gone = True
             raise
-        deadline = time.monotonic() + SERVER_ANSWER_SECONDS
-        while True:
-            self.read()
-            if self._started:
-                break
-            if self.gone or time.monotonic() >= deadline:
-                self.gone = True
-                raise OSError(errno.EPIPE, "the wrappers' server did not answer")
-            select.select([self._out], [], [], max(0.0, deadline - time.monotonic()))
-        forked = Forked(self, self._started.pop(0))
-        self._forked[forked.pid] = forked
-        if forked.pid in self._exits:
-            forked.returncode = self._exits.pop(forked.pid)
+        forked = Forked(self, time.monotonic(), fallback)
+        self._asked.append(forked)
         return forked
 
     def read(self) -> None:
@@ -651,8 +674,12 @@ class WrapperServer:
         *lines, self._pending = self._pending.split(b"\n")
         for line in lines:
             word, *numbers = line.split()
-            if word == b"started":
-                self._started.append(int(numbers[0]))
+            if word == b"started" and self._asked:  # the answers come in the order of the asks
+                asked = self._asked.pop(0)
+                asked.pid = int(numbers[0])
+                self._forked[asked.pid] = asked
+                if asked.pid in self._exits:
+                    asked.returncode = self._exits.pop(asked.pid)
             elif word == b"exited":
                 pid, code = int(numbers[0]), int(numbers[1])
                 forked = self._forked.pop(pid, None)

@@ -9,7 +9,8 @@ of the runner: the wrapper, not the runner, waits for the command and writes
 It is standard-library only and imports nothing of cronctl, so it starts fast
 and keeps working whatever else in the package is being changed.
 
-Protocol, in RUN_DIR (all JSON files written atomically):
+Protocol, in RUN_DIR (the JSON files written atomically, but ``launching``, of which only the
+existence is read):
 
 1. Claim: ``flock(LOCK_EX | LOCK_NB)`` on ``wrapper.lock``, held until the
    wrapper exits. Failing to claim, or finding ``exit.json`` or
@@ -173,6 +174,30 @@ def _write_json(path: Path, value: object, durable: bool = True) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def _mark_launching(run_dir: Path) -> None:
+    """``launching``, durable before the command may start. Only its existence is read (a wrapper
+    finding it claims nothing; the executor takes a run without ``exit.json`` but with it as lost),
+    so it is written in place, not through a temporary file: one fsync that commits the file system's
+    journal and one of the folder that finds nothing left to commit, where a temporary file and its
+    rename took two commits (milliseconds each on a busy disk)."""
+    path = run_dir / "launching"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        try:
+            os.write(fd, json.dumps({"wrapper_pid": os.getpid(), "at": _now()}).encode() + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        dir_fd = os.open(run_dir, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:  # a full disk: the command never starts, so no launching may say it could have
+        path.unlink(missing_ok=True)
+        raise
 
 
 def command_environment(request: dict[str, object], inherited: dict[str, str]) -> dict[str, str]:
@@ -528,7 +553,7 @@ def run(run_dir: Path) -> int:
         return 0
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, _ignore)  # a handler, not SIG_IGN: exec resets it for the command
-    _write_json(run_dir / "launching", {"wrapper_pid": os.getpid(), "at": _now()})
+    _mark_launching(run_dir)
     _write_json(run_dir / "exit.json", _run_tries(run_dir, request))
     return 0
 

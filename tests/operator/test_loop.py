@@ -238,6 +238,17 @@ def test_a_plan_made_ahead_holds_only_for_its_second_and_the_very_schedule_and_j
     assert not prepared.holds(schedule, [], THE_SECOND)
 
 
+def test_a_plan_made_ahead_keeps_a_digest_of_what_it_was_made_from_not_a_copy() -> None:
+    """Issue 47: at a herd's second every schedule's plan is held at once; a copy of each schedule
+    and its Jobs with it was as large again."""
+    cluster = staged_worlds(1)
+    prepared = prepare(cluster, ("team-a", "s0"), THE_SECOND)
+    assert prepared is not None
+    kept = [value for value in vars(prepared).values() if value is not prepared.plan]
+    assert all(isinstance(value, (int, bool, bytes)) for value in kept)
+    assert len(prepared.made_from) == 16
+
+
 class SteppedClock(StoppedClock):
     """A clock the test moves; the loop looks at it every few ms."""
 

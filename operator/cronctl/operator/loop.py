@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import heapq
 import logging
 import threading
@@ -44,6 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
+import orjson
 from kubernetes.client.exceptions import ApiException
 
 from .kube import retry
@@ -425,17 +427,28 @@ class Prepared:
 
     It is the plan of any moment of that second while the schedule and its Jobs are still
     these: a plan is a pure function of them, the minute and the second, and the second
-    only ever meets whole seconds (start times with their jitter, held Jobs' releases)."""
+    only ever meets whole seconds (start times with their jitter, held Jobs' releases).
+    Of the schedule and its Jobs it keeps a digest (``made_from``), not the objects: at a
+    herd's second every schedule's plan is held at once, and each its own parsed copy of
+    the schedule was the plan's size again (issue 47, ``benchmarks/bench_operator_memory.py``)."""
 
     second: int
-    schedule: dict[str, Any]
-    jobs: list[dict[str, Any]]
+    made_from: bytes  # made_from(schedule, jobs)
     plan: Plan
     pool_found: bool = True
 
     def holds(self, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float, pool_found: bool = True) -> bool:
-        return (int(now) == self.second and schedule == self.schedule and jobs == self.jobs
-                and pool_found == self.pool_found)
+        return (int(now) == self.second and pool_found == self.pool_found
+                and made_from(schedule, jobs) == self.made_from)
+
+
+def made_from(schedule: Mapping[str, Any], jobs: list[dict[str, Any]]) -> bytes:
+    """A digest of a schedule and its Jobs as JSON: the same objects in the same order give the same
+    one (the cache's, unchanged, do); any change gives another, but for a 1 in 2^128 chance."""
+    digest = hashlib.blake2b(orjson.dumps(schedule, option=orjson.OPT_NON_STR_KEYS), digest_size=16)
+    for job in jobs:
+        digest.update(orjson.dumps(job, option=orjson.OPT_NON_STR_KEYS))
+    return digest.digest()
 
 
 def pool_found(cluster: Cluster, schedule: Mapping[str, Any]) -> bool:
@@ -453,7 +466,7 @@ def prepare(cluster: Cluster, key: Key, second: int, staging: bool = False, *, f
     jobs = cluster.plan_jobs(schedule)
     found = pool_found(cluster, schedule)
     result = plan(schedule, jobs, second // 60, second=second, staging=staging, pool_found=found, fleet=fleet)
-    return None if result.lost else Prepared(second, schedule, jobs, result, found)
+    return None if result.lost else Prepared(second, made_from(schedule, jobs), result, found)
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cronctl.operator.kube.cache import Cache, slim_job
+from cronctl.operator.kube.cache import LAST_APPLIED, Cache, Kept, slim_job
 from cronctl.operator.loop import reconcile
 from cronctl.operator.manifests import JobLaunch, job_manifest
 from cronctl.operator.plan import plan
@@ -90,3 +90,35 @@ def test_a_run_missing_from_the_cache_is_checked_against_the_api_before_it_count
     applied = cluster.applied[0]
     assert "JobGone" not in [event.reason for event in applied.events]
     assert applied.lost == [] and applied.create == []
+
+
+def test_a_schedule_is_kept_as_its_compact_json_and_each_read_is_a_fresh_object() -> None:
+    """Issue 47: parsed, a fleet's schedule is five times its JSON; each read parses it again."""
+    cache = Cache()
+    body = {"metadata": {"name": "sync", "namespace": "team-a", "resourceVersion": "5", "uid": "u",
+                         "annotations": {LAST_APPLIED: '{"spec": "all of it"}', "cronctl.dev/trigger": "1"}},
+            "spec": {"schedule": "* * * * *", "pool": "nightly"}}
+    cache.put_schedule(body)
+    kept = cache._schedules[("team-a", "sync")]
+    assert isinstance(kept, Kept) and isinstance(kept.json, bytes)
+    assert (kept.version, kept.pool) == ("5", "nightly")
+    read = cache.schedule("team-a", "sync")
+    assert read is not cache.schedule("team-a", "sync")
+    read["spec"]["suspend"] = True  # a caller's change is its own
+    assert cache.schedule("team-a", "sync") == {  # kubectl apply's copy of the spec is never read
+        "metadata": {"name": "sync", "namespace": "team-a", "resourceVersion": "5", "uid": "u",
+                     "annotations": {"cronctl.dev/trigger": "1"}},
+        "spec": {"schedule": "* * * * *", "pool": "nightly"}}
+    assert cache.schedules_in_pool("team-a", "nightly") == [("team-a", "sync")]
+
+
+def test_a_kept_job_has_only_its_ending_conditions() -> None:
+    at = "2024-03-01T00:11:00Z"
+    met = {"type": "SuccessCriteriaMet", "status": "True", "lastProbeTime": at, "lastTransitionTime": at,
+           "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods"}
+    complete = {**met, "type": "Complete"}
+    cache = Cache()
+    cache.put_job(job("sync-1", "3", conditions=[met, complete]))
+    [kept] = cache.jobs("team-a", "sync")
+    assert kept["status"]["conditions"] == [{key: value for key, value in complete.items() if key != "lastProbeTime"}]
+    assert cache._jobs[("team-a", "sync")]["sync-1"].version == "3"

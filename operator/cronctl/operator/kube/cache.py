@@ -9,42 +9,78 @@ write does not act on the state before it.
 
 An entry only moves forward: an object older than the one kept (by
 ``resourceVersion``, which etcd makes increasing) is ignored, so a late watch
-event cannot undo a write. Jobs are kept slim: the fields the operator reads.
+event cannot undo a write.
+
+What it keeps is what the operator decides on, not whole objects (issue 47:
+memory per 1,000 schedules; ``benchmarks/bench_operator_memory.py``):
+
+- a CronSchedule without ``metadata.managedFields`` and kubectl's
+  last-applied annotation, which no decision reads (``slim_schedule``); a Job
+  as the few fields ``observe`` reads (``slim_job``);
+- each as its compact JSON (``Kept``: bytes, with its ``resourceVersion`` and
+  a schedule's pool beside them), parsed again at each read. A parsed
+  schedule is five times its JSON in Python objects (8.5 KiB against 1.8 for
+  a fleet's schedule with its status); a read costs 6 us, a few per launch.
+  Each read is a fresh object: a caller may change it without changing the
+  cache. CronPools, a few per cluster, stay parsed.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
+
+import orjson
 
 from ...api import SCHEDULE_LABEL
 
 Key = tuple[str, str]  # (namespace, name)
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"  # a copy of the spec kubectl apply leaves
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """One object as the cache keeps it: its slim JSON, and what is read of it without a parse."""
+
+    json: bytes
+    version: str | None  # metadata.resourceVersion
+    pool: str | None = None  # a schedule's spec.pool
+
+    @classmethod
+    def of(cls, slim: Mapping[str, Any]) -> Kept:
+        pool = (slim.get("spec") or {}).get("pool")
+        return cls(orjson.dumps(slim, option=orjson.OPT_NON_STR_KEYS), (slim.get("metadata") or {}).get(
+            "resourceVersion"), pool if isinstance(pool, str) else None)
+
+    def body(self) -> dict[str, Any]:
+        return orjson.loads(self.json)  # type: ignore[no-any-return]
 
 
 class Cache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._schedules: dict[Key, dict[str, Any]] = {}
-        self._jobs: dict[Key, dict[str, dict[str, Any]]] = {}  # by owning schedule, then Job name
+        self._schedules: dict[Key, Kept] = {}
+        self._jobs: dict[Key, dict[str, Kept]] = {}  # by owning schedule, then Job name
         self._pools: dict[Key, dict[str, Any]] = {}
 
     # -- schedules ----------------------------------------------------------------
 
     def schedule(self, namespace: str, name: str) -> dict[str, Any] | None:
         with self._lock:
-            return self._schedules.get((namespace, name))
+            kept = self._schedules.get((namespace, name))
+        return None if kept is None else kept.body()
 
     def put_schedule(self, body: Mapping[str, Any]) -> None:
-        key = _key(body)
+        key, kept = _key(body), Kept.of(slim_schedule(body))
         with self._lock:
-            if _newer(self._schedules.get(key), body):
-                self._schedules[key] = slim_schedule(body)
+            if _newer(self._schedules.get(key), kept):
+                self._schedules[key] = kept
 
     def replace_all_schedules(self, namespace: str | None, bodies: Iterable[Mapping[str, Any]]) -> set[Key]:
         """What a fresh LIST of a namespace's CronSchedules (None: every namespace's) says,
         whatever the cache held; the schedules it no longer has (their Jobs are forgotten too)."""
-        listed = {_key(body): slim_schedule(body) for body in bodies}
+        listed = {_key(body): Kept.of(slim_schedule(body)) for body in bodies}
         with self._lock:
             gone = {key for key in self._schedules if namespace in (None, key[0]) and key not in listed}
             for key in gone:
@@ -71,7 +107,8 @@ class Cache:
     def put_pool(self, body: Mapping[str, Any]) -> None:
         key = _key(body)
         with self._lock:
-            if _newer(self._pools.get(key), body):
+            held = self._pools.get(key)
+            if held is None or _later(body["metadata"].get("resourceVersion"), held["metadata"].get("resourceVersion")):
                 self._pools[key] = slim_schedule(body)
 
     def drop_pool(self, namespace: str, name: str) -> None:
@@ -95,28 +132,29 @@ class Cache:
     def schedules_in_pool(self, namespace: str, pool: str) -> list[Key]:
         """The cached schedules whose spec.pool names this pool."""
         with self._lock:
-            return sorted(key for key, body in self._schedules.items()
-                          if key[0] == namespace and (body.get("spec") or {}).get("pool") == pool)
+            return sorted(key for key, kept in self._schedules.items() if key[0] == namespace and kept.pool == pool)
 
     # -- jobs ---------------------------------------------------------------------
 
     def jobs(self, namespace: str, schedule: str) -> list[dict[str, Any]]:
         with self._lock:
-            return list(self._jobs.get((namespace, schedule), {}).values())
+            kept = list(self._jobs.get((namespace, schedule), {}).values())
+        return [each.body() for each in kept]
 
     def job(self, namespace: str, schedule: str, name: str) -> dict[str, Any] | None:
         with self._lock:
-            return self._jobs.get((namespace, schedule), {}).get(name)
+            kept = self._jobs.get((namespace, schedule), {}).get(name)
+        return None if kept is None else kept.body()
 
     def put_job(self, body: Mapping[str, Any]) -> None:
         owner = owner_of(body)
         if owner is None:
             return
-        name = body["metadata"]["name"]
+        name, kept = body["metadata"]["name"], Kept.of(slim_job(body))
         with self._lock:
             jobs = self._jobs.setdefault(owner, {})
-            if _newer(jobs.get(name), body):
-                jobs[name] = slim_job(body)
+            if _newer(jobs.get(name), kept):
+                jobs[name] = kept
 
     def put_jobs(self, bodies: Iterable[Mapping[str, Any]]) -> None:
         for body in bodies:
@@ -129,11 +167,11 @@ class Cache:
     def replace_all_jobs(self, namespace: str | None, bodies: Iterable[Mapping[str, Any]]) -> set[Key]:
         """What a fresh LIST of a namespace's Jobs (None: every namespace's) says, whatever the
         cache held; the schedules whose Jobs it changed (a Job gone, come, or of another version)."""
-        listed: dict[Key, dict[str, dict[str, Any]]] = {}
+        listed: dict[Key, dict[str, Kept]] = {}
         for body in bodies:
             owner = owner_of(body)
             if owner is not None:
-                listed.setdefault(owner, {})[body["metadata"]["name"]] = slim_job(body)
+                listed.setdefault(owner, {})[body["metadata"]["name"]] = Kept.of(slim_job(body))
         with self._lock:
             held = {key: jobs for key, jobs in self._jobs.items() if namespace in (None, key[0])}
             changed = {key for key in held.keys() | listed.keys()
@@ -146,27 +184,40 @@ class Cache:
     def replace_jobs(self, namespace: str, schedule: str, bodies: Iterable[Mapping[str, Any]]) -> None:
         """What a fresh LIST of the API says, whatever the cache held."""
         with self._lock:
-            self._jobs[(namespace, schedule)] = {body["metadata"]["name"]: slim_job(body) for body in bodies}
+            self._jobs[(namespace, schedule)] = {body["metadata"]["name"]: Kept.of(slim_job(body)) for body in bodies}
 
 
 def slim_schedule(body: Mapping[str, Any]) -> dict[str, Any]:
-    """A CronSchedule without ``metadata.managedFields``, which the operator never reads: a third
-    of the object's JSON (1.8 of 5 KB for a fleet's schedule), and of what the collector walks."""
+    """A CronSchedule without ``metadata.managedFields``, which the operator never reads (a third
+    of the object's JSON: 1.8 of 5 KB for a fleet's schedule), nor kubectl apply's copy of the
+    spec in its last-applied annotation."""
     metadata = body.get("metadata") or {}
-    if "managedFields" not in metadata:
+    annotations = metadata.get("annotations") or {}
+    if "managedFields" not in metadata and LAST_APPLIED not in annotations:
         return dict(body)
-    return {**body, "metadata": {key: value for key, value in metadata.items() if key != "managedFields"}}
+    slim = {key: value for key, value in metadata.items() if key != "managedFields"}
+    if LAST_APPLIED in annotations:
+        slim["annotations"] = {key: value for key, value in annotations.items() if key != LAST_APPLIED}
+    return {**body, "metadata": slim}
+
+
+ENDING_CONDITIONS = ("Complete", "Failed")  # the conditions of a Job that ``observe`` reads
+CONDITION_FIELDS = ("type", "status", "reason", "message", "lastTransitionTime")
 
 
 def slim_job(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of a Job the operator reads (observe.run_of_job), nothing more."""
+    """The fields of a Job the operator reads (``observe.run_of_job``, ``jobwatch.has_ended``),
+    nothing more: of its conditions, Complete and Failed (not SuccessCriteriaMet or
+    FailureTarget, which come before them), without their lastProbeTime."""
     metadata = body.get("metadata") or {}
     return {
         "metadata": {field: metadata[field] for field in (
             "name", "namespace", "labels", "annotations", "ownerReferences", "deletionTimestamp",
             "resourceVersion") if field in metadata},
         "spec": {"suspend": (body.get("spec") or {}).get("suspend")},
-        "status": {"conditions": (body.get("status") or {}).get("conditions") or []},
+        "status": {"conditions": [{field: condition[field] for field in CONDITION_FIELDS if field in condition}
+                                  for condition in (body.get("status") or {}).get("conditions") or []
+                                  if condition.get("type") in ENDING_CONDITIONS]},
     }
 
 
@@ -181,14 +232,17 @@ def owner_of(body: Mapping[str, Any]) -> Key | None:
     return None if schedule is None else (metadata.get("namespace") or "", schedule)
 
 
-def _versions(jobs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    return {name: job["metadata"].get("resourceVersion") for name, job in jobs.items()}
+def _versions(jobs: Mapping[str, Kept]) -> dict[str, Any]:
+    return {name: job.version for name, job in jobs.items()}
 
 
-def _newer(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
-    if old is None:
-        return True
+def _newer(old: Kept | None, new: Kept) -> bool:
+    return old is None or _later(new.version, old.version)
+
+
+def _later(new: Any, old: Any) -> bool:
+    """Whether resourceVersion ``new`` is not older than ``old``."""
     try:
-        return int(new["metadata"]["resourceVersion"]) >= int(old["metadata"]["resourceVersion"])
-    except (KeyError, TypeError, ValueError):
+        return int(new) >= int(old)
+    except (TypeError, ValueError):
         return True  # not comparable: the newest word wins

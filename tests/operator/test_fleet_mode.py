@@ -249,3 +249,25 @@ def test_the_crd_keeps_what_fleet_mode_writes() -> None:
         status = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
         assert RECORDED_SCHEDULE in status and RECORDED_ACTIVE in status, path
         assert status[RECORDED_ACTIVE]["items"] == status["active"]["items"], path
+
+
+@pytest.mark.parametrize("fleet", [True, False], ids=["fleet", "default"])
+def test_the_active_runs_gauge_counts_the_runs_under_way_in_either_mode(fleet: bool) -> None:
+    """cronctl_active_runs read status.activeCount, which fleet mode never writes: it stayed 0 while
+    runs ran. It reads the plan's count: 1 from each launch (no status write in fleet mode) to the
+    run's end, then 0, as in the default mode."""
+    from cronctl.operator.metrics import Metrics
+
+    world = FleetWorld({"apiVersion": "cronctl.dev/v1", "kind": "CronSchedule",
+                        "metadata": {"name": "sync", "namespace": "team-a", "uid": "uid-1", "generation": 1},
+                        "spec": {"schedule": "*/10 * * * *", "jobTemplate": TEMPLATE}}, fleet=fleet)
+    metrics, gauged = Metrics(), {}
+    for now in range(0, 31):
+        for name, job in world.jobs.items():
+            if now == int(name.rsplit("-", 1)[1]) + 3 and not job.get("status"):
+                world.finish(name, "Complete", now)
+        before = world.schedule.get("status")
+        metrics.record("team-a", "sync", world.reconcile(now), now * 60.0, before)
+        gauged[now] = metrics.active.labels("team-a", "sync")._value.get()
+    assert [now for now, active in gauged.items() if active] == [10, 11, 12, 20, 21, 22, 30]
+    assert set(gauged.values()) == {0.0, 1.0}

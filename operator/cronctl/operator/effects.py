@@ -94,6 +94,9 @@ class Plan:
     wake_at: int | None = None  # the minute to look again (besides watch events)
     release_at: int | None = None  # the second the next held Job may start
     lost: list[str] = field(default_factory=list)  # runs active in status whose Job is not among the Jobs
+    # The runs under way once it is carried out, as the core counts them (the status's activeCount,
+    # which fleet mode does not write: metrics' cronctl_active_runs reads this). None: not counted.
+    active: int | None = None
 
     @property
     def create(self) -> list[dict[str, Any]]:

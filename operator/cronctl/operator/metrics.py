@@ -34,6 +34,7 @@ from ..about import package_version
 from ..clock import SkewEstimate
 from .effects import Plan, ReleaseJob
 from .resource import ATTEMPT_LABEL, REASON_ANNOTATION, SCHEDULED_ANNOTATION, parse_rfc3339
+from .status import listed_active
 
 Key = tuple[str, str]  # (namespace, name)
 
@@ -102,9 +103,16 @@ def launch_delays(plan: Plan, now_seconds: float, released_seconds: float | None
 
 
 def active_runs(plan: Plan, status: Mapping[str, Any] | None) -> int:
-    """The schedule's active runs once the plan is applied: its new status, else the old one."""
+    """The schedule's active runs once the plan is applied, as the plan counts them (in fleet mode
+    too, whose status has no activeCount and whose launches write none); a plan that did not
+    count them (a spec refused): the status it wrote, else the old one, by its activeCount or
+    the runs it lists (fleet mode's recordedActive)."""
+    if plan.active is not None:
+        return plan.active
     current = plan.status if plan.status is not None else (status or {})
-    return int(current.get("activeCount") or 0)
+    if current.get("activeCount") is not None:
+        return int(current["activeCount"])
+    return len(listed_active(current))
 
 
 class ApiRequests:
@@ -151,7 +159,8 @@ class Metrics:
             "catch-up runs.", ["namespace"], buckets=DELAY_BUCKETS, registry=self.registry)
         self.schedules = Gauge("cronctl_schedules", "CronSchedules the operator knows (reconciled, not deleted).",
                                ["namespace"], registry=self.registry)
-        self.active = Gauge("cronctl_active_runs", "Active runs of a schedule (its status.activeCount).",
+        self.active = Gauge("cronctl_active_runs", "Active runs of a schedule (its status.activeCount; in fleet "
+                            "mode, the runs its Jobs and status record).",
                             labels, registry=self.registry)
         # Unlabelled, so that it is exported (at 0) before the first failure: an alert can rely on it.
         self.reconcile_errors = Counter(

@@ -93,7 +93,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     written = to_write(status, new_status, fleet, _on_jobs(context.observed))
     context.out.events = fleet_events(context.out.events, fleet)
     return Plan(effects=ordered(context.out, written, status, counted), wake_at=result.wake_at,
-                release_at=result.release_at, lost=list(observed.lost))
+                release_at=result.release_at, lost=list(observed.lost), active=new_status.get("activeCount"))
 
 
 def _on_jobs(observed: Observed) -> frozenset[str]:

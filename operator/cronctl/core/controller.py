@@ -5,27 +5,23 @@ runner use. It owns the clock rule and the records of runs, picks which jobs
 are due, and gives each its turn through the one composition
 (``core.reconcile.turn``: the hold, the tick, the backfill's next runs, the
 manual runs asked for; the runs' ends through ``core.reconcile.ends``): it
-orders none of these steps itself. It keeps derived indexes so that work follows what
-is due rather than how many jobs exist: a heap of job wake-up times (from
-``tick.decide``), a heap of run expiries (from the job timeouts), and the
-jobs left waiting, whose last decisions ``tick.decide`` said would repeat
-(``JobTick.holds``): those are replayed without deciding again until the
-promise runs out or one of the job's runs finishes. A tick at which no job
-is due and every waiting job's promise holds (most ticks of a long outage
-with Forbid jobs stuck or overflowed) is their replays, made once
-(``_Replays``): measured on the seed's Part 5 daily ticks, where about 30
-waiting jobs are replayed at each of 3,653 ticks.
+orders none of these steps itself. Its work follows what is due rather than
+how many jobs exist, through two derived indexes, each in its own module:
+its ``Agenda`` (core/agenda.py: the jobs' wake-up times, and the jobs left
+waiting, whose last decisions are replayed without deciding again) and its
+``Expiries`` (core/expiries.py: when each active run times out). What it
+keeps besides is the state (``ControllerState``: the jobs and the records of
+their runs), each job's timeline, and what each job's last tick counted
+(its ``Hint``, so that the next one counts only the minutes since).
 """
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
-from itertools import chain
-from operator import itemgetter
 from typing import Collection, Mapping, NamedTuple, Sequence
 
 from . import backfill as backfills
+from .agenda import Agenda, Looked, Replays
 from .errors import Code, CronctlError
 from .retention import history_order
 from .schedule import Timeline, never_fires
@@ -33,14 +29,12 @@ from .spec import JobSpec, read_bulk, read_job
 from .upcoming import upcoming
 from .state import OUTCOMES, RETRY_PENDING, RUNNING, TIMED_OUT, Backfill, ControllerState, Job, Run
 from .endings import RunEnd, RunSeen
+from .expiries import Expiries
 from .reconcile import NOTHING_ASKED, Asked, Hint, ends, turn
-from .tick import Decision, JobTick, Launch, Missed, Replace, Retry, expiry
+from .tick import Decision, JobTick, Launch, Replace, Retry
 from .tick import run_id as numbered_run_id
 from .transitions import Applied, adopt, apply
 
-_POPPED = -1  # a wake time no heap entry can carry
-_BY_INDEX = itemgetter(0)  # sorts (index, ...) entries into creation order
-_DECISION = itemgetter(0)  # an Applied's decision
 _KEEPS_RUNS = (Launch, Retry, Replace)  # the decisions that change the controller's records of runs
 _NONE_ASKED: Mapping[str, int] = {}  # no manual run asked for
 WORKER_OUTCOMES = frozenset({*OUTCOMES, TIMED_OUT})  # a worker that times its run reports timed_out too
@@ -54,15 +48,6 @@ class WorkerEnd(NamedTuple):
     outcome: str  # succeeded, failed, or timed_out: a worker that times its run (the runner's wrapper)
 
 
-class _Replays(NamedTuple):
-    """The waiting jobs' decisions, replayed: a tick's whole answer when no job is due."""
-
-    applied: tuple[Applied, ...]  # every waiting job's replays, in creation order
-    decisions: tuple[Decision, ...]  # the same, as tick() gives them
-    until: int | None  # the first tick at which some promise may run out (None: none ever does)
-    usable: bool  # False while a waiting job has a backfill: a tick may launch its next run
-
-
 @dataclass(frozen=True)
 class JobStatus:
     last_schedule: int | None
@@ -72,20 +57,15 @@ class JobStatus:
 
 
 class Controller:
+    """The driver's one door to the core: its clock, its jobs and their runs, and the step that
+    gives the due jobs their turns (the harness's, the fleet preview's and the runner's)."""
+
     def __init__(self, state: ControllerState | None = None) -> None:
         self.state = state if state is not None else ControllerState()
         self._timelines: dict[str, Timeline] = {}
-        self._wake: dict[str, int | None] = {}
         self._hints: dict[str, Hint] = {}  # what a job's last tick counted (its missed times), when it did
-        # Jobs left waiting (forbid skips, overflows) whose last decisions repeat at every tick
-        # (JobTick.holds): they are not in the wake-up heap, and need no decide() until
-        # the promise runs out or one of their runs finishes.
-        self._waiting: dict[str, tuple[int, Job, JobTick]] = {}  # name -> (index, job, its last decisions)
-        self._repeats: dict[str, tuple[Applied, ...]] = {}  # name -> a waiting job's decisions, replayed
-        self._replays: _Replays | None = None  # made on first use after the waiting jobs change
-        self._due: list[tuple[int, int, str]] = []
-        self._expiries: list[tuple[int, int, str]] = []
-        self._expires_at: dict[str, int] = {}  # run -> its expiry; a heap entry that differs is stale (an edit)
+        self._agenda = Agenda()  # when each job is worth a look, and the waiting jobs' replays
+        self._expiries = Expiries()  # when each active run times out
         # The runs the clock's last move timed out: a driver learns the core's verdict here even when
         # the history limits drop the run at once (failedJobsHistoryLimit 0).
         self.expired: list[str] = []
@@ -107,11 +87,7 @@ class Controller:
         if clock is None or now > clock:
             self.expired = []
         self.state.clock = now
-        while self._expiries and self._expiries[0][0] <= now:
-            at, _, run_id = heapq.heappop(self._expiries)
-            if self._expires_at.get(run_id) != at:
-                continue  # its job's timeout was edited since: the entry of the new one counts
-            del self._expires_at[run_id]
+        for at, run_id in self._expiries.due(now):
             run = self.state.runs.get(run_id)
             if run is not None and run.state in (RUNNING, RETRY_PENDING):  # a timed-out run is not retried
                 self._end(run, None, at)
@@ -157,7 +133,7 @@ class Controller:
     def _add(self, spec: JobSpec, timeline: Timeline) -> None:
         self.state.jobs[spec.name] = Job(spec)
         self._timelines[spec.name] = timeline
-        self._set_wake(spec, timeline.first)
+        self._agenda.wake(spec, timeline.first)
 
     # -- ticking --------------------------------------------------------------
 
@@ -197,7 +173,7 @@ class Controller:
         applied: list[Applied] = []
         for _, job, waiting in self._jobs_to_look_at(now, holding, triggers):
             if waiting is not None and job.state.backfill is None and not (holding or triggers):
-                applied += self._repeats[job.spec.name]  # its turn, replayed: nothing else is asked of it
+                applied += self._agenda.repeats(job.spec.name)  # its turn, replayed: nothing else is asked of it
             else:
                 applied += self._turn(job, now, waiting is not None, holding, triggers)
         return applied
@@ -210,7 +186,7 @@ class Controller:
         if state.backfill is not None or name in holding or name in triggers:
             asked = Asked(name in holding, triggers.get(name, 0), state.backfill)
         # A waiting job's decisions repeat (JobTick.holds): replayed without deciding again.
-        hint = Hint(replay=self._repeats[name]) if waiting and not asked.held else self._hints.get(name)
+        hint = Hint(replay=self._agenda.repeats(name)) if waiting and not asked.held else self._hints.get(name)
         turned = turn(job.spec, state, self._timelines[name], now, asked, hint)
         if turned.held:
             self.held.append(name)
@@ -222,7 +198,7 @@ class Controller:
         if not (turned.backfilled or turned.manual):
             state.backfill = turned.backfill
             return turned.applied
-        self._decide_again(job)  # a new active run: a replayed decision may no longer hold
+        self._agenda.decide_again(job)  # a new active run: a replayed decision may no longer hold
         state.backfill = turned.backfill
         launched = [launch for launch, _ in (*turned.backfilled, *turned.manual)]
         for launch in launched:
@@ -235,85 +211,44 @@ class Controller:
         self.advance(now)
         job = self.find_job(name)
         job.state.backfill = backfills.begin(job.spec, request, start, end, now)
-        self._decide_again(job)
-        self._set_wake(job.spec, now)
+        self._agenda.decide_again(job)
+        self._agenda.wake(job.spec, now)
         return job.state.backfill
 
     def wake(self, now: int, name: object) -> None:
         """Look at the job at the next tick: a driver's hold on it ended (its backfill goes on)."""
         job = self.find_job(name)
-        self._decide_again(job)
-        self._set_wake(job.spec, now)
+        self._agenda.decide_again(job)
+        self._agenda.wake(job.spec, now)
 
     def backfill_preview(self, now: int, name: object, start: int, end: int) -> list[int]:
         """The times a backfill of [start, end] would run, oldest first; BackfillError if refused."""
         return backfills.preview(self.find_job(name).spec, start, end, now)
 
     def _jobs_to_look_at(self, now: int, holding: Collection[str],
-                         triggers: Mapping[str, int]) -> list[tuple[int, Job, JobTick | None]]:
-        """(index, job, held) in creation order: the jobs due by the wake-up heap, the waiting
-        jobs, with their last decisions when those still hold at ``now``, and the jobs held or
-        asked for manual runs."""
-        jobs = self.state.jobs
-        due: list[tuple[int, Job, JobTick | None]] = []
-        while self._due and self._due[0][0] <= now:
-            wake, index, name = heapq.heappop(self._due)
-            if self._wake.get(name) == wake:
-                self._wake[name] = _POPPED
-                due.append((index, jobs[name], None))
-        for entry in self._waiting.values():
-            due.append(entry if entry[2].holds(now) else (entry[0], entry[1], None))
-        if holding or triggers:
-            looked = {entry[1].spec.name for entry in due}
-            due += [(jobs[name].spec.index, jobs[name], None)
-                    for name in {*holding, *triggers} - looked if name in jobs]
-        due.sort(key=_BY_INDEX)
-        return due
+                         triggers: Mapping[str, int]) -> list[Looked]:
+        """The jobs whose turn comes at ``now``, in creation order (``Agenda.jobs_to_look_at``)."""
+        return self._agenda.jobs_to_look_at(self.state.jobs, now, holding, triggers)
 
-    def _replayed(self, now: int) -> _Replays | None:
-        """The tick's decisions when no job is due and every waiting job's promise holds:
-        the waiting jobs' replays, in creation order. None: the tick looks at the jobs."""
-        if self._due and self._due[0][0] <= now:
-            return None
-        replays = self._replays
-        if replays is None:
-            replays = self._replays = self._make_replays()
-        if not replays.usable or (replays.until is not None and now >= replays.until):
-            return None
-        return replays
-
-    def _make_replays(self) -> _Replays:
-        entries = sorted(self._waiting.values(), key=_BY_INDEX)
-        applied = tuple(chain.from_iterable(self._repeats[job.spec.name] for _, job, _ in entries))
-        ends = [tick.holds_until for _, _, tick in entries if tick.holds_until is not None]
-        usable = all(job.state.backfill is None for _, job, _ in entries)
-        return _Replays(applied, tuple(map(_DECISION, applied)), min(ends, default=None), usable)
+    def _replayed(self, now: int) -> Replays | None:
+        """The tick's whole answer when it is the waiting jobs' replays (``Agenda.replayed``);
+        None: the tick looks at the jobs."""
+        return self._agenda.replayed(now)
 
     def _record(self, job: Job, result: JobTick) -> None:
         """Keep what the next tick of this job needs: what was counted, and whether it waits."""
-        spec = job.spec
         if result.missed is not None:
-            self._hints[spec.name] = Hint(result.missed)
+            self._hints[job.spec.name] = Hint(result.missed)
         else:
-            self._hints.pop(spec.name, None)
-        if result.waiting:
-            self._replays = None
-            self._waiting[spec.name] = (spec.index, job, result)
-            # Replayed, its skips and overflows change nothing: the same time skipped again, the same
-            # overflow going on (transitions' counting rules), so a replay is these, as they are.
-            self._repeats[spec.name] = tuple(Applied(decision, news=False) for decision in result.decisions)
-            self._wake[spec.name] = _POPPED
-        else:
-            if self._waiting.pop(spec.name, None) is not None:
-                self._replays = None
-            self._set_wake(spec, result.wake_at)
+            self._hints.pop(job.spec.name, None)
+        self._agenda.record(job, result)
 
     def _keep_runs(self, job: Job, decision: Decision, now: int) -> None:
         """The controller's records of runs, as a decision changes them."""
         if isinstance(decision, Launch):
             run = Run(decision.run_id, job.spec.name, decision.number, RUNNING, decision.scheduled_for, now)
             self.state.runs[run.id] = run
-            self._expire_at(run, job.spec)
+            self._expiries.expire_at(run, job.spec)
         elif isinstance(decision, Retry):
             run = self.state.runs[decision.run_id]
             run.state, run.attempt = RUNNING, decision.attempt
@@ -335,7 +270,7 @@ class Controller:
         self._timelines[spec.name] = self._timeline_for(spec)
         self._wake_first(job)
         for run_id in job.state.active:
-            self._expire_at(self.state.runs[run_id], spec)
+            self._expiries.expire_at(self.state.runs[run_id], spec)
         return True
 
     def retire(self, name: object) -> Job:
@@ -344,10 +279,10 @@ class Controller:
         del self.state.jobs[job.spec.name]
         for run_id in [run.id for run in self.state.runs.values() if run.job == job.spec.name]:
             del self.state.runs[run_id]
-            self._expires_at.pop(run_id, None)
+            self._expiries.forget(run_id)
         self._look_again(job)
-        for index in (self._timelines, self._wake):
-            index.pop(job.spec.name, None)
+        self._timelines.pop(job.spec.name, None)
+        self._agenda.remove(job.spec.name)
         return job
 
     def adopt_run(self, now: int, name: object, nominal: int, reason: str, attempt: int = 1) -> Run:
@@ -362,7 +297,7 @@ class Controller:
                   attempt=attempt)
         job.state.active.append(run.id)
         self.state.runs[run.id] = run
-        self._expire_at(run, job.spec)
+        self._expiries.expire_at(run, job.spec)
         self._look_again(job)
         self._wake_first(job)
         return run
@@ -373,15 +308,13 @@ class Controller:
         job = self.state.jobs[run.job]
         apply(job.state, Replace(run.job, run.id))
         del self.state.runs[run.id]
-        self._expires_at.pop(run.id, None)
+        self._expiries.forget(run.id)
         self._look_again(job)
         self._wake_first(job)
 
     def _look_again(self, job: Job) -> None:
         """Forget what the job's last tick decided: it is decided afresh when next looked at."""
-        self._replays = None
-        self._waiting.pop(job.spec.name, None)
-        self._repeats.pop(job.spec.name, None)
+        self._agenda.forget(job.spec.name)
         self._hints.pop(job.spec.name, None)
 
     # -- finishing runs ---------------------------------------------------------
@@ -406,13 +339,6 @@ class Controller:
         self._end(run, (outcome, now), now)
         return run
 
-    def _decide_again(self, job: Job) -> None:
-        """The job's state changed under a replayed decision: it must be decided again."""
-        waiting = self._waiting.pop(job.spec.name, None)
-        if waiting is not None:
-            self._replays = None
-            self._set_wake(job.spec, waiting[2].wake_at)
-
     def _running(self, end: WorkerEnd) -> Run | None:
         """The run of an end its worker reported, if the core has that attempt running (else the
         core ended it already: timed out, replaced) and the outcome is one a worker reports."""
@@ -428,19 +354,17 @@ class Controller:
         reported, or its timeout's (None reported: its expiry); a failed attempt with retries
         left puts the run back in line (retry_pending). The controller's records follow."""
         job = self.state.jobs[run.job]
-        self._decide_again(job)  # its decisions may have rested on this run being active
+        self._agenda.decide_again(job)  # its decisions may have rested on this run being active
         [end], paused = ends(job.spec, job.state, [RunSeen(run.id, run.number, run.attempt, run.launched_at,
                                                            reported)], at)
         if paused:
             self._pausing.append(job.spec.name)
         if end.retry is not None:
             run.state = RETRY_PENDING
-            wake = self._wake.get(job.spec.name)
-            if wake is None or wake == _POPPED or end.retry.due < wake:
-                self._set_wake(job.spec, end.retry.due)
+            self._agenda.wake_by(job.spec, end.retry.due)
             return end
         if job.state.queue or (job.state.backfill is not None and not job.state.backfill.done):
-            self._set_wake(job.spec, at)  # a firing or a backfill waits for this run: at the next tick
+            self._agenda.wake(job.spec, at)  # a firing or a backfill waits for this run: at the next tick
         run.state, run.finished_at = end.outcome, end.at
         for dropped in end.dropped:
             del self.state.runs[dropped.run_id]
@@ -477,29 +401,12 @@ class Controller:
     def _timeline_for(self, spec: JobSpec) -> Timeline:
         return spec.timeline()
 
-    def _set_wake(self, spec: JobSpec, wake_at: int | None) -> None:
-        self._wake[spec.name] = wake_at
-        if wake_at is not None:
-            heapq.heappush(self._due, (wake_at, spec.index, spec.name))
-
     def _rebuild_indexes(self) -> None:
         for job in self.state.jobs.values():
             self._timelines[job.spec.name] = self._timeline_for(job.spec)
             self._wake_first(job)
             for run_id in job.state.active:
-                self._expire_at(self.state.runs[run_id], job.spec)
+                self._expiries.expire_at(self.state.runs[run_id], job.spec)
 
     def _wake_first(self, job: Job) -> None:
-        """Wake the job at a lower bound of its next missed time; decide() moves it on."""
-        last = job.state.last_schedule
-        wakes = [self._timelines[job.spec.name].next_after(job.spec.created_at if last is None else last),
-                 *(pending.due for pending in job.state.pending_retries[:1])]
-        self._set_wake(job.spec, min((w for w in wakes if w is not None), default=None))
-
-    def _expire_at(self, run: Run, spec: JobSpec) -> None:
-        expires = expiry(run, spec.options.timeout)
-        if expires is None:
-            self._expires_at.pop(run.id, None)
-        else:
-            self._expires_at[run.id] = expires
-            heapq.heappush(self._expiries, (expires, spec.index, run.id))
+        self._agenda.wake_first(job, self._timelines[job.spec.name])

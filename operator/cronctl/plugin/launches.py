@@ -36,16 +36,32 @@ def with_launches(body: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], no
     status = dict(body.get("status") or {})
     runs = _runs(jobs)
     active = [run for run in runs if run["state"] == "running"]
-    recorded = {entry.get("name") for entry in status.get("history") or []}
-    finished = [run for run in runs if run["state"] != "running" and run["name"] not in recorded]
-    scheduled = [run["scheduledTime"] for run in runs if run["reason"] in ("scheduled", "catch-up")]
-    last = max([*scheduled, *[t for t in [status.get("recordedScheduleTime")] if t]], default=None)
-    launched = max([int(status.get("launched") or 0), *(run["run"] for run in runs)])
-    status.update(lastScheduleTime=last, active=active, activeCount=len(active), launched=launched,
-                  history=[*(status.get("history") or []), *(_finished(run) for run in finished)])
+    last = _last_schedule(status, runs)
+    status.update(lastScheduleTime=last, active=active, activeCount=len(active),
+                  launched=_launched(status, runs), history=_history(status, runs))
     if not status.get("nextScheduleTimes") and fires(body):
         status["nextScheduleTimes"] = next_times(body, last, now_minute)
     return {**body, "status": status}
+
+
+def _last_schedule(status: Mapping[str, Any], runs: list[dict[str, Any]]) -> str | None:
+    """The last schedule time: the latest launch the schedule made itself (scheduled or caught
+    up; a manual or backfill run is none), or the one the status recorded, whose Job may be gone."""
+    scheduled = [run["scheduledTime"] for run in runs if run["reason"] in ("scheduled", "catch-up")]
+    recorded = status.get("recordedScheduleTime")
+    return max([*scheduled, *([recorded] if recorded else [])], default=None)
+
+
+def _launched(status: Mapping[str, Any], runs: list[dict[str, Any]]) -> int:
+    """The count of runs launched: the highest run number on a Job, or the status's own count."""
+    return max([int(status.get("launched") or 0), *(run["run"] for run in runs)])
+
+
+def _history(status: Mapping[str, Any], runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The status's history, then the finished runs it has not recorded yet, as it would record them."""
+    history = list(status.get("history") or [])
+    recorded = {entry.get("name") for entry in history}
+    return [*history, *(_finished(run) for run in runs if run["state"] != "running" and run["name"] not in recorded)]
 
 
 def fires(body: Mapping[str, Any]) -> bool:

@@ -81,6 +81,17 @@ def to_cronschedule(cronjob: Mapping[str, Any]) -> dict[str, Any]:
 def to_cronjob(cronschedule: Mapping[str, Any]) -> dict[str, Any]:
     """The batch/v1 CronJob of a CronSchedule that says nothing a CronJob cannot; raises ConvertError."""
     spec = _mapping(cronschedule.get("spec"), "spec")
+    _refuse_what_only_cronctl_says(spec)
+    metadata = _metadata(cronschedule)
+    original = _take_original_schedule(metadata)
+    return {"apiVersion": CRONJOB_API_VERSION, "kind": CRONJOB_KIND, "metadata": metadata,
+            "spec": _ordered(_cronjob_spec(spec, original))}
+
+
+def _refuse_what_only_cronctl_says(spec: Mapping[str, Any]) -> None:
+    """A CronSchedule's spec that a CronJob cannot say, refused with its field named: a field a
+    CronJob has not (but those that change only what is shown), WaitForLast, and in a time zone
+    a daylight-saving rule other than CronJob's (Literal)."""
     for key in spec:
         if key not in SAME_FIELDS and key not in DISPLAY_ONLY and key != "daylightSaving":
             raise ConvertError(f"spec.{key}", "a CronJob has no such field: take it out to go back")
@@ -91,16 +102,26 @@ def to_cronjob(cronschedule: Mapping[str, Any]) -> dict[str, Any]:
     if spec.get("timeZone") is not None and rule != "Literal":
         raise ConvertError("spec.daylightSaving", f"{rule} is cronctl's rule: a CronJob in a time zone follows "
                                                   "Literal")
-    metadata = _metadata(cronschedule)
+
+
+def _take_original_schedule(metadata: dict[str, Any]) -> Any:
+    """The schedule as the CronJob wrote it (the annotation ``to_cronschedule`` left, if any),
+    taken off the metadata, and the annotations with it when it was the only one."""
     original = (metadata.get("annotations") or {}).pop(ORIGINAL_SCHEDULE, None)
     if metadata.get("annotations") == {}:
         del metadata["annotations"]
+    return original
+
+
+def _cronjob_spec(spec: Mapping[str, Any], original: Any) -> dict[str, Any]:
+    """The CronJob's spec: the fields both kinds have, with the schedule text the CronJob had
+    when it still names the spec's times (a zone it names by a TZ= prefix is then not repeated)."""
     out = {key: spec[key] for key in SAME_FIELDS if key in spec and spec[key] is not None}
     if original is not None and _same_times(original, spec):
-        out["schedule"] = original  # the text the CronJob had, which named the same times
+        out["schedule"] = original
         if _TZ_PREFIX.match(original.strip()):
             del out["timeZone"]
-    return {"apiVersion": CRONJOB_API_VERSION, "kind": CRONJOB_KIND, "metadata": metadata, "spec": _ordered(out)}
+    return out
 
 
 def _same_times(original: Any, spec: Mapping[str, Any]) -> bool:

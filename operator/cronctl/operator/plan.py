@@ -27,7 +27,7 @@ from ..core.reconcile import Launched, Reconciled, Seen, StagedSeen, reconcile
 from ..core.endings import RunSeen
 from ..core.staging import DELETE
 from ..core.state import RETRY_PENDING, RUNNING
-from ..core.tick import Coalesce, Enqueue, Launch, Overflow, Replace, Retry, Skip
+from ..core.tick import Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip
 from ..manifest import SpecError
 from . import backfill as backfills
 from . import messages
@@ -192,32 +192,46 @@ def _unstage(context: Context, result: Reconciled) -> None:
 
 def _tick(context: Context, result: Reconciled) -> Missed:
     """The effects of the tick's applied decisions, and what they say of missed schedules."""
-    observed, out = context.observed, context.out
     report_at = None  # where the overflow's Event goes: before the launches past it
     if result.passed_over is not None:  # before the launch that passed over them
         context.post(messages.passed_over(result.passed_over))
     for decision, news in result.applied:
-        if isinstance(decision, Launch):
-            item = result.launched(decision)
-            (_release if item.staged else _create)(context, item)
-        elif isinstance(decision, Retry):
-            _retry(context, decision)
-        elif isinstance(decision, Replace):
-            out.deletes.extend(DeleteJob(job, REPLACED) for job in observed.runs[decision.run_id].jobs())
-            context.post(messages.replaced(decision.run_id))
-        elif isinstance(decision, Skip) and news:
-            context.post(messages.skipped(decision.scheduled_for, observed.state.active[0]))
-        elif isinstance(decision, Enqueue):
-            context.post(messages.queued(decision.scheduled_for, decision.reason))
-        elif isinstance(decision, Coalesce):
-            context.post(messages.coalesced(decision.scheduled_for))
-        elif decision is result.overflow:
-            report_at = len(out.events)
+        if decision is result.overflow:
+            report_at = len(context.out.events)
+        else:
+            _carry_out_decision(context, result, decision, news)
+    return _report_overflow(context, result, report_at)
+
+
+def _carry_out_decision(context: Context, result: Reconciled, decision: Decision, news: bool) -> None:
+    """One decision of the tick: a launch's Job (created, or released from staging), a retry's,
+    a replaced run's Jobs deleted, and each said by an Event (a skip only when it is news)."""
+    observed = context.observed
+    if isinstance(decision, Launch):
+        item = result.launched(decision)
+        (_release if item.staged else _create)(context, item)
+    elif isinstance(decision, Retry):
+        _retry(context, decision)
+    elif isinstance(decision, Replace):
+        context.out.deletes.extend(DeleteJob(job, REPLACED) for job in observed.runs[decision.run_id].jobs())
+        context.post(messages.replaced(decision.run_id))
+    elif isinstance(decision, Skip) and news:
+        context.post(messages.skipped(decision.scheduled_for, observed.state.active[0]))
+    elif isinstance(decision, Enqueue):
+        context.post(messages.queued(decision.scheduled_for, decision.reason))
+    elif isinstance(decision, Coalesce):
+        context.post(messages.coalesced(decision.scheduled_for))
+
+
+def _report_overflow(context: Context, result: Reconciled, report_at: int | None) -> Missed:
+    """What the tick says of missed schedules: the overflow it went into, its Event put at
+    ``report_at`` (before the launches past it) naming every time launched past it; else
+    whether a firing was launched on time."""
     if result.overflow is None or report_at is None:
         return Missed(on_time=result.on_time)
     launched = [item.launch.scheduled_for for item in result.launches]
-    message = messages.overflow_message(result.overflow, sorted(observed.overflow_launches + launched))
-    out.events.insert(report_at, PostEvent(messages.overflowed(message)))
+    message = messages.overflow_message(result.overflow, sorted(context.observed.overflow_launches + launched))
+    context.out.events.insert(report_at, PostEvent(messages.overflowed(message)))
     return Missed(overflow=message)
 
 

@@ -43,3 +43,17 @@ def test_the_next_fire_times_remembered_are_those_computed_afresh() -> None:
             rfc3339(minute) for minute in timeline.upcoming(now, 6)]
         assert [entry["localTime"] for entry in body["status"]["nextScheduleTimes"]] == [
             local_rfc3339(minute, read.job.options.tz) for minute in timeline.upcoming(now, 6)]
+
+
+def test_the_upcoming_times_are_remembered_once_per_schedule_however_often_it_fires() -> None:
+    """Issue 47: keyed by the first time as well, the memo kept every past first time's list (up
+    to 50,000 entries); one list a schedule and spec now, handed out again while it holds."""
+    reading._upcoming._values.clear()
+    body = schedule("*/7 * * * *", upcomingTimes=3)
+    for now in range(CREATED, CREATED + 120):
+        body = after(body, plan(body, [], now).status)
+    assert len(reading._upcoming._values) == 1
+    spec, timeline, read = reading.read_schedule(body, CREATED)
+    first = reading.next_schedule_times(spec, timeline, read, CREATED + 140)
+    assert reading.next_schedule_times(spec, timeline, read, CREATED + 140) is first
+    assert [entry["time"] for entry in first] == [rfc3339(minute) for minute in timeline.upcoming(CREATED + 139, 3)]

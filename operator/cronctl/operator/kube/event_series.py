@@ -28,7 +28,7 @@ SERIES_SECONDS = 6 * 60  # client-go's finishTime: a series ends after this long
 REFRESH_SECONDS = 30 * 60  # client-go's refreshTime: how often a series' count is written
 
 
-@dataclass
+@dataclass(slots=True)
 class Occurrence:
     """A series under way: its Event (``about`` names the schedule and the Event), the latest
     news, its count and the count the API server has."""
@@ -42,7 +42,7 @@ class Occurrence:
     written_at: float = 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Written:
     """What to write of a series, as of ``last``: a new Event (``new``: count 1), or its count."""
 

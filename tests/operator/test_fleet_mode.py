@@ -268,6 +268,6 @@ def test_the_active_runs_gauge_counts_the_runs_under_way_in_either_mode(fleet: b
                 world.finish(name, "Complete", now)
         before = world.schedule.get("status")
         metrics.record("team-a", "sync", world.reconcile(now), now * 60.0, before)
-        gauged[now] = metrics.active.labels("team-a", "sync")._value.get()
+        gauged[now] = metrics.per_schedule.active(("team-a", "sync"))
     assert [now for now, active in gauged.items() if active] == [10, 11, 12, 20, 21, 22, 30]
     assert set(gauged.values()) == {0.0, 1.0}

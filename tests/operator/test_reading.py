@@ -57,3 +57,17 @@ def test_the_upcoming_times_are_remembered_once_per_schedule_however_often_it_fi
     first = reading.next_schedule_times(spec, timeline, read, CREATED + 140)
     assert reading.next_schedule_times(spec, timeline, read, CREATED + 140) is first
     assert [entry["time"] for entry in first] == [rfc3339(minute) for minute in timeline.upcoming(CREATED + 139, 3)]
+
+
+def test_schedules_with_one_job_template_share_it_in_their_readings() -> None:
+    """Issue 47: a fleet's schedules made from one chart hold one template between them."""
+    first, second = schedule("*/7 * * * *"), schedule("*/9 * * * *")
+    second["metadata"]["name"] = "other"
+    second["spec"]["jobTemplate"] = copy.deepcopy(first["spec"]["jobTemplate"])
+    one, _, _ = reading.read_schedule(first, CREATED)
+    two, _, _ = reading.read_schedule(second, CREATED)
+    assert two.job_template is one.job_template
+    second["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    three, _, _ = reading.read_schedule(second, CREATED)
+    assert three.job_template is not one.job_template
+    assert three.job_template["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"

@@ -24,10 +24,11 @@ import json
 import socket
 import threading
 from collections import Counter as Tally
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import ThreadingWSGIServer
 
 from ..about import package_version
@@ -142,6 +143,56 @@ class ApiRequests:
         children[1].observe(seconds)
 
 
+ACTIVE_HELP = ("Active runs of a schedule (its status.activeCount; in fleet mode, which writes none, the runs "
+               "its Jobs and status record).")
+
+
+class PerSchedule:
+    """The series of each schedule (the counters of ``COUNTERS`` and ``cronctl_active_runs``) as
+    plain numbers, exposed by ``collect`` as prometheus_client's labelled metrics would expose them
+    (without ``_created``, which ``serve`` turns off anyway). A labelled child is an object with
+    locks of its own, 0.7 KiB; three a schedule were 2 KiB of the operator's memory per schedule
+    (issue 47, ``benchmarks/bench_operator_memory.py``), a number in a dict is 0.1."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, dict[Key, float]] = {name: {} for name in COUNTERS}
+        self._active: dict[Key, float] = {}
+
+    def count(self, counter: str, key: Key, n: float) -> None:
+        with self._lock:
+            counts = self._counts[counter]
+            counts[key] = counts.get(key, 0.0) + n
+
+    def set_active(self, key: Key, active: float) -> None:
+        with self._lock:
+            self._active[key] = float(active)
+
+    def active(self, key: Key) -> float | None:
+        with self._lock:
+            return self._active.get(key)
+
+    def forget(self, key: Key) -> None:
+        """A schedule gone: its gauge goes (its counters stay, as counters do)."""
+        with self._lock:
+            self._active.pop(key, None)
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            counts = {name: list(values.items()) for name, values in self._counts.items()}
+            active = list(self._active.items())
+        labels = ["namespace", "schedule"]
+        for name, (_, helptext) in COUNTERS.items():
+            family = CounterMetricFamily(f"cronctl_{name}", helptext, labels=labels)
+            for (namespace, schedule), value in counts[name]:
+                family.add_metric([namespace, schedule], value)
+            yield family
+        gauge = GaugeMetricFamily("cronctl_active_runs", ACTIVE_HELP, labels=labels)
+        for (namespace, schedule), value in active:
+            gauge.add_metric([namespace, schedule], value)
+        yield gauge
+
+
 class Metrics:
     """The operator's metrics, in a registry of their own."""
 
@@ -149,9 +200,8 @@ class Metrics:
                  clock: Callable[[], float] | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         self._clock = clock
-        labels = ["namespace", "schedule"]
-        self.counters = {name: Counter(f"cronctl_{name}", helptext, labels, registry=self.registry)
-                         for name, (_, helptext) in COUNTERS.items()}
+        self.per_schedule = PerSchedule()
+        self.registry.register(self.per_schedule)
         self.launch_delay = Histogram(
             "cronctl_launch_delay_seconds",
             "Seconds from a run's nominal (scheduled) time to the creation of its Job, or from the second "
@@ -159,9 +209,6 @@ class Metrics:
             "catch-up runs.", ["namespace"], buckets=DELAY_BUCKETS, registry=self.registry)
         self.schedules = Gauge("cronctl_schedules", "CronSchedules the operator knows (reconciled, not deleted).",
                                ["namespace"], registry=self.registry)
-        self.active = Gauge("cronctl_active_runs", "Active runs of a schedule (its status.activeCount; in fleet "
-                            "mode, the runs its Jobs and status record).",
-                            labels, registry=self.registry)
         # Unlabelled, so that it is exported (at 0) before the first failure: an alert can rely on it.
         self.reconcile_errors = Counter(
             "cronctl_reconcile_errors", "Reconciles that failed, each tried again 0.1 s later, doubling to 5 s; the "
@@ -249,14 +296,14 @@ class Metrics:
         """Count what an applied plan did; ``status`` is the schedule's status before it;
         ``now_seconds`` when its Jobs were created, ``released_seconds`` its staged Jobs released."""
         for counter, n in counts(plan).items():
-            self.counters[counter].labels(namespace, name).inc(n)
+            self.per_schedule.count(counter, (namespace, name), n)
         for delay in launch_delays(plan, now_seconds, released_seconds):
             self.launch_delay.labels(namespace).observe(delay)
         self.set_active(namespace, name, active_runs(plan, status))
 
     def set_active(self, namespace: str, name: str, active: int) -> None:
+        self.per_schedule.set_active((namespace, name), active)
         with self._lock:
-            self.active.labels(namespace, name).set(active)
             if (namespace, name) not in self._known:
                 self._known.add((namespace, name))
                 self._per_namespace[namespace] += 1
@@ -268,7 +315,7 @@ class Metrics:
             if (namespace, name) not in self._known:
                 return
             self._known.discard((namespace, name))
-            self.active.remove(namespace, name)
+            self.per_schedule.forget((namespace, name))
             self._per_namespace[namespace] -= 1
             if self._per_namespace[namespace]:
                 self.schedules.labels(namespace).set(self._per_namespace[namespace])

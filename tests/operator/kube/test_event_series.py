@@ -82,3 +82,11 @@ def test_at_stop_every_count_not_written_is_written() -> None:
         series.record(about(), launched(number), T0 + 60 * number)
     series.record(about("other"), launched(1), T0)
     assert [shape(w) for w in series.pending()] == [(False, 4, "launched run 4")]
+
+
+def test_an_occurrence_and_a_write_are_slots_objects() -> None:
+    """Issue 47: an every-minute schedule keeps a series per reason; no dict of attributes each."""
+    from cronctl.operator.kube.event_series import Occurrence, Written
+
+    assert not hasattr(Occurrence({}, None, 0.0, 0.0), "__dict__")
+    assert not hasattr(Written({}, None, 0.0, 0.0, 1), "__dict__")

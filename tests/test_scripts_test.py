@@ -61,8 +61,11 @@ def executable(path: Path, text: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
 
+Ran = tuple[subprocess.CompletedProcess[str], list[str]]
+
+
 def scripts_test(tmp_path: Path, oldest_complete: bool, build_fails: bool = False,
-                 build_seconds: float = 1.5, pytest_seconds: float = 1.0) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+                 build_seconds: float = 1.5, pytest_seconds: float = 1.0) -> Ran:
     """Runs a copy of scripts/test on the fakes; its result and the fakes' lines, in order."""
     tree, bin_dir, state = tmp_path / "tree", tmp_path / "bin", tmp_path / "state"
     for made in (tree / "scripts", bin_dir, state):

@@ -29,6 +29,11 @@ TRIGGER_ANNOTATION = "cronctl.dev/trigger"  # on a CronSchedule: any new value a
 # On a CronSchedule at first sight: the time its schedule times start after, instead of the
 # moment the operator first sees it (kubectl cronctl import: the CronJob's last schedule time).
 ANCHOR_ANNOTATION = "cronctl.dev/anchor"
+# On a CronSchedule an import creates beside a CronJob's active Jobs: the time (RFC 3339, the
+# import's clock) it began adopting them. The operator decides nothing for the schedule until the
+# import removes it, or ADOPTING_SECONDS after that time (an import that stopped half-way).
+ADOPTING_ANNOTATION = "cronctl.dev/adopting"
+ADOPTING_SECONDS = 60
 RESUME_ANNOTATION = "cronctl.dev/resume"  # on a CronSchedule: any new value ends a pause on failures
 # On a CronSchedule: "<from>/<to>" (UTC times) asks once for a backfill of that range (core.backfill).
 BACKFILL_ANNOTATION = "cronctl.dev/backfill"

@@ -78,3 +78,55 @@ def test_an_active_job_becomes_a_run_of_the_schedule() -> None:
 
 def test_a_finished_job_is_not_active() -> None:
     assert is_active(job(TEN_FIVE)) and not is_active(job(TEN_FIVE, done=True))
+
+
+class Recorder:
+    """An Importer's requests, in order, against a CronJob with ``jobs`` (no server)."""
+
+    def __init__(self, jobs: list[dict[str, Any]], existing: dict[str, Any] | None = None) -> None:
+        from cronctl.plugin.importing import Importer
+
+        self.calls: list[tuple[Any, ...]] = []
+        self.existing = existing
+        importer = Importer.__new__(Importer)
+        importer.namespace, importer.cluster = "team-a", self  # type: ignore[assignment]
+        importer._get = lambda name: cronjob("2026-12-06T10:05:00Z")  # type: ignore[method-assign]
+        importer._jobs = lambda: jobs  # type: ignore[method-assign]
+        importer._patch_cronjob = lambda name, body: self.calls.append(("suspend", name))  # type: ignore
+        importer._patch_job = lambda name, body: self.calls.append(("adopt", name))  # type: ignore
+        importer._create_schedule = self.create  # type: ignore[method-assign]
+        self.importer = importer
+
+    def create(self, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        self.calls.append(("create", body["metadata"]["annotations"].get("cronctl.dev/adopting")))
+        made = self.existing or {**body, "metadata": {**body["metadata"], "uid": "cs-uid"}}
+        return made, self.existing is None
+
+    def patch(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(("patch", name, body))
+        return {}
+
+    def run(self) -> list[tuple[Any, ...]]:
+        self.importer._import(cronjob("2026-12-06T10:05:00Z"), {"spec": {}})
+        return [(call[0], "<a time>" if call[0] == "create" and call[1] else call[1], *call[2:]) for call in self.calls]
+
+
+DONE_MARK = ("patch", "nightly", {"metadata": {"annotations": {"cronctl.dev/adopting": None}}})
+
+
+def test_the_schedule_is_marked_adopting_until_its_active_jobs_are_its_own() -> None:
+    """Created marked, the Jobs adopted, then the mark removed: the operator decides nothing for the
+    schedule in between (``operator.adopting``), when it would see no run under way."""
+    assert Recorder([job(100), job(105), job(95, done=True)]).run() == [
+        ("suspend", "nightly"), ("create", "<a time>"), ("adopt", "nightly-100"), ("adopt", "nightly-105"), DONE_MARK]
+
+
+def test_a_schedule_without_active_jobs_to_adopt_is_not_marked() -> None:
+    assert Recorder([job(95, done=True)]).run() == [("suspend", "nightly"), ("create", None)]
+
+
+def test_an_import_run_again_removes_the_mark_a_stopped_one_left() -> None:
+    existing = {"metadata": {"name": "nightly", "uid": "cs-uid", "annotations": {
+        "cronctl.dev/adopting": "2026-12-06T10:05:40Z"}}}
+    assert Recorder([job(100)], existing).run() == [
+        ("suspend", "nightly"), ("create", "<a time>"), ("adopt", "nightly-100"), DONE_MARK]

@@ -29,6 +29,7 @@ from ..core.staging import DELETE
 from ..core.state import RETRY_PENDING, RUNNING
 from ..core.tick import Coalesce, Decision, Enqueue, Launch, Overflow, Replace, Retry, Skip
 from ..manifest import SpecError
+from . import adopting
 from . import backfill as backfills
 from . import messages
 from . import pause as pauses
@@ -54,6 +55,9 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     exists (its runs are launched all the same, and wait in the pool's queue until it does).
     ``fleet``: fleet mode's status (``status.fleet_status``: no per-launch field)."""
     second = now * 60 if second is None else second
+    marked = adopting.hold(schedule, second)
+    if marked is not None and marked.held:  # an import is adopting its Jobs: nothing decided, nothing lost
+        return Plan(wake_at=marked.wake_at)
     jobs = list(jobs)
     status = schedule.get("status") or {}
     anchor = parse_rfc3339(status.get("anchorTime"))
@@ -90,6 +94,8 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     else:
         _say_suspension(context)
     _say_missing_pool(context)
+    if marked is not None and marked.stale is not None:
+        context.post(messages.warning(adopting.STALE_REASON, marked.stale))
     written = to_write(status, new_status, fleet, _on_jobs(context.observed))
     context.out.events = fleet_events(context.out.events, fleet)
     return Plan(effects=ordered(context.out, written, status, counted), wake_at=result.wake_at,

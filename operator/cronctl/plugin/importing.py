@@ -33,8 +33,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..api import (ANCHOR_ANNOTATION, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL, SCHEDULED_ANNOTATION,
-                   STARTED_ANNOTATION)
+from ..api import (ADOPTING_ANNOTATION, ANCHOR_ANNOTATION, REASON_ANNOTATION, RUN_LABEL, SCHEDULE_LABEL,
+                   SCHEDULED_ANNOTATION, STARTED_ANNOTATION)
 from ..convert import ConvertError, to_cronschedule
 from ..manifest import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from .cluster import CONNECT_SECONDS, READ_SECONDS, NamespaceClient, PluginError
@@ -174,15 +174,16 @@ class Importer:
         jobs = self._jobs()
         body = schedule_of(cronjob, anchor_of(cronjob, jobs))
         body["spec"]["suspend"] = bool((planned.get("spec") or {}).get("suspend"))  # as it was before the import
-        schedule, made = self._create_schedule(body)
-        active = sorted((job for job in owned_jobs(cronjob, jobs) if is_active(job)),
+        active = sorted((job for job in owned_jobs(cronjob, jobs) if is_active(job) and scheduled_time(job)),
                         key=lambda job: scheduled_time(job) or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
-        adopted = 0
+        if active:  # the operator decides nothing for it until they are its own (``operator.adopting``)
+            body["metadata"]["annotations"][ADOPTING_ANNOTATION] = rfc3339(dt.datetime.now(dt.timezone.utc))
+        schedule, made = self._create_schedule(body)
         for number, job in enumerate(active, start=1):
-            patch = adoption(job, schedule, number)
-            if patch is not None:
-                self._patch_job(job["metadata"]["name"], patch)
-                adopted += 1
+            self._patch_job(job["metadata"]["name"], adoption(job, schedule, number))  # type: ignore[arg-type]
+        if ADOPTING_ANNOTATION in (schedule["metadata"].get("annotations") or {}):  # also one a stopped import left
+            self.cluster.patch(name, {"metadata": {"annotations": {ADOPTING_ANNOTATION: None}}})
+        adopted = len(active)
         anchor = body["metadata"]["annotations"][ANCHOR_ANNOTATION]
         return (f"cronjob {self.namespace}/{name} suspended; cronschedule {name} "
                 f"{'created' if made else 'was there already'}, firing the times after {anchor}"

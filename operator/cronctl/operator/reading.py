@@ -6,7 +6,9 @@ reading (the core's ``JobSpec`` and its ``Timeline``) and the upcoming times
 the status lists are remembered by the schedule's name, its spec (as
 canonical JSON, hashed) and the anchor. The memos are bounded and shared by
 the reconcile threads, as the core's compiled expressions already are (their
-entries are written whole).
+entries are written whole). What they keep is one entry per schedule (issue
+47: memory per schedule): the upcoming times of its latest first time only,
+and a job template shared by the schedules that have the same one.
 """
 
 from __future__ import annotations

@@ -93,6 +93,16 @@ def test_the_adopting_mark_holds_a_fresh_import_and_nothing_else(row: Row) -> No
         assert "cronctl.dev/adopting" in warnings[0].message and "run the import again" in warnings[0].message
 
 
+def test_a_stale_mark_is_said_once_at_the_plan_that_ends_its_hold() -> None:
+    """The first plan past the bound writes the schedule's first status; the next ones say nothing more."""
+    schedule = imported("Forbid", "3")
+    first = plan(schedule, [], minute(DUE), second=second("2024-03-01T00:11:05Z"))
+    assert [e.reason for e in first.events].count(STALE_REASON) == 1
+    schedule["status"] = first.status
+    later = plan(schedule, first.create, minute(DUE) + 1, second=second("2024-03-01T00:12:05Z"))
+    assert STALE_REASON not in [e.reason for e in later.events]
+
+
 def test_once_the_mark_is_gone_forbid_skips_the_due_time_beside_the_adopted_run() -> None:
     schedule = imported("Forbid", IMPORT_BEGAN)
     job = adopted(schedule)

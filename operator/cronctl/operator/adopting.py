@@ -8,8 +8,10 @@ the adopted Job then taken for a leftover and deleted). The import marks the sch
 while it stands the plan decides nothing: no launch, no status write, so a time that came due
 meanwhile is still missed, and the missed-schedule rules decide it once the mark is gone, as
 after a slow operator. A mark older than ``ADOPTING_SECONDS`` (an import that stopped half-way),
-or one not a time, holds nothing: the schedule is planned as usual and a Warning says why.
-Pure: the schedule and the second in, a ``Hold`` out.
+or one not a time, holds nothing: the schedule is planned as usual and a Warning says why, once
+(at the first plan, which writes the status the hold kept unwritten). The hold writes no status,
+so the loop also looks at the schedule as soon as the mark's removal is watched (a schedule with
+no ``observedGeneration`` is always worth a look). Pure: the schedule and the second in, a ``Hold`` out.
 """
 
 from __future__ import annotations

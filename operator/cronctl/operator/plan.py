@@ -94,7 +94,7 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
     else:
         _say_suspension(context)
     _say_missing_pool(context)
-    if marked is not None and marked.stale is not None:
+    if marked is not None and marked.stale is not None and not status:  # said once: at the plan that ends its hold
         context.post(messages.warning(adopting.STALE_REASON, marked.stale))
     written = to_write(status, new_status, fleet, _on_jobs(context.observed))
     context.out.events = fleet_events(context.out.events, fleet)

@@ -71,3 +71,9 @@ def test_schedules_with_one_job_template_share_it_in_their_readings() -> None:
     three, _, _ = reading.read_schedule(second, CREATED)
     assert three.job_template is not one.job_template
     assert three.job_template["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+
+
+def test_one_string_a_minute_is_shared_by_every_status_and_plan() -> None:
+    """Issue 47: a herd's schedules all write the same minutes; each kept its own strings of them."""
+    minute = CREATED + 12_345
+    assert rfc3339(minute) is rfc3339(int(str(minute)))

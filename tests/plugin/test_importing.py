@@ -130,3 +130,15 @@ def test_an_import_run_again_removes_the_mark_a_stopped_one_left() -> None:
         "cronctl.dev/adopting": "2026-12-06T10:05:40Z"}}}
     assert Recorder([job(100)], existing).run() == [
         ("suspend", "nightly"), ("create", "<a time>"), ("adopt", "nightly-100"), DONE_MARK]
+
+
+def test_an_importer_of_another_namespace_asks_for_its_cronschedules_there() -> None:
+    """-A: the CronSchedule's requests (the adopting mark's removal, undo) go to the CronJob's namespace."""
+    from kubernetes import client
+
+    from cronctl.plugin.cluster import NamespaceClient
+    from cronctl.plugin.importing import Importer
+
+    cluster = NamespaceClient(client.ApiClient(client.Configuration()), "default", "https://cluster.example")
+    assert Importer(cluster, "team-b").cluster.namespace == "team-b"
+    assert Importer(cluster).cluster is cluster

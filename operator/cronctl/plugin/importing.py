@@ -130,9 +130,11 @@ class Importer:
     def __init__(self, cluster: NamespaceClient, namespace: str | None = None) -> None:
         from kubernetes import client
 
-        self.cluster = cluster
-        self.batch = client.BatchV1Api(cluster.api)
         self.namespace = namespace or cluster.namespace
+        # -A: the CronSchedules' requests (create's fallback, the adopting mark, undo) in this namespace too
+        self.cluster = (cluster if self.namespace == cluster.namespace
+                        else NamespaceClient(cluster.api, self.namespace, cluster.host))
+        self.batch = client.BatchV1Api(cluster.api)
 
     def namespaces_with_cronjobs(self, selector: str | None) -> dict[str, list[str]]:
         """``-A``: the CronJobs of every namespace, by namespace."""

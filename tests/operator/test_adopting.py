@@ -103,6 +103,13 @@ def test_a_stale_mark_is_said_once_at_the_plan_that_ends_its_hold() -> None:
     assert STALE_REASON not in [e.reason for e in later.events]
 
 
+def test_a_marked_schedule_being_deleted_is_not_held_from_its_cleanup() -> None:
+    schedule = imported("Forbid", IMPORT_BEGAN)
+    schedule["metadata"]["deletionTimestamp"] = "2024-03-01T00:11:02Z"
+    result = plan(schedule, [], minute(DUE), second=second("2024-03-01T00:11:05Z"))
+    assert result.create == [] and result.status is not None  # planned: nothing launched, its status written
+
+
 def test_once_the_mark_is_gone_forbid_skips_the_due_time_beside_the_adopted_run() -> None:
     schedule = imported("Forbid", IMPORT_BEGAN)
     job = adopted(schedule)

@@ -32,8 +32,9 @@ class Hold(NamedTuple):
 
 def hold(schedule: Mapping[str, Any], second: float) -> Hold | None:
     """The schedule's hold at ``second`` (seconds since 1970); None: it carries no mark."""
-    value = ((schedule.get("metadata") or {}).get("annotations") or {}).get(ADOPTING_ANNOTATION)
-    if value is None:
+    metadata = schedule.get("metadata") or {}
+    value = (metadata.get("annotations") or {}).get(ADOPTING_ANNOTATION)
+    if value is None or metadata.get("deletionTimestamp"):  # a schedule being deleted does its cleanup at once
         return None
     began = parse_rfc3339_seconds(value)
     if began is None:

@@ -83,19 +83,8 @@ def plan(schedule: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]], now: in
         pause = pause._replace(pause=pauses.began(now, observed.state.consecutive_failures))
         context.spec = spec = pauses.paused(spec, pause.pause)
     missed = _carry_out(context, result, trigger, asked)
-    new_status = status_of(context, missed, result.upcoming)
-    new_status["lastTrigger"] = trigger if trigger is not None else status.get("lastTrigger")
-    new_status["backfill"] = (asked.entry if result.backfill is None else
-                              backfills.entry(result.backfill, result.backfill_running, result.backfill_finished,
-                                              spec.suspend))
-    new_status["pausedOnFailures"], new_status["lastResume"] = pause.pause, pause.resume
-    if result.paused:
-        context.post(messages.paused_on_failures(spec.suspend_reason or ""))
-    else:
-        _say_suspension(context)
-    _say_missing_pool(context)
-    if marked is not None and marked.stale is not None and not status:  # said once: at the plan that ends its hold
-        context.post(messages.warning(adopting.STALE_REASON, marked.stale))
+    new_status = _new_status(context, result, missed, trigger, asked, pause)
+    _say_standing(context, result.paused, marked)
     written = to_write(status, new_status, fleet, _on_jobs(context.observed))
     context.out.events = fleet_events(context.out.events, fleet)
     return Plan(effects=ordered(context.out, written, status, counted), wake_at=result.wake_at,
@@ -106,6 +95,33 @@ def _on_jobs(observed: Observed) -> frozenset[str]:
     """The runs their Jobs record (created, released or adopted): all but a jittered launch
     from a staged Job, which only the status records until its second."""
     return frozenset(name for name, run in observed.runs.items() if not run.staged)
+
+
+def _new_status(context: Context, result: Reconciled, missed: Missed, trigger: str | None,
+                asked: backfills.Asked, pause: pauses.Standing) -> dict[str, Any]:
+    """The status the reconcile leaves: the core's view (``status_of``) with the trigger answered,
+    the backfill's progress and the pause on failures."""
+    spec, status = context.spec, context.schedule.get("status") or {}
+    new_status = status_of(context, missed, result.upcoming)
+    new_status["lastTrigger"] = trigger if trigger is not None else status.get("lastTrigger")
+    new_status["backfill"] = (asked.entry if result.backfill is None else
+                              backfills.entry(result.backfill, result.backfill_running, result.backfill_finished,
+                                              spec.suspend))
+    new_status["pausedOnFailures"], new_status["lastResume"] = pause.pause, pause.resume
+    return new_status
+
+
+def _say_standing(context: Context, paused: bool, marked: adopting.Hold | None) -> None:
+    """The Events of how the schedule stands: paused on failures (or suspended), its pool missing,
+    an import's adopting mark gone stale (said once: at the plan that ends its hold, the first to
+    write a status)."""
+    if paused:
+        context.post(messages.paused_on_failures(context.spec.suspend_reason or ""))
+    else:
+        _say_suspension(context)
+    _say_missing_pool(context)
+    if marked is not None and marked.stale is not None and not context.schedule.get("status"):
+        context.post(messages.warning(adopting.STALE_REASON, marked.stale))
 
 
 def _seen_of(context: Context, staging: bool, triggered: bool, asked: backfills.Asked) -> Seen:

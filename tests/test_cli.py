@@ -8,7 +8,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 import pytest
 import yaml
@@ -32,6 +32,14 @@ class TriggeredRun(NamedTuple):
     offset: Path  # seconds added to the node's clock: write to step it
     book: Path
     deadline: float  # monotonic
+
+    def rows(self, name: str) -> list[dict[str, Any]]:
+        """The schedule's history rows in the runner's book (none yet: empty)."""
+        return list(json.loads(self.book.read_text()).get("journal", {}).get(name, []))
+
+    def wait_for_its_row(self, name: str) -> None:
+        """Until the book records the schedule's run (its end), while the runner runs."""
+        while_running(self.process, self.deadline, lambda: self.rows(name))
 
 
 @contextmanager
@@ -545,9 +553,8 @@ def test_a_run_that_ended_while_the_runner_was_stopped_is_not_timed_out_by_the_t
             run.offset.write_text(str(float(run.offset.read_text()) + 120))
         finally:
             run.process.send_signal(signal.SIGCONT)
-        while_running(run.process, run.deadline,
-                      lambda: json.loads(run.book.read_text()).get("journal", {}).get("quick"))
-    [row] = json.loads(run.book.read_text())["journal"]["quick"]
+        run.wait_for_its_row("quick")
+    [row] = run.rows("quick")
     assert row["outcome"] == "succeeded", row
 
 
@@ -558,9 +565,8 @@ def test_a_run_still_going_when_the_clock_is_stepped_past_its_timeout_runs_on_to
     RuntimeMaxSec=): it runs to its end and succeeds, where it was killed at the next step."""
     with a_triggered_run(tmp_path, "long", seconds=3, timeout_minutes=1440) as run:
         run.offset.write_text(str(float(run.offset.read_text()) + 25 * 3600))
-        while_running(run.process, run.deadline,
-                      lambda: json.loads(run.book.read_text()).get("journal", {}).get("long"))
-    [row] = json.loads(run.book.read_text())["journal"]["long"]
+        run.wait_for_its_row("long")
+    [row] = run.rows("long")
     assert row["outcome"] == "succeeded", row
 
 

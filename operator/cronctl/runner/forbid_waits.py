@@ -18,7 +18,7 @@ ones that ran and the one still waiting (``firing.skipped_count``).
 
 from __future__ import annotations
 
-from ..core.tick import Enqueue, Launch, Skip
+from ..core.tick import Enqueue, Launch, Skip, window_start
 from ..core.transitions import BACKFILL, MANUAL
 from .effects import Out
 from .journal import SCHEDULED, remember, time_of, unrun
@@ -72,8 +72,7 @@ def settle(memory: RunnerState, now: int, out: Out) -> None:
             why = "its manifest is gone"
         elif schedule in memory.holding:
             why = f"{record['behind']} ended while the schedule is held"
-        elif job.spec.options.starting_deadline is not None \
-                and now > nominal + job.spec.options.starting_deadline:
+        elif nominal <= window_start(job.spec, None, now):  # the core's missed-time window has left it behind
             why = f"{record['behind']} ended past the time's startingDeadlineSeconds"
         else:
             why = f"{record['behind']} ended when the time could no longer start"

@@ -1,5 +1,9 @@
 """Write docs/reference/cronschedule.md and cronpool.md from crds/, so the references cannot drift.
 
+A CRD's rules come from its own ``x-kubernetes-validations`` and, for the CronSchedule, from
+its ValidatingAdmissionPolicy (``crds/cronschedule-policy.yaml``), which holds its cross-field
+rules since issue 47 so that the API server does not evaluate them on every status write.
+
     python scripts/crd-reference.py          # write it
     python scripts/crd-reference.py --check  # exit 1 if the committed page is not current
 """
@@ -82,6 +86,21 @@ def rules(schema: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
         yield from rules(schema["items"], f"{path}[]")
 
 
+def policy_rules(source: Path) -> Iterator[tuple[str, str]]:
+    """(where, message) of every validation of the CRD's ValidatingAdmissionPolicy
+    (``<name>-policy.yaml`` beside it, where there is one): each message opens with its field."""
+    policy = source.with_name(f"{source.stem}-policy.yaml")
+    if not policy.is_file():
+        return
+    for document in yaml.safe_load_all(policy.read_text()):
+        if document["kind"] != "ValidatingAdmissionPolicy":
+            continue
+        for rule in document["spec"]["validations"]:
+            message = rule.get("message") or _expression_message(rule.get("messageExpression", ""))
+            where, _, said = message.partition(": ")
+            yield where, _cell(said)
+
+
 def _expression_message(expression: str) -> str:
     """A messageExpression as its reader sees it: its string literals, the value where it names ``self``."""
     parts = re.split(r'("(?:[^"\\]|\\.)*")', " ".join(expression.split()))
@@ -126,6 +145,17 @@ def page(source: Path) -> str:
                       "Beyond each field's type, default and bounds (a create or update that breaks one is "
                       "refused with the message):", "", "| on | message |", "|---|---|"]
             lines += [f"| `{where}` | {message} |" for where, message in checks]
+    checks = list(policy_rules(source))
+    if checks:
+        lines += ["", "## Rules the ValidatingAdmissionPolicy checks", "",
+                  f"`crds/{source.stem}-policy.yaml` (installed with the CRD: `kubectl apply -f crds/`, or the "
+                  "chart with `crds.enabled`) judges a create, and an update that changes the spec, by these "
+                  "rules; a status write is never judged by them, which is why they are not the CRD's own "
+                  "(evaluated on every write, they cost about 1 ms of kube-apiserver CPU a status write). A "
+                  "create or update that breaks one is refused with the field and the message. Where the "
+                  "policy is not installed, the operator judges the same rules: the schedule is marked "
+                  "Ready=False with the reason, and never fires.", "", "| on | message |", "|---|---|"]
+        lines += [f"| `{where}` | {message} |" for where, message in checks]
     return "\n".join(lines) + "\n"
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Copy into the charts what they take from the rest of the repository, and the zones into the CRD.
+"""Copy into the charts what they take from the rest of the repository, and the zones into the policy.
 
 A chart must hold real files (helm lint warns about a symbolic link, and a
 packaged chart carries no link), so three are copies, written here and checked
@@ -10,18 +10,22 @@ current by tests/charts:
   ``helm upgrade`` upgrades the CRD, which Helm never does for ``crds/``.
 - ``charts/cronctl/files/cronpool-crd.yaml``: ``crds/cronpool.yaml``, the same way
   (``templates/crd.yaml`` renders both).
+- ``charts/cronctl/files/cronschedule-policy.yaml``: ``crds/cronschedule-policy.yaml``
+  (the CronSchedule's ValidatingAdmissionPolicy and its binding), byte for byte;
+  ``templates/validatingadmissionpolicy.yaml`` renders it with the CRDs.
 - ``charts/cronschedule-fleet/files/time-zones.txt``: the zone names of the tz
   database the operator reads zones from (the ``tzdata`` package, a dependency
   of cronctl), one a line, less those that depend on the host. The fleet chart
   takes a ``timeZone`` from this list or a UTC offset, as the operator does.
 
-The CRD's rule on ``spec.timeZone`` (in ``crds/cronschedule.yaml`` itself, from
-the comment that says so to the end of its ``x-kubernetes-validations``) lists
-the same zone names, so that the API server refuses an unknown zone at create
-(422) as it does a CronJob's; ``cronctl.manifest`` reads its reader's list of
-zones back from that rule.
+The policy's rule on ``spec.timeZone`` (in ``crds/cronschedule-policy.yaml``
+itself, from the comment that says so to the end of its ``validations``, which
+it closes) lists the same zone names, so that the API server refuses an
+unknown zone at create (422) as it does a CronJob's; ``cronctl.manifest``
+reads its reader's list of zones back from that rule. (Until issue 47 the rule
+was the CRD's own, evaluated on every status write too.)
 
-Run it after editing ``crds/cronschedule.yaml`` or upgrading ``tzdata``, with
+Run it after editing ``crds/``, or upgrading ``tzdata``, with
 the project's Python (``.venv/bin/python scripts/sync-chart-crd.py``);
 ``--check`` writes nothing and exits 1 naming each copy that is not current.
 """
@@ -37,6 +41,8 @@ CRD_SOURCE = ROOT / "crds" / "cronschedule.yaml"
 CRD_COPY = ROOT / "charts" / "cronctl" / "files" / "cronschedule-crd.yaml"
 POOL_CRD_SOURCE = ROOT / "crds" / "cronpool.yaml"
 POOL_CRD_COPY = ROOT / "charts" / "cronctl" / "files" / "cronpool-crd.yaml"
+POLICY_SOURCE = ROOT / "crds" / "cronschedule-policy.yaml"
+POLICY_COPY = ROOT / "charts" / "cronctl" / "files" / "cronschedule-policy.yaml"
 ZONES_COPY = ROOT / "charts" / "cronschedule-fleet" / "files" / "time-zones.txt"
 # Names in the tz database that are no fixed zone (the operator refuses them too).
 HOST_DEPENDENT = frozenset({"Factory", "localtime", "posixrules"})
@@ -64,40 +70,41 @@ def zone_names() -> list[str]:
 # The UTC offsets the operator takes (core.zones.parse_offset): hours to 14, minutes 00/15/30/45.
 OFFSET_PATTERN = "^[+-]((0[0-9]|1[0-3]):(00|15|30|45)|14:00)$"
 ZONE_RULE_MARK = "# The zones spec.timeZone takes"
-ZONE_RULE_INDENT = 18  # spec.timeZone's keys in crds/cronschedule.yaml
+ZONE_RULE_INDENT = 4  # the policy's list of validations, whose last item the zone rule is
 
 
 def zone_rule() -> list[str]:
-    """The lines of spec.timeZone's ``x-kubernetes-validations`` in the CRD: an offset or one of
-    tzdata's zone names, the names wrapped to lines of at most 110 characters."""
+    """The lines of spec.timeZone's validation in the policy: none, an offset or one of tzdata's
+    zone names, the names wrapped to lines of at most 110 characters."""
     version, names = tzdata_zones()
     pad = " " * ZONE_RULE_INDENT
     lines = [f"{pad}{ZONE_RULE_MARK}: a UTC offset, or a zone name of the tz database (tzdata {version},",
              f"{pad}# less {', '.join(sorted(HOST_DEPENDENT))}), written by {COMMAND}.",
-             f"{pad}x-kubernetes-validations:",
-             f"{pad}  - rule: >-",
-             f"{pad}      self.matches('{OFFSET_PATTERN}') || self in ["]
+             f"{pad}- expression: >-",
+             f"{pad}    !has(object.spec.timeZone) || object.spec.timeZone.matches('{OFFSET_PATTERN}')",
+             f"{pad}    || object.spec.timeZone in ["]
     line = ""
     for index, name in enumerate(names):
         item = f"'{name}'" + ("," if index < len(names) - 1 else "]")
-        if line and len(pad) + 6 + len(line) + 1 + len(item) > 110:
-            lines.append(f"{pad}      {line}")
+        if line and len(pad) + 4 + len(line) + 1 + len(item) > 110:
+            lines.append(f"{pad}    {line}")
             line = ""
         line = f"{line} {item}" if line else item
-    lines.append(f"{pad}      {line}")
-    lines += [f"{pad}    messageExpression: >-",
-              f"{pad}      \"unknown time zone '\" + self + \"': name a zone of the tz database (tzdata {version}),",
-              f"{pad}      such as Europe/Berlin or UTC, or a UTC offset such as +05:30\""]
+    lines.append(f"{pad}    {line}")
+    lines += [f"{pad}  messageExpression: >-",
+              f"{pad}    \"spec.timeZone: unknown time zone '\" + object.spec.timeZone + \"': name a zone of the tz",
+              f"{pad}    database (tzdata {version}), such as Europe/Berlin or UTC, or a UTC offset such as +05:30\""]
     return lines
 
 
-def with_zone_rule(crd: str) -> str:
-    """The CRD's text with spec.timeZone's rule as ``zone_rule`` writes it: the lines from its
-    mark to the next key of the schema replaced."""
-    lines = crd.split("\n")
+def with_zone_rule(policy: str) -> str:
+    """The policy's text with spec.timeZone's rule as ``zone_rule`` writes it: the lines from its
+    mark to the end of the list of validations replaced."""
+    lines = policy.split("\n")
     marks = [i for i, line in enumerate(lines) if line.strip().startswith(ZONE_RULE_MARK)]
     if len(marks) != 1:
-        sys.exit(f"{COMMAND}: {CRD_SOURCE.relative_to(ROOT)} needs one line '{ZONE_RULE_MARK}' under spec.timeZone")
+        sys.exit(f"{COMMAND}: {POLICY_SOURCE.relative_to(ROOT)} needs one line '{ZONE_RULE_MARK}' closing its "
+                 "validations")
     start = end = marks[0]
     while end + 1 < len(lines) and (len(lines[end + 1]) - len(lines[end + 1].lstrip()) >= ZONE_RULE_INDENT
                                     or not lines[end + 1].strip()):
@@ -106,9 +113,10 @@ def with_zone_rule(crd: str) -> str:
 
 
 def expected() -> dict[Path, bytes]:
-    """What each copy must hold (the CRD itself with its zone rule current)."""
-    crd = with_zone_rule(CRD_SOURCE.read_text(encoding="utf-8")).encode("utf-8")
-    return {CRD_SOURCE: crd, CRD_COPY: crd, POOL_CRD_COPY: POOL_CRD_SOURCE.read_bytes(),
+    """What each copy must hold (the policy itself with its zone rule current)."""
+    policy = with_zone_rule(POLICY_SOURCE.read_text(encoding="utf-8")).encode("utf-8")
+    return {POLICY_SOURCE: policy, POLICY_COPY: policy, CRD_COPY: CRD_SOURCE.read_bytes(),
+            POOL_CRD_COPY: POOL_CRD_SOURCE.read_bytes(),
             ZONES_COPY: ("\n".join(zone_names()) + "\n").encode("utf-8")}
 
 

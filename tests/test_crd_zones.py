@@ -1,7 +1,8 @@
-"""The CRD's list of zones is the pinned tzdata's, and the reader takes exactly what it takes.
+"""The policy's list of zones is the pinned tzdata's, and the reader takes exactly what it takes.
 
 The API server refuses an unknown ``spec.timeZone`` at create (422), as it
-does a CronJob's, by the CRD's rule: a UTC offset or one of the zone names
+does a CronJob's, by the rule of the CronSchedule's ValidatingAdmissionPolicy
+(``crds/cronschedule-policy.yaml``; the CRD's own until issue 47): a UTC offset or one of the zone names
 tzdata ships (less those that depend on the host), a list that
 ``scripts/sync-chart-crd.py`` writes. These tests keep that list current
 with the tzdata the project pins, and keep ``cronctl.manifest`` (the reader
@@ -16,6 +17,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
 import zoneinfo
 from importlib import metadata, resources
 from pathlib import Path
@@ -26,7 +28,7 @@ import yaml
 
 from cronctl.core.errors import CronctlError
 from cronctl.core.zones import parse_zone
-from cronctl.manifest import SpecError, crd, crd_zones, read_manifest, schema_problems
+from cronctl.manifest import ZONE_LIST, SpecError, crd_zones, policy, read_manifest, schema_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 BODY: dict[str, Any] = {
@@ -60,9 +62,9 @@ def test_the_crds_zones_are_what_the_pinned_tzdata_ships_less_the_host_dependent
     assert pinned.split("==")[1].split()[0] == metadata.version("tzdata"), "test with the tzdata the lock pins"
     _, names = crd_zones()
     assert names == tzdata_names() - {"Factory", "localtime", "posixrules"}, (
-        "crds/cronschedule.yaml's zones are not tzdata's: run .venv/bin/python scripts/sync-chart-crd.py")
-    assert sync_script().expected()[ROOT / "crds" / "cronschedule.yaml"] == \
-        (ROOT / "crds" / "cronschedule.yaml").read_bytes()
+        "crds/cronschedule-policy.yaml's zones are not tzdata's: run .venv/bin/python scripts/sync-chart-crd.py")
+    assert sync_script().expected()[ROOT / "crds" / "cronschedule-policy.yaml"] == \
+        (ROOT / "crds" / "cronschedule-policy.yaml").read_bytes()
 
 
 def test_every_zone_the_crd_lists_the_reader_takes_and_the_core_reads() -> None:
@@ -105,9 +107,9 @@ def test_the_crds_offsets_are_the_cores_exactly() -> None:
 
 
 def test_the_rule_says_which_value_it_refuses_in_words_not_the_list() -> None:
-    rule = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][
-        "timeZone"]["x-kubernetes-validations"][0]
-    assert "self" in rule["messageExpression"] and "Europe/Berlin" in rule["messageExpression"]
+    [rule] = [each for each in policy()["spec"]["validations"] if ZONE_LIST in each["expression"]]
+    assert "object.spec.timeZone" in rule["messageExpression"] and "Europe/Berlin" in rule["messageExpression"]
+    assert rule["messageExpression"].startswith('"spec.timeZone: ')
     assert len(rule["messageExpression"]) < 300
 
 
@@ -117,3 +119,17 @@ def test_the_crd_stays_small_enough_for_kubectl_apply_and_etcd() -> None:
     text = (ROOT / "crds" / "cronschedule.yaml").read_text()
     applied = json.dumps(yaml.safe_load(text), separators=(",", ":"))
     assert len(applied) < 128 * 1024, len(applied)
+
+
+def test_the_policy_stays_small_enough_for_kubectl_apply_and_etcd() -> None:
+    for document in yaml.safe_load_all((ROOT / "crds" / "cronschedule-policy.yaml").read_text()):
+        assert len(json.dumps(document, separators=(",", ":"))) < 128 * 1024
+
+
+def test_the_crd_has_no_cel_rule_for_the_api_server_to_evaluate_on_each_status_write() -> None:
+    """Issue 47: a CRD's x-kubernetes-validations run on every write, /status too (about 1 ms of
+    kube-apiserver CPU a status write); the rules are the policy's, which matches creates and
+    spec changes only."""
+    text = (ROOT / "crds" / "cronschedule.yaml").read_text()
+    assert not re.search(r"^\s*x-kubernetes-validations:", text, re.M)
+    assert not re.search(r"^\s*x-kubernetes-validations:", (ROOT / "crds" / "cronpool.yaml").read_text(), re.M)

@@ -67,7 +67,7 @@ def test_the_reference_shows_each_fields_default_bounds_and_the_crds_rules(kind:
     crd = yaml.safe_load((ROOT / "crds" / f"{kind}.yaml").read_text())
     root = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     page = (ROOT / "docs" / "reference" / f"{kind}.md").read_text()
-    fields = page.split("## Rules the API server checks")[0]
+    fields = page.split("## Rules the ")[0]
     rows = {line.split(" | ")[0].strip("| `"): line for line in fields.splitlines() if line.startswith("| `spec")}
     missing = []
     for name, field in root["properties"]["spec"]["properties"].items():
@@ -80,6 +80,10 @@ def test_the_reference_shows_each_fields_default_bounds_and_the_crds_rules(kind:
         if "pattern" in field and field["pattern"].replace("|", "\\|") not in row:
             missing.append(f"spec.{name}: pattern")
     messages = re.findall(r"^\s+message: \"(.*)\"$", (ROOT / "crds" / f"{kind}.yaml").read_text(), re.M)
+    policy = ROOT / "crds" / f"{kind}-policy.yaml"  # the CronSchedule's rules since issue 47: "field: message"
+    said = re.findall(r"^\s+message: \"(.*)\"$", policy.read_text(), re.M) if policy.exists() else []
+    assert [f"| `{field}` | {message} |" for field, _, message in (each.partition(": ") for each in said)
+            if f"| `{field}` | {message} |" not in page] == []
     assert missing == [] and [message for message in messages if message not in page] == []
 
 

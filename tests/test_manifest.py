@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from cronctl.core.times import parse_time
-from cronctl.manifest import SpecError, crd, read_manifest, schema_problems
+from cronctl.manifest import SpecError, crd, read_manifest, read_spec, schema_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD: dict[str, Any] = {
@@ -154,3 +154,20 @@ def test_the_spec_reader_refuses_a_word_field_it_does_not_know_naming_the_field_
         read_spec({"metadata": {"name": "a"}, "spec": {"schedule": "* * * * *", field: value}}, 0)
     assert (refused.value.field, refused.value.reason) == (f"spec.{field}", reason)
     assert refused.value.message.endswith(f"must be {words}")
+
+
+@pytest.mark.parametrize("body, field, reason", [
+    ({**GOOD, "metadata": {"name": "n" * 53}}, "metadata.name", "InvalidName"),
+    (with_spec(schedules=["0 9 * * *"]), "spec.schedule", "InvalidSchedule"),
+    (with_spec(timeZone="Mars/Olympus"), "spec.timeZone", "UnknownTimeZone"),
+    (with_spec(schedule="@every 5m"), "spec.timeZone", "InvalidTimeZone"),
+    (with_spec(startTime="2027-01-04T09:00:00Z", endTime="2027-01-04T09:00:00Z"), "spec.endTime", "InvalidWindow"),
+], ids=["53-characters", "both", "unknown-zone", "every-with-zone", "end-not-after-start"])
+def test_what_the_policy_refuses_the_operators_reader_refuses_where_the_policy_is_not_installed(
+        body: dict[str, Any], field: str, reason: str) -> None:
+    """The operator reads what the API server admitted with read_spec alone: on a cluster without
+    crds/cronschedule-policy.yaml such a schedule is admitted, and the reader's SpecError makes it
+    Ready=False with the reason (and a Warning Event), so it never fires."""
+    with pytest.raises(SpecError) as refused:
+        read_spec(body, anchor=0)
+    assert (refused.value.field, refused.value.reason) == (field, reason)

@@ -4,8 +4,10 @@ The operator, the single-node runner and ``cronctl fleet preview`` read the
 same manifests with this one reader. ``schema_problems`` judges an object as
 the API server does by the CRD's ``openAPIV3Schema`` (types, bounds, enums,
 required and unknown fields, with ``kubectl apply``'s strict field
-validation), with a JSON-schema validator; ``read_spec`` then turns it into
-the core's ``JobSpec``, and what only the core can judge comes back as a
+validation), with a JSON-schema validator, and by the rules of the
+CronSchedule's ValidatingAdmissionPolicy (``crds/cronschedule-policy.yaml``);
+``read_spec`` then turns it into the core's ``JobSpec`` (judging the policy's
+rules again, for a cluster without it), and what only the core can judge comes back as a
 ``SpecError`` whose field is the path in the object (``spec.schedule:
 day-of-week: 8 is out of range 0-7``). ``read_manifest`` is both, for objects
 no API server has seen (the runner's folder, a fleet's values); the operator
@@ -52,7 +54,7 @@ POLICIES = {"Allow": Policy.ALLOW, "Forbid": Policy.FORBID, "Replace": Policy.RE
             "WaitForLast": Policy.WAIT_FOR_LAST}
 CATCH_UP = {"Latest": CATCH_UP_LATEST, "All": CATCH_UP_ALL}
 DAYLIGHT_SAVING = {rule.value: rule for rule in DaylightSaving}
-ONE_OF_SCHEDULES = "give schedule (one expression) or schedules (a list), exactly one of them"  # the CRD's rule
+ONE_OF_SCHEDULES = "give schedule (one expression) or schedules (a list), exactly one of them"  # the policy's rule
 
 
 class SpecError(CronctlError):
@@ -77,6 +79,9 @@ class ScheduleSpec:
 def read_spec(body: Mapping[str, Any], anchor: int) -> ScheduleSpec:
     """The core's view of a CronSchedule's spec; raises SpecError naming the field."""
     metadata, spec = body.get("metadata", {}), body.get("spec", {})
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    if isinstance(name, str) and len(name) > MAX_NAME_LENGTH:  # the policy's rule, where it is not installed
+        raise SpecError("metadata.name", NAME_TOO_LONG, "InvalidName")
     texts, expressions = _schedules(spec)
     expression = expressions[0]
     zone = _zone(spec, expressions)
@@ -177,7 +182,7 @@ def _in_range(spec: Mapping[str, Any], key: str, default: int, low: int, high: i
 
 WINDOW_FIELDS = ("startTime", "endTime")
 WINDOW_FORMAT = "must be an RFC 3339 time with its offset, such as 2027-01-04T09:00:00Z"
-END_AFTER_START = "must be after startTime"  # the CRD's rule
+END_AFTER_START = "must be after startTime"  # the policy's rule
 
 
 def _window(spec: Mapping[str, Any]) -> Window:
@@ -265,11 +270,13 @@ class SchemaProblem:
         return f"{self.field}: {self.reason}"
 
 
-MAX_NAME_LENGTH = 52  # the CRD's rule on metadata.name, so that the Job names made from it stay valid
+MAX_NAME_LENGTH = 52  # the policy's rule on metadata.name, so that the Job names made from it stay valid
+NAME_TOO_LONG = f"at most {MAX_NAME_LENGTH} characters, so that Job names derived from it stay valid"
 
 
 def schema_problems(body: Mapping[str, Any]) -> list[SchemaProblem]:
-    """What the API server refuses in this object by the CRD's schema, first field first.
+    """What the API server refuses in this object by the CRD's schema and the policy's rules, first
+    field first.
 
     A null value is as good as none (the API server prunes nulls of fields not
     marked nullable before it validates).
@@ -284,13 +291,12 @@ def schema_problems(body: Mapping[str, Any]) -> list[SchemaProblem]:
         problems.extend(_window_problems(spec))
         problems.extend(_zone_problems(spec))
     if isinstance(name, str) and len(name) > MAX_NAME_LENGTH:
-        problems.append(SchemaProblem("metadata.name", f"at most {MAX_NAME_LENGTH} characters, so that Job "
-                                                       "names derived from it stay valid"))
+        problems.append(SchemaProblem("metadata.name", NAME_TOO_LONG))
     return sorted(set(problems), key=lambda problem: problem.field)
 
 
 def _window_problems(spec: Mapping[str, Any]) -> list[SchemaProblem]:
-    """What the API server's date-time format and the CRD's rule on the window refuse."""
+    """What the API server's date-time format and the policy's rule on the window refuse."""
     problems, instants = [], []
     for name in WINDOW_FIELDS:
         if isinstance(spec.get(name), str):
@@ -308,7 +314,7 @@ def _window_problems(spec: Mapping[str, Any]) -> list[SchemaProblem]:
 
 
 def _zone_problems(spec: Mapping[str, Any]) -> list[SchemaProblem]:
-    """What the CRD's rule on spec.timeZone refuses: a name not in tzdata's list, an offset
+    """What the policy's rule on spec.timeZone refuses: a name not in tzdata's list, an offset
     the operator does not take (the core reads a name the host's zoneinfo has, such as
     posix/Europe/Berlin, but the API server refuses it: so does this reader)."""
     zone = spec.get("timeZone")
@@ -319,15 +325,25 @@ def _zone_problems(spec: Mapping[str, Any]) -> list[SchemaProblem]:
                                            "as Europe/Berlin or UTC, or a UTC offset such as +05:30")]
 
 
+ZONE_LIST = "object.spec.timeZone in ["  # how the policy's rule on spec.timeZone opens its list of zones
+
+
 @lru_cache(maxsize=1)
 def crd_zones() -> tuple[re.Pattern[str], frozenset[str]]:
-    """(the offsets, the zone names) that the CRD's rule on spec.timeZone takes: the pattern it
+    """(the offsets, the zone names) that the policy's rule on spec.timeZone takes: the pattern it
     matches and the names it lists (tzdata's, written by scripts/sync-chart-crd.py)."""
-    schema = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    [rule] = schema["properties"]["spec"]["properties"]["timeZone"]["x-kubernetes-validations"]
-    pattern = re.search(r"self\.matches\('([^']+)'\)", rule["rule"])
-    assert pattern is not None, "the CRD's rule on spec.timeZone matches an offset pattern"
-    return re.compile(pattern.group(1)), frozenset(re.findall(r"'([^']+)'", rule["rule"].partition(" in [")[2]))
+    [rule] = [each["expression"] for each in policy()["spec"]["validations"] if ZONE_LIST in each["expression"]]
+    pattern = re.search(r"object\.spec\.timeZone\.matches\('([^']+)'\)", rule)
+    assert pattern is not None, "the policy's rule on spec.timeZone matches an offset pattern"
+    return re.compile(pattern.group(1)), frozenset(re.findall(r"'([^']+)'", rule.partition(ZONE_LIST)[2]))
+
+
+def policy() -> dict[str, Any]:
+    """The CronSchedule's ValidatingAdmissionPolicy (``crds/cronschedule-policy.yaml``, whose first
+    document it is): the rules the CRD's schema leaves out, judged at create and at a spec change."""
+    text = resources.files(__package__).joinpath("cronschedule-policy.yaml").read_text(encoding="utf-8")
+    loaded: dict[str, Any] = next(yaml.safe_load_all(text))
+    return loaded
 
 
 def crd(file: str = "cronschedule-crd.yaml") -> dict[str, Any]:

@@ -23,7 +23,9 @@ from cronctl.operator.manifests import JobLaunch, job_manifest
 
 from .conftest import REPO_ROOT
 
-CRDS = {path.stem: yaml.safe_load(path.read_text()) for path in sorted((REPO_ROOT / "crds").glob("*.yaml"))}
+# crds/ also holds the CronSchedule's ValidatingAdmissionPolicy (cronschedule-policy.yaml), which is no CRD.
+CRDS = {path.stem: document for path in sorted((REPO_ROOT / "crds").glob("*.yaml"))
+        for document in [next(yaml.safe_load_all(path.read_text()))] if document["kind"] == "CustomResourceDefinition"}
 NAMES = [crd["metadata"]["name"] for crd in CRDS.values()]
 MAX_DEFAULT_COLUMNS = 8  # NAME and the printer columns kubectl shows without -o wide
 PAST_TIMES = (".status.lastScheduleTime", ".status.lastSuccessfulTime", ".metadata.creationTimestamp")

@@ -523,6 +523,46 @@ def test_the_crd_is_a_template_with_the_keep_policy_and_otherwise_the_repository
     assert yaml.safe_load_all(shown).__next__() == {**rendered, "metadata": metadata}
 
 
+POLICY_SOURCE = REPO_ROOT / "crds" / "cronschedule-policy.yaml"
+POLICY_COPY = CHART / "files" / "cronschedule-policy.yaml"
+POLICY_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+
+
+def test_the_charts_policy_copy_is_the_repositorys_policy_byte_for_byte() -> None:
+    assert POLICY_COPY.is_file() and not POLICY_COPY.is_symlink()
+    assert POLICY_COPY.read_bytes() == POLICY_SOURCE.read_bytes(), (
+        f"{POLICY_COPY.relative_to(REPO_ROOT)} differs from crds/cronschedule-policy.yaml: "
+        "run scripts/sync-chart-crd.py")
+
+
+def test_the_chart_installs_the_cronschedule_policy_and_its_binding_with_the_crds(helm: Path) -> None:
+    """Issue 47: the CRD's rules moved to a ValidatingAdmissionPolicy; a chart that installed the
+    CRD without it would take specs the API server refused before."""
+    source = list(yaml.safe_load_all(POLICY_SOURCE.read_text()))
+    rendered = of_kind(render(helm), *POLICY_KINDS)
+    assert [each["kind"] for each in rendered] == list(POLICY_KINDS)
+    for object_, original in zip(rendered, source):
+        metadata = object_.pop("metadata")
+        assert metadata["name"] == original["metadata"]["name"] == "cronschedules.cronctl.dev"
+        assert metadata["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+        assert object_ == {key: value for key, value in original.items() if key != "metadata"}
+    assert rendered[1]["spec"] == {"policyName": "cronschedules.cronctl.dev", "validationActions": ["Deny"]}
+    assert not of_kind(render(helm, {"crds": {"enabled": False, "keep": True}}), *POLICY_KINDS)
+
+
+def test_the_policy_matches_the_main_resource_only_never_its_status() -> None:
+    """A status write is never judged by the policy: the operator's writes of a schedule that the
+    rules would refuse (created before the policy) go through, and cost no CEL."""
+    policy, binding = yaml.safe_load_all(POLICY_SOURCE.read_text())
+    [rule] = policy["spec"]["matchConstraints"]["resourceRules"]
+    assert rule == {"apiGroups": ["cronctl.dev"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                    "resources": ["cronschedules"]}
+    assert "excludeResourceRules" not in policy["spec"]["matchConstraints"]
+    assert binding["spec"]["validationActions"] == ["Deny"] and "matchResources" not in binding["spec"]
+    [condition] = policy["spec"]["matchConditions"]
+    assert "object.spec != oldObject.spec" in condition["expression"]
+
+
 def test_crds_keep_false_drops_the_annotation_and_crds_enabled_false_renders_no_crd(helm: Path) -> None:
     assert "annotations" not in crd_of(render(helm, {"crds": {"enabled": True, "keep": False}}))["metadata"]
     assert not of_kind(render(helm, {"crds": {"enabled": False, "keep": True}}), "CustomResourceDefinition")

@@ -353,7 +353,8 @@ def main() -> int:
     print(f"cronctl and CronJob under faults; operator {kb.describe_operator()}, run from a copy (python files "
           f"{digest}); work dir {work}", flush=True)
     with ControlPlane(bin_dir=ensure_binaries()) as cp:
-        kb.kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"))
+        kb.kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"),
+                   "-f", str(ROOT / "crds" / "cronschedule-policy.yaml"))
         kb.kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
         bench = FaultBench(cp, work, args.size, operator_dir)
         try:

@@ -153,7 +153,8 @@ def main() -> int:
     args = parser.parse_args()
     bin_dir = ensure_binaries()
     with ControlPlane(bin_dir=bin_dir) as cp:
-        kb.kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"))
+        kb.kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"),
+                   "-f", str(ROOT / "crds" / "cronschedule-policy.yaml"))
         kb.kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
         kb.kubectl(cp, "create", "namespace", NAMESPACE)
         os.environ["KUBECONFIG"] = str(cp.user_kubeconfig("launch-cost", groups=["system:masters"]))

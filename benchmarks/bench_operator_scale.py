@@ -134,7 +134,8 @@ def main() -> int:
                   "--audit-log-mode=blocking", "--max-requests-inflight=800", "--max-mutating-requests-inflight=400"]
     print(f"cronctl operator scale benchmark; work dir {work}", flush=True)
     with ControlPlane(bin_dir=bin_dir, extra_apiserver_args=audit_args) as cp:
-        kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"))
+        kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"),
+                "-f", str(ROOT / "crds" / "cronschedule-policy.yaml"))
         kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
         operator_kubeconfig = cp.user_kubeconfig(OPERATOR_USER, groups=["system:masters"])
         for size in args.sizes:

@@ -871,7 +871,8 @@ def main() -> int:
         if args.nice is not None:
             for process in (cp._apiserver, cp._etcd, cp._controller_manager):
                 kb.prioritize(process.pid, args.nice)  # type: ignore[union-attr]
-        kb.kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"))
+        kb.kubectl(cp, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"),
+                   "-f", str(ROOT / "crds" / "cronschedule-policy.yaml"))
         kb.kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
         version = json.loads(kb.kubectl(cp, "version", "-o", "json"))["serverVersion"]["gitVersion"]
         print(f"kube-apiserver and kube-controller-manager {version}", flush=True)

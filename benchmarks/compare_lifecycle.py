@@ -158,7 +158,8 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="cronctl-lifecycle-"))
     bin_dir = ensure_binaries()
     with ControlPlane(bin_dir=bin_dir, lifecycle=True) as cp:
-        kb.kubectl(cp, "apply", "-f", str(kb.ROOT / "crds" / "cronschedule.yaml"))
+        kb.kubectl(cp, "apply", "-f", str(kb.ROOT / "crds" / "cronschedule.yaml"),
+                   "-f", str(kb.ROOT / "crds" / "cronschedule-policy.yaml"))
         kb.kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
         for namespace in (CRONCTL_NS, CRONJOB_NS):
             kb.kubectl(cp, "create", "namespace", namespace)

@@ -44,7 +44,8 @@ def main() -> int:
         assert cp.kubeconfig is not None
         kubeconfig = STATE / "kubeconfig"
         shutil.copy(cp.kubeconfig, kubeconfig)
-        kubectl(kubeconfig, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"))
+        kubectl(kubeconfig, "apply", "-f", str(ROOT / "crds" / "cronschedule.yaml"),
+                "-f", str(ROOT / "crds" / "cronschedule-policy.yaml"))
         kubectl(kubeconfig, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "--timeout=60s")
         log = (STATE / "operator.log").open("w")
         operator = subprocess.Popen([sys.executable, "-m", "cronctl", "operator", "--namespace", "default"],

@@ -24,6 +24,7 @@ from .controlplane import ensure_binaries, find_binaries
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "crds" / "cronschedule.yaml"
+POLICY = ROOT / "crds" / "cronschedule-policy.yaml"  # its ValidatingAdmissionPolicy and binding (issue 47)
 POOL_CRD = ROOT / "crds" / "cronpool.yaml"
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 GROUP, VERSION, PLURAL = "cronctl.dev", "v1", "cronschedules"
@@ -182,10 +183,23 @@ def binaries(request: pytest.FixtureRequest) -> Path:
     return bin_dir
 
 
-def install_crd(cp: Any) -> None:
+def install_crd(cp: Any, policy: bool = True) -> None:
+    """Both CRDs, as ``kubectl apply -f crds/`` installs them: with the CronSchedule's policy
+    (unless ``policy`` is False), waited for until the API server enforces it."""
     kubectl(cp, "apply", "-f", str(CRD), "-f", str(POOL_CRD))
     kubectl(cp, "wait", "--for=condition=Established", "crd/cronschedules.cronctl.dev", "crd/cronpools.cronctl.dev",
             "--timeout=60s")
+    if policy:
+        install_policy(cp)
+
+
+def install_policy(cp: Any) -> None:
+    """The CronSchedule's ValidatingAdmissionPolicy and its binding; returns once the API server
+    refuses by it (it loads a new policy a moment after the write)."""
+    kubectl(cp, "apply", "-f", str(POLICY))
+    too_long = schedule_manifest("x" * 53, "0 9 * * *")
+    wait_for("the CronSchedule policy enforced", lambda: "ValidatingAdmissionPolicy" in kubectl(
+        cp, "create", "--dry-run=server", "-n", "default", "-f", "-", input=too_long, check=False).stderr)
 
 
 def pooled_jobs(cluster: Cluster, pool: str) -> list[Any]:

@@ -18,7 +18,7 @@ from cronctl.operator.kube.cache import Cache
 from cronctl.operator.kube.facade import KubeFacade
 from cronctl.operator.manifests import EventSpec
 from cronctl.operator.effects import CreateJob, DeleteJob, PatchStatus, Plan, PostEvent, ReleaseJob
-from cronctl.operator.kube.rest import Call
+from cronctl.operator.kube.rest import PIPELINE, Call
 
 RELEASE = {"spec": {"suspend": False}}
 
@@ -95,6 +95,31 @@ def test_each_round_sends_every_plans_next_write_together_in_the_plans_order() -
     assert cluster.events.events == [("a", "Launched"), ("b", "Launched")]  # type: ignore[attr-defined]
     assert [j["metadata"]["name"] for j in cache.jobs("team-a", "a")] == ["a-1"]  # the answers are cached
     assert cache.schedule("team-a", "b")["status"] == {"launched": 2}  # type: ignore[index]
+
+
+def test_a_round_larger_than_a_pipeline_goes_out_in_parts_each_taken_in_before_the_next_is_sent() -> None:
+    """A herd's round is hundreds of writes a thread: their answers, held parsed at once, were the
+    operator's peak memory (issue 47)."""
+    api = Api()
+    cluster, cache = cluster_with(api)
+    names = [f"s{index:03}" for index in range(2 * PIPELINE + 1)]
+    cached_before_each_send: list[int] = []
+    send = api.send
+    api.send = lambda calls: (cached_before_each_send.append(  # type: ignore[method-assign]
+        sum(len(cache.jobs("team-a", name)) for name in names)), send(calls))[1]
+    plans = [(schedule(name), Plan(effects=[ReleaseJob(f"{name}-1", RELEASE, 0)])) for name in names]
+    assert cluster.apply_all(plans) == [True] * len(names)
+    assert [len(sent) for sent in api.rounds] == [PIPELINE, PIPELINE, 1]
+    assert cached_before_each_send == [0, PIPELINE, 2 * PIPELINE]  # each part's answers taken in first
+
+
+def test_a_failed_connection_in_one_part_of_a_round_is_the_error_of_that_parts_plans_only() -> None:
+    api = Api(fail_round=2)
+    cluster, _ = cluster_with(api)
+    names = [f"s{index:03}" for index in range(PIPELINE + 1)]
+    outcomes = cluster.apply_all([(schedule(name), Plan(effects=[ReleaseJob(f"{name}-1", RELEASE, 0)]))
+                                  for name in names])
+    assert outcomes[:PIPELINE] == [True] * PIPELINE and isinstance(outcomes[PIPELINE], ConnectionResetError)
 
 
 def test_a_status_patch_sends_only_what_changed() -> None:

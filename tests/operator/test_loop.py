@@ -249,6 +249,22 @@ def test_a_plan_made_ahead_keeps_a_digest_of_what_it_was_made_from_not_a_copy() 
     assert len(prepared.made_from) == 16
 
 
+def test_a_reconcile_between_its_passes_keeps_its_schedules_names_uid_and_status_not_its_spec() -> None:
+    """Issue 47: a herd's second holds every schedule's between the launches and the rest; the
+    parsed spec (the Job template) was half of each. The second pass writes the status and the
+    Events from what is kept, and the uid names an adopted Job's owner."""
+    cluster = staged_worlds(1)
+    schedule = cluster.schedule("team-a", "s0")
+    assert schedule is not None
+    started = loop_module.start(cluster, ("team-a", "s0"), THE_SECOND, staging=True)
+    assert started is not None
+    assert "spec" not in started.schedule
+    assert started.schedule["status"] == schedule["status"]
+    for key in ("name", "namespace", "uid"):
+        assert started.schedule["metadata"][key] == schedule["metadata"][key]
+    assert loop_module.finish(cluster, started) is not None
+
+
 class SteppedClock(StoppedClock):
     """A clock the test moves; the loop looks at it every few ms."""
 

@@ -545,7 +545,20 @@ def _planned(cluster: Cluster, key: Key, now: float, modes: tuple[bool, bool], m
         result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging,
                       pool_found=found, fleet=fleet)
     urgent, rest = result.split()
-    return Started(key, schedule, result, rest, now, None, True, metrics), urgent
+    return Started(key, addressed(schedule), result, rest, now, None, True, metrics), urgent
+
+
+def addressed(schedule: Mapping[str, Any]) -> dict[str, Any]:
+    """What carrying out a plan reads of its schedule (``apply``: the names its writes go to, the
+    uid an Event and an adopted Job name, the status a patch is the change of), without the spec:
+    a herd's second holds every schedule's between its passes, and the parsed spec (the Job
+    template) was half of each (issue 47)."""
+    metadata = schedule["metadata"]
+    return {"metadata": {key: metadata[key] for key in ADDRESSING if key in metadata},
+            "status": schedule.get("status")}
+
+
+ADDRESSING = ("name", "namespace", "uid", "generation", "resourceVersion", "labels")
 
 
 def _taken(prepared: Prepared | None, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float,

@@ -1,8 +1,8 @@
 """docs/upgrades.md's CRD handover, followed as written, on the API server.
 
 CRDs applied with kubectl (as `kubectl apply -f crds/`, or chart 0.1.0's `crds/` folder, left
-them) belong to no release: `helm install` stops with "invalid ownership metadata" on each. The
-page's commands hand both over; before, they named cronschedules.cronctl.dev only, and the
+them) belong to no release, and so does the CronSchedule's policy they apply with them: `helm
+install` stops with "invalid ownership metadata" on each. The page's commands hand all over; before, they named cronschedules.cronctl.dev only, and the
 install then stopped on cronpools.cronctl.dev. `helm install --dry-run=server` makes the same
 ownership check as an install, before it changes nothing.
 """
@@ -32,11 +32,15 @@ def handover() -> str:
     return block
 
 
+# The CronSchedule's ValidatingAdmissionPolicy and binding (issue 47), applied with the CRDs.
+POLICIES = ("validatingadmissionpolicy", "validatingadmissionpolicybinding")
+
+
 def unowned(cp: Any) -> None:
-    """The CRDs as kubectl apply leaves them: no Helm label or annotation."""
-    for name in CRDS:
-        kubectl(cp, "label", "crd", name, "app.kubernetes.io/managed-by-", check=False)
-        kubectl(cp, "annotate", "crd", name, "meta.helm.sh/release-name-", "meta.helm.sh/release-namespace-",
+    """The CRDs and the policy as kubectl apply leaves them: no Helm label or annotation."""
+    for kind, name in [*(("crd", name) for name in CRDS), *((kind, "cronschedules.cronctl.dev") for kind in POLICIES)]:
+        kubectl(cp, "label", kind, name, "app.kubernetes.io/managed-by-", check=False)
+        kubectl(cp, "annotate", kind, name, "meta.helm.sh/release-name-", "meta.helm.sh/release-namespace-",
                 check=False)
 
 

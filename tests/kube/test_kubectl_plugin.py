@@ -63,7 +63,10 @@ def test_trigger_makes_the_operator_launch_one_manual_job(operator: Operator, cl
     wait_for("seen", ready(cluster, "adhoc"))
     operator.set_clock("2024-03-01T00:30")
     out = ok(plugin(cluster, "trigger", "adhoc", "-n", cluster.namespace))
-    value = cluster.schedule("adhoc")["metadata"]["annotations"]["cronctl.dev/trigger"]
+    triggered = cluster.schedule("adhoc")["metadata"]
+    value = triggered["annotations"]["cronctl.dev/trigger"]
+    # who wrote the trigger, as kubectl names its own writes "kubectl-...", not "OpenAPI-Generator"
+    assert "kubectl-cronctl" in {entry["manager"] for entry in triggered["managedFields"]}
     assert out.startswith(f"cronschedule {cluster.namespace}/adhoc triggered (cronctl.dev/trigger={value})")
     name = f"adhoc-{minutes('2024-03-01T00:30')}-manual"
     wait_for("the manual Job", lambda: cluster.job_names("adhoc") == [name])

@@ -232,6 +232,22 @@ def test_an_idle_schedule_costs_no_status_write(operator: Operator, cluster: Clu
     wait_for("the launch recorded", lambda: cluster.status("idle").get("launched") == 1)
 
 
+def test_the_operators_writes_are_managed_by_cronctl_not_the_generated_clients_name(operator: Operator,
+                                                                                     cluster: Cluster) -> None:
+    """managedFields name a write's manager by its User-Agent: a person reading who owns a Job's
+    fields, or an audit log, sees cronctl, not the client generator's "OpenAPI-Generator"."""
+    cluster.apply(schedule_manifest("owned", "0 12 * * *"))
+    wait_for("seen", ready(cluster, "owned"))
+    operator.set_clock("2024-03-01T12:00")
+    wait_for("its Job", lambda: cluster.job_names("owned") == [job_of("owned", "2024-03-01T12:00")])
+    wait_for("the launch recorded", lambda: cluster.status("owned").get("launched") == 1)
+    job = cluster.batch.read_namespaced_job(job_of("owned", "2024-03-01T12:00"), cluster.namespace)
+    assert "cronctl" in {entry.manager for entry in job.metadata.managed_fields}
+    managers = {(entry["manager"], entry.get("subresource")) for entry in cluster.schedule("owned")["metadata"]["managedFields"]}
+    assert ("cronctl", "status") in managers
+    assert not any(manager.startswith("OpenAPI-Generator") for manager, _ in managers)
+
+
 def test_an_every_minute_schedules_launched_events_are_one_event_whose_count_is_written_at_stop(
         operator: Operator, cluster: Cluster) -> None:
     """As client-go's recorder: a create, the series' start at once, then counts only (written every

@@ -16,7 +16,12 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, TypeVar
 
+from ..about import package_version
 from ..manifest import GROUP, KIND, PLURAL, VERSION
+
+# The plugin's writes (a trigger, a pause, an import) are named "kubectl-cronctl" in managedFields
+# and audit logs, as kubectl's own are "kubectl-...": the manager is the User-Agent up to its "/".
+USER_AGENT = f"kubectl-cronctl/{package_version().split()[0]}"
 
 RESOURCE = f"{PLURAL}.{GROUP}"
 CONNECT_SECONDS, READ_SECONDS = 10, 30
@@ -63,7 +68,9 @@ def connect(target: Target) -> NamespaceClient:
         raise PluginError(f"no usable kubeconfig ({where}): {reason}") from None
     configuration.retries = 1  # urllib3 would try 4 times: an unreachable cluster is said in seconds
     namespace = target.namespace or (chosen or {}).get("context", {}).get("namespace") or "default"
-    return NamespaceClient(client.ApiClient(configuration), namespace, configuration.host)
+    api = client.ApiClient(configuration)
+    api.user_agent = USER_AGENT
+    return NamespaceClient(api, namespace, configuration.host)
 
 
 class NamespaceClient:

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from kubernetes import client, config
 
+from ...about import package_version
+
+# The operator's name to the API server: managedFields name their manager by the User-Agent up to
+# its first "/" ("cronctl", not the generated client's "OpenAPI-Generator"), and audit logs and
+# apiserver_request_total's client breakdowns say who sent a request by it.
+USER_AGENT = f"cronctl/{package_version().split()[0]} (operator)"
+
 
 def load_configuration() -> client.Configuration:
     """The client's configuration: in-cluster when running in a Pod, else the kubeconfig."""
@@ -22,4 +29,6 @@ def load_client(connections: int | None = None) -> client.ApiClient:
     configuration = load_configuration()
     if connections is not None:
         configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, connections)
-    return client.ApiClient(configuration)
+    api = client.ApiClient(configuration)
+    api.user_agent = USER_AGENT
+    return api

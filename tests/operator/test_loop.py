@@ -16,7 +16,8 @@ import pytest
 from cronctl.operator import loop as loop_module
 from cronctl.operator.kube import retry
 from cronctl.operator.loop import Scheduler, no_collection_pauses, prepare, shares
-from cronctl.operator.metrics import METRICS
+from cronctl.operator.logs import event_fields
+from cronctl.operator.metrics import METRICS, launch_delays
 from cronctl.operator.effects import Plan
 from cronctl.operator.plan import plan
 
@@ -263,6 +264,27 @@ def test_a_reconcile_between_its_passes_keeps_its_schedules_names_uid_and_status
     for key in ("name", "namespace", "uid"):
         assert started.schedule["metadata"][key] == schedule["metadata"][key]
     assert loop_module.finish(cluster, started) is not None
+
+
+def test_a_reconcile_between_its_passes_keeps_of_each_job_it_created_what_its_record_reads() -> None:
+    """Issue 47: the whole manifest of every Job a herd's second created was held until the second
+    pass; the record of the launch (the launch delay, the log's fields) reads its name, run,
+    attempt, nominal time and reason, and the cache holds the Job."""
+    cluster = staged_worlds(1, staging=False)
+    planned = plan(cluster.schedule("team-a", "s0"), [], THE_HOUR, second=THE_SECOND)  # type: ignore[arg-type]
+    [manifest] = planned.create
+    started = loop_module.start(cluster, ("team-a", "s0"), THE_SECOND)
+    assert started is not None
+    [kept] = started.plan.create
+    assert kept == {"metadata": {
+        "name": manifest["metadata"]["name"],
+        "labels": {"cronctl.dev/run": "1", "cronctl.dev/attempt": "1"},
+        "annotations": {"cronctl.dev/scheduled-time": "2024-03-01T01:00:00Z", "cronctl.dev/reason": "scheduled"}}}
+    assert launch_delays(started.plan, THE_SECOND + 2.0) == launch_delays(planned, THE_SECOND + 2.0) == [2.0]
+    assert event_fields("team-a", "s0", started.plan) == event_fields("team-a", "s0", planned)
+    assert loop_module.finish(cluster, started) is not None
+    [created] = cluster.jobs("team-a", "s0")
+    assert created["spec"] == manifest["spec"]  # created whole
 
 
 class SteppedClock(StoppedClock):

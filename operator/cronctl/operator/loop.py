@@ -42,7 +42,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, Mapping
 
 import orjson
@@ -53,7 +53,8 @@ from .apply import Cluster, WriteRefused
 from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
-from .effects import Plan
+from ..api import ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULED_ANNOTATION
+from .effects import CreateJob, Plan
 from .backfill import pending_backfill
 from .pause import pending_resume
 from .plan import pending_trigger, plan
@@ -511,7 +512,8 @@ def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: f
     outcomes = cluster.apply_all([(each.schedule, urgent) for _, (each, urgent) in releasing]) if releasing else []
     released_at = metrics.now_seconds() if releasing else None
     started = [each[0] if isinstance(each, tuple) else each for each in planned]
-    for (index, (each, _)), outcome in zip(releasing, outcomes):
+    for (index, (each, urgent)), outcome in zip(releasing, outcomes):
+        each.plan = created_as_recorded(each.plan, len(urgent.effects))
         if isinstance(outcome, Exception):
             started[index] = outcome
         else:
@@ -559,6 +561,26 @@ def addressed(schedule: Mapping[str, Any]) -> dict[str, Any]:
 
 
 ADDRESSING = ("name", "namespace", "uid", "generation", "resourceVersion", "labels")
+
+
+def created_as_recorded(result: Plan, done: int) -> Plan:
+    """The plan once its first ``done`` effects were carried out, each Job it created there kept as
+    what the record of the launch reads of it (``_recorded``: the metrics' launch delays, the log
+    fields): its name, run, attempt, nominal time and reason. A created Job is in the cache; its
+    whole manifest, held for every reconcile of a herd between the passes, was a third of each
+    (issue 47)."""
+    effects = [CreateJob(as_recorded(effect.manifest)) if index < done and isinstance(effect, CreateJob) else effect
+               for index, effect in enumerate(result.effects)]
+    return replace(result, effects=effects)
+
+
+def as_recorded(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = manifest.get("metadata") or {}
+    labels, annotations = metadata.get("labels") or {}, metadata.get("annotations") or {}
+    return {"metadata": {"name": metadata.get("name"),
+                         "labels": {key: labels[key] for key in (RUN_LABEL, ATTEMPT_LABEL) if key in labels},
+                         "annotations": {key: annotations[key] for key in (SCHEDULED_ANNOTATION, REASON_ANNOTATION)
+                                         if key in annotations}}}
 
 
 def _taken(prepared: Prepared | None, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float,

@@ -18,9 +18,11 @@ from cronctl.operator.kube import retry
 from cronctl.operator.loop import Scheduler, no_collection_pauses, prepare, shares
 from cronctl.operator.logs import event_fields
 from cronctl.operator.metrics import METRICS, launch_delays
-from cronctl.operator.effects import Plan
+from cronctl.operator.apply import status_changes
+from cronctl.operator.effects import Plan, StatusChanges
 from cronctl.operator.plan import plan
 
+from .world import merge_patch
 from .test_staging import A_MINUTE_BEFORE_THE_HOUR, THE_HOUR, StoppedClock, Worlds, run_one_batch, seen
 
 STAGINGS = pytest.mark.parametrize("staging", [False, True], ids=["created-at-the-second", "staged"])
@@ -260,10 +262,15 @@ def test_a_reconcile_between_its_passes_keeps_its_schedules_names_uid_and_status
     started = loop_module.start(cluster, ("team-a", "s0"), THE_SECOND, staging=True)
     assert started is not None
     assert "spec" not in started.schedule
-    assert started.schedule["status"] == schedule["status"]
     for key in ("name", "namespace", "uid"):
         assert started.schedule["metadata"][key] == schedule["metadata"][key]
+    old = schedule["status"]
+    # of the old status, the runs: the log's fields and the active gauge read them
+    assert started.schedule["status"] == {key: old[key] for key in ("active", "history", "activeCount") if key in old}
+    [patch] = [effect for effect in started.rest.effects if isinstance(effect, StatusChanges)]
+    assert patch.changes == status_changes(old, started.plan.status)  # the change from the old status, made now
     assert loop_module.finish(cluster, started) is not None
+    assert cluster.schedule("team-a", "s0")["status"] == merge_patch(old, patch.changes)  # type: ignore[index]
 
 
 def test_a_reconcile_between_its_passes_keeps_of_each_job_it_created_what_its_record_reads() -> None:

@@ -23,7 +23,7 @@ from cronctl.operator.metrics import launch_delays
 from cronctl.operator import staged as staged_module
 from cronctl.operator.observe import observe
 from cronctl.operator.metrics import counts
-from cronctl.operator.effects import REPLACED, UNSTAGED, CreateJob, DeleteJob, Plan, ReleaseJob, StageJob
+from cronctl.operator.effects import REPLACED, UNSTAGED, CreateJob, DeleteJob, Plan, ReleaseJob, StageJob, StatusChanges
 from cronctl.operator.resource import (REASON_ANNOTATION, REPLACES_ANNOTATION, RUN_LABEL, STAGED_LABEL,
                                        START_AT_ANNOTATION, STARTED_ANNOTATION, TRIGGER_ANNOTATION, rfc3339,
                                        rfc3339_seconds)
@@ -57,6 +57,12 @@ def seen(expression: str, schedule: str = "sync", **spec: Any) -> World:
 
 def kinds(result: Plan) -> list[str]:
     return [type(e).__name__ + (f"({e.why})" if isinstance(e, DeleteJob) else "") for e in result.effects]
+
+
+def write_kind(effect: Any) -> str:
+    """What an effect writes: a status patch is one, whether the plan's (the whole new status) or
+    the loop's second pass's (``StatusChanges``: the change, made once the launches were out)."""
+    return "PatchStatus" if isinstance(effect, StatusChanges) else type(effect).__name__
 
 
 def name(minute: int) -> str:
@@ -588,7 +594,7 @@ class Worlds:
 
     def apply(self, schedule: dict[str, Any], result: Plan) -> bool:
         key = (schedule["metadata"]["namespace"], schedule["metadata"]["name"])
-        self.writes.extend((key, type(effect).__name__) for effect in result.effects)
+        self.writes.extend((key, write_kind(effect)) for effect in result.effects)
         self.worlds[key].carry_out(result.effects)
         return True
 

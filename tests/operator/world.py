@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 
 from cronctl.operator.manifests import EventSpec
 from cronctl.operator.effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent,
-                                      ReleaseJob, ResumeJob, StageJob)
+                                      ReleaseJob, ResumeJob, StageJob, StatusChanges)
 from cronctl.operator.plan import plan
 from cronctl.operator.resource import SHARD_LABEL, rfc3339
 
@@ -85,6 +85,8 @@ class World:
                                                          {"metadata": {"labels": {SHARD_LABEL: effect.shard}}})
             elif isinstance(effect, PatchStatus):
                 self.schedule["status"] = merge_patch(self.schedule.get("status") or {}, effect.status)
+            elif isinstance(effect, StatusChanges):  # the loop's second pass: the merge patch as sent
+                self.schedule["status"] = merge_patch(self.schedule.get("status") or {}, effect.changes)
             elif isinstance(effect, PostEvent):
                 self.events.append(effect.event)
             else:

@@ -22,14 +22,14 @@ slim by the cache) before the next is sent.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Union
 
 from kubernetes.client.exceptions import ApiException
 
 from ..api import GROUP, PLURAL, SHARD_LABEL, VERSION
 from .effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent, ReleaseJob, ResumeJob,
-                      StageJob)
+                      StageJob, StatusChanges)
 from .kube.facade import CONFLICT, NOT_FOUND, KubeFacade
 from .kube.rest import PIPELINE, Call, Calls
 from .manifests import EventSpec
@@ -48,6 +48,14 @@ def status_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, 
     changes = {key: value for key, value in new.items() if old.get(key) != value}
     changes.update({key: None for key in old if key not in new and old[key] is not None})
     return changes
+
+
+def as_changes(plan: Plan, old: Mapping[str, Any]) -> Plan:
+    """The plan with each status patch made the change from ``old``, the status it was planned
+    from, as carrying it out would make it (``StatusChanges``): a plan carried out later, without
+    ``old`` at hand, writes the same patches."""
+    return replace(plan, effects=[StatusChanges(status_changes(old, effect.status)) if isinstance(effect, PatchStatus)
+                                  else effect for effect in plan.effects])
 
 
 class Cluster(KubeFacade):
@@ -146,8 +154,9 @@ class Cluster(KubeFacade):
             return _Write(Calls.patch_namespaced_job(namespace, effect.name,
                                                      {"metadata": {"labels": {SHARD_LABEL: effect.shard}}}),
                           lambda answer: self._labelled(answer), "patch", "jobs", effect.name)
-        if isinstance(effect, PatchStatus):
-            changes = status_changes(schedule.get("status") or {}, effect.status)
+        if isinstance(effect, (PatchStatus, StatusChanges)):
+            changes = (effect.changes if isinstance(effect, StatusChanges)
+                       else status_changes(schedule.get("status") or {}, effect.status))
             return _Write(Calls.patch_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, owner,
                                                                       {"status": changes}),
                           lambda answer: self._status_patched(answer), "patch", f"{PLURAL}/status", owner)

@@ -56,6 +56,14 @@ class RecordReplaced(PatchStatus):
     deleted (``ordered``), it changes ``active`` only."""
 
 
+@dataclass(frozen=True)
+class StatusChanges:
+    """A status patch already made the change from the status its plan read (``apply.status_changes``):
+    what the loop keeps of a ``PatchStatus`` between its passes, without that old status."""
+
+    changes: dict[str, Any]
+
+
 RECORDED_ACTIVE = "recordedActive"  # fleet mode's active runs, under a name no column shows (``status``)
 REPLACED, DROPPED, LEFT_OVER, UNSTAGED = "replaced", "dropped", "left-over", "unstaged"
 NEVER_STARTED = "never-started"  # the waiting Job of a run that ended before its pool gave it a worker
@@ -75,7 +83,7 @@ class PostEvent:
     event: EventSpec
 
 
-Effect = Union[ReleaseJob, ResumeJob, LabelJob, CreateJob, StageJob, PatchStatus, DeleteJob, PostEvent]
+Effect = Union[ReleaseJob, ResumeJob, LabelJob, CreateJob, StageJob, PatchStatus, StatusChanges, DeleteJob, PostEvent]
 # The writes that start runs at their second, when they lead a plan: the loop's first pass. A
 # launch's create is one of them (with staging off, or a firing that could not be staged), so
 # its status and Event follow once every launch of the second is out, as a release's do. So

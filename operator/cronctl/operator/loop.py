@@ -49,12 +49,12 @@ import orjson
 from kubernetes.client.exceptions import ApiException
 
 from .kube import retry
-from .apply import Cluster, WriteRefused
+from .apply import Cluster, WriteRefused, as_changes
 from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
 from ..api import ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULED_ANNOTATION
-from .effects import CreateJob, Plan
+from .effects import RECORDED_ACTIVE, CreateJob, Plan
 from .backfill import pending_backfill
 from .pause import pending_resume
 from .plan import pending_trigger, plan
@@ -483,6 +483,19 @@ class Started:
     complete: bool  # False: a staged Job to release was gone, and the plan stopped there
     metrics: Metrics
 
+    def hold(self) -> None:
+        """Once the first pass's writes are out: keep what the second pass reads. Its status
+        patches are made the change from the old status now, and of the old status only the
+        runs are kept (the log's fields and the active gauge read them: ``_recorded``); every
+        reconcile of a herd's second is held so between the passes (issue 47)."""
+        old = self.schedule.get("status") or {}
+        self.rest = as_changes(self.rest, old)
+        self.schedule = {"metadata": self.schedule["metadata"],
+                         "status": {key: old[key] for key in RUN_FIELDS if key in old}}
+
+
+RUN_FIELDS = ("active", "history", "activeCount", RECORDED_ACTIVE)  # what ``_recorded`` reads of the old status
+
 
 def reconcile(cluster: Cluster, key: Key, now: float, metrics: Metrics = METRICS,
               staging: bool = False, *, fleet: bool = False) -> float | None:
@@ -512,6 +525,9 @@ def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: f
     outcomes = cluster.apply_all([(each.schedule, urgent) for _, (each, urgent) in releasing]) if releasing else []
     released_at = metrics.now_seconds() if releasing else None
     started = [each[0] if isinstance(each, tuple) else each for each in planned]
+    for each in started:
+        if isinstance(each, Started):
+            each.hold()
     for (index, (each, urgent)), outcome in zip(releasing, outcomes):
         each.plan = created_as_recorded(each.plan, len(urgent.effects))
         if isinstance(outcome, Exception):

@@ -483,19 +483,6 @@ class Started:
     complete: bool  # False: a staged Job to release was gone, and the plan stopped there
     metrics: Metrics
 
-    def hold(self) -> None:
-        """Once the first pass's writes are out: keep what the second pass reads. Its status
-        patches are made the change from the old status now, and of the old status only the
-        runs are kept (the log's fields and the active gauge read them: ``_recorded``); every
-        reconcile of a herd's second is held so between the passes (issue 47)."""
-        old = self.schedule.get("status") or {}
-        self.rest = as_changes(self.rest, old)
-        self.schedule = {"metadata": self.schedule["metadata"],
-                         "status": {key: old[key] for key in RUN_FIELDS if key in old}}
-
-
-RUN_FIELDS = ("active", "history", "activeCount", RECORDED_ACTIVE)  # what ``_recorded`` reads of the old status
-
 
 def reconcile(cluster: Cluster, key: Key, now: float, metrics: Metrics = METRICS,
               staging: bool = False, *, fleet: bool = False) -> float | None:
@@ -525,9 +512,6 @@ def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: f
     outcomes = cluster.apply_all([(each.schedule, urgent) for _, (each, urgent) in releasing]) if releasing else []
     released_at = metrics.now_seconds() if releasing else None
     started = [each[0] if isinstance(each, tuple) else each for each in planned]
-    for each in started:
-        if isinstance(each, Started):
-            each.hold()
     for (index, (each, urgent)), outcome in zip(releasing, outcomes):
         each.plan = created_as_recorded(each.plan, len(urgent.effects))
         if isinstance(outcome, Exception):
@@ -563,20 +547,25 @@ def _planned(cluster: Cluster, key: Key, now: float, modes: tuple[bool, bool], m
         result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging,
                       pool_found=found, fleet=fleet)
     urgent, rest = result.split()
-    return Started(key, addressed(schedule), result, rest, now, None, True, metrics), urgent
+    old = schedule.get("status") or {}
+    return (Started(key, addressed(schedule), result, as_changes(rest, old), now, None, True, metrics),
+            as_changes(urgent, old))
 
 
 def addressed(schedule: Mapping[str, Any]) -> dict[str, Any]:
-    """What carrying out a plan reads of its schedule (``apply``: the names its writes go to, the
-    uid an Event and an adopted Job name, the status a patch is the change of), without the spec:
-    a herd's second holds every schedule's between its passes, and the parsed spec (the Job
-    template) was half of each (issue 47)."""
-    metadata = schedule["metadata"]
+    """What a reconcile keeps of its schedule through its passes: what carrying out its plan reads
+    (``apply``: the names its writes go to, the uid an Event and an adopted Job name; its status
+    patches are made the change from the old status first, ``as_changes``) and of the old status
+    the runs the launch's record reads (``_recorded``: the log's fields, the active gauge). A
+    herd's second holds every schedule's through its passes, which last as long as the API server
+    takes the launches: the parsed spec and the old status were most of each (issue 47)."""
+    metadata, status = schedule["metadata"], schedule.get("status") or {}
     return {"metadata": {key: metadata[key] for key in ADDRESSING if key in metadata},
-            "status": schedule.get("status")}
+            "status": {key: status[key] for key in RUN_FIELDS if key in status}}
 
 
 ADDRESSING = ("name", "namespace", "uid", "generation", "resourceVersion", "labels")
+RUN_FIELDS = ("active", "history", "activeCount", RECORDED_ACTIVE)
 
 
 def created_as_recorded(result: Plan, done: int) -> Plan:

@@ -252,7 +252,7 @@ def test_a_plan_made_ahead_keeps_a_digest_of_what_it_was_made_from_not_a_copy() 
     assert len(prepared.made_from) == 16
 
 
-def test_a_reconcile_between_its_passes_keeps_its_schedules_names_uid_and_status_not_its_spec() -> None:
+def test_a_reconcile_keeps_its_schedules_names_uid_and_runs_not_its_spec_or_old_status() -> None:
     """Issue 47: a herd's second holds every schedule's between the launches and the rest; the
     parsed spec (the Job template) was half of each. The second pass writes the status and the
     Events from what is kept, and the uid names an adopted Job's owner."""

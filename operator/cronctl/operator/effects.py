@@ -58,8 +58,9 @@ class RecordReplaced(PatchStatus):
 
 @dataclass(frozen=True)
 class StatusChanges:
-    """A status patch already made the change from the status its plan read (``apply.status_changes``):
-    what the loop keeps of a ``PatchStatus`` between its passes, without that old status."""
+    """A status patch already made the change from the status its plan read (``apply.as_changes``):
+    what the loop carries out in place of a ``PatchStatus``, so that a reconcile need not keep the
+    old status through its passes."""
 
     changes: dict[str, Any]
 

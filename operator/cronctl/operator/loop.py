@@ -564,7 +564,7 @@ def addressed(schedule: Mapping[str, Any]) -> dict[str, Any]:
             "status": {key: status[key] for key in RUN_FIELDS if key in status}}
 
 
-ADDRESSING = ("name", "namespace", "uid", "generation", "resourceVersion", "labels")
+ADDRESSING = ("name", "namespace", "uid")  # what apply and the Events read of a schedule being carried out
 RUN_FIELDS = ("active", "history", "activeCount", RECORDED_ACTIVE)
 
 

@@ -129,7 +129,7 @@ class Api:
         parts = call.target.strip("/").split("/")
         with self.lock:
             if call.method == "POST" and parts[-1] == "jobs":
-                return self._created(call.body, seconds)
+                return self._created(orjson.loads(call.body) if isinstance(call.body, bytes) else call.body, seconds)
             if call.method == "PATCH" and parts[-1] == "status":
                 return self._status_patched(parts[-2], call.body, seconds)
             if call.method == "DELETE" and "jobs" in parts:

@@ -217,7 +217,8 @@ def test_reconcile_logs_each_event_with_its_fields_counts_it_and_logs_no_env_val
     assert {k: launched[k] for k in ("logger", "namespace", "schedule", "nominal", "run", "attempt")} == {
         "logger": "cronctl.operator", "namespace": NAMESPACE, "schedule": NAME, "nominal": "2024-03-01T00:10:00Z",
         "run": 1, "attempt": 1}
-    assert SECRET in json.dumps(cluster.applied[0].create[0])  # the Job does carry it ...
+    [created] = cluster.applied[0].effects  # the launch's create, its body sent as made (``kept``)
+    assert SECRET.encode() in created.body  # the Job does carry it ...
     assert SECRET not in stream.getvalue()  # ... the logs never do
     exposition = metrics.exposition().decode()
     assert f'cronctl_launches_total{{namespace="{NAMESPACE}",schedule="{NAME}"}} 1.0' in exposition

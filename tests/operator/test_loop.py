@@ -21,6 +21,7 @@ from cronctl.operator.metrics import METRICS, launch_delays
 from cronctl.operator.apply import status_changes
 from cronctl.operator.effects import Plan, StatusChanges
 from cronctl.operator.plan import plan
+from cronctl.operator.kept import kept
 
 from .world import merge_patch
 from .test_staging import A_MINUTE_BEFORE_THE_HOUR, THE_HOUR, StoppedClock, Worlds, run_one_batch, seen
@@ -219,7 +220,7 @@ def test_a_plan_made_ahead_for_a_second_is_the_plan_made_at_any_moment_of_it(spe
                                                    THE_SECOND + 0.999)
     at_the_second = plan(cluster.schedule("team-a", "s0"), cluster.jobs("team-a", "s0"), THE_HOUR,
                          second=THE_SECOND + 0.999, staging=staging)
-    assert prepared.plan == at_the_second
+    assert prepared.plan == kept(at_the_second, cluster.schedule("team-a", "s0")["status"])  # type: ignore[index]
     if not spec:
         assert type(at_the_second.effects[0]).__name__ == LAUNCH[staging]
 
@@ -267,8 +268,9 @@ def test_a_reconcile_keeps_its_schedules_names_uid_and_runs_not_its_spec_or_old_
     old = schedule["status"]
     # of the old status, the runs: the log's fields and the active gauge read them
     assert started.schedule["status"] == {key: old[key] for key in ("active", "history", "activeCount") if key in old}
+    at_the_second = plan(schedule, cluster.jobs("team-a", "s0"), THE_HOUR, second=THE_SECOND, staging=True)
     [patch] = [effect for effect in started.rest.effects if isinstance(effect, StatusChanges)]
-    assert patch.changes == status_changes(old, started.plan.status)  # the change from the old status, made now
+    assert patch.changes == status_changes(old, at_the_second.status)  # the change from the old status, made now
     assert loop_module.finish(cluster, started) is not None
     assert cluster.schedule("team-a", "s0")["status"] == merge_patch(old, patch.changes)  # type: ignore[index]
 
@@ -282,9 +284,9 @@ def test_a_reconcile_between_its_passes_keeps_of_each_job_it_created_what_its_re
     [manifest] = planned.create
     started = loop_module.start(cluster, ("team-a", "s0"), THE_SECOND)
     assert started is not None
-    [kept] = started.plan.create
-    assert kept == {"metadata": {
-        "name": manifest["metadata"]["name"],
+    [recorded] = started.plan.create
+    assert recorded == {"metadata": {
+        "name": manifest["metadata"]["name"], "namespace": "team-a",
         "labels": {"cronctl.dev/run": "1", "cronctl.dev/attempt": "1"},
         "annotations": {"cronctl.dev/scheduled-time": "2024-03-01T01:00:00Z", "cronctl.dev/reason": "scheduled"}}}
     assert launch_delays(started.plan, THE_SECOND + 2.0) == launch_delays(planned, THE_SECOND + 2.0) == [2.0]

@@ -19,6 +19,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+import orjson
+
 from cronctl.operator.manifests import EventSpec
 from cronctl.operator.effects import (CreateJob, DeleteJob, Effect, LabelJob, PatchStatus, Plan, PostEvent,
                                       ReleaseJob, ResumeJob, StageJob, StatusChanges)
@@ -69,7 +71,8 @@ class World:
     def carry_out(self, effects: Iterable[Effect]) -> None:
         for effect in effects:
             if isinstance(effect, (CreateJob, StageJob)):
-                self.jobs.setdefault(effect.manifest["metadata"]["name"], copy.deepcopy(effect.manifest))
+                manifest = copy.deepcopy(effect.manifest) if effect.body is None else orjson.loads(effect.body)
+                self.jobs.setdefault(manifest["metadata"]["name"], manifest)
             elif isinstance(effect, ReleaseJob):
                 if effect.name not in self.jobs:
                     return

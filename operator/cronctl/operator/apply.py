@@ -22,7 +22,7 @@ slim by the cache) before the next is sent.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Union
 
 from kubernetes.client.exceptions import ApiException
@@ -48,14 +48,6 @@ def status_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, 
     changes = {key: value for key, value in new.items() if old.get(key) != value}
     changes.update({key: None for key in old if key not in new and old[key] is not None})
     return changes
-
-
-def as_changes(plan: Plan, old: Mapping[str, Any]) -> Plan:
-    """The plan with each status patch made the change from ``old``, the status it was planned
-    from, as carrying it out would make it (``StatusChanges``): a plan carried out later, without
-    ``old`` at hand, writes the same patches."""
-    return replace(plan, effects=[StatusChanges(status_changes(old, effect.status)) if isinstance(effect, PatchStatus)
-                                  else effect for effect in plan.effects])
 
 
 class Cluster(KubeFacade):
@@ -138,8 +130,8 @@ class Cluster(KubeFacade):
                           lambda answer: self._released(namespace, owner, effect.name, answer),
                           "patch", "jobs", effect.name)
         if isinstance(effect, (CreateJob, StageJob)):
-            manifest = effect.manifest
-            return _Write(Calls.create_namespaced_job(namespace, manifest),
+            manifest = effect.manifest  # a kept plan's: what an adoption reads, its body sent (``kept``)
+            return _Write(Calls.create_namespaced_job(namespace, manifest if effect.body is None else effect.body),
                           lambda answer: self._created(schedule, manifest, answer),
                           "create", "jobs", manifest["metadata"]["name"])
         if isinstance(effect, DeleteJob):

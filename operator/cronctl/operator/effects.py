@@ -16,6 +16,9 @@ from .manifests import EventSpec
 @dataclass(frozen=True)
 class CreateJob:
     manifest: dict[str, Any]  # AlreadyExists and ours: adopted
+    # The manifest as JSON, the request's body, in a plan as a reconcile keeps it (``kept``): its
+    # ``manifest`` is then only what the launch's record and an adoption read (``kept.as_recorded``).
+    body: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class ResumeJob:
 @dataclass(frozen=True)
 class StageJob:
     manifest: dict[str, Any]  # a staged Job: suspended, no run yet; AlreadyExists and ours: adopted
+    body: bytes | None = None  # as CreateJob's
 
 
 @dataclass(frozen=True)
@@ -58,14 +62,23 @@ class RecordReplaced(PatchStatus):
 
 @dataclass(frozen=True)
 class StatusChanges:
-    """A status patch already made the change from the status its plan read (``apply.as_changes``):
-    what the loop carries out in place of a ``PatchStatus``, so that a reconcile need not keep the
-    old status through its passes."""
+    """A status patch already made the change from the status its plan read (``kept``): what the
+    loop carries out in place of a ``PatchStatus``, so that a reconcile need not keep the old status
+    or the whole new one until it is carried out."""
 
     changes: dict[str, Any]
+    runs: dict[str, Any] = field(default_factory=dict)  # the new status's RUN_FIELDS (``Plan.runs``)
+
+
+@dataclass(frozen=True)
+class RecordReplacedChanges(StatusChanges):
+    """A Replace's record (``RecordReplaced``) made the change: as urgent, and not the new status."""
 
 
 RECORDED_ACTIVE = "recordedActive"  # fleet mode's active runs, under a name no column shows (``status``)
+# The fields of a status that say its runs: what the record of a carried-out plan reads of the new
+# status and of the old (the log's fields of an Event about a run, the active gauge).
+RUN_FIELDS = ("active", "history", "activeCount", RECORDED_ACTIVE)
 REPLACED, DROPPED, LEFT_OVER, UNSTAGED = "replaced", "dropped", "left-over", "unstaged"
 NEVER_STARTED = "never-started"  # the waiting Job of a run that ended before its pool gave it a worker
 
@@ -89,7 +102,7 @@ Effect = Union[ReleaseJob, ResumeJob, LabelJob, CreateJob, StageJob, PatchStatus
 # launch's create is one of them (with staging off, or a firing that could not be staged), so
 # its status and Event follow once every launch of the second is out, as a release's do. So
 # are the writes that must come before a launch: a Replace's record and its deletes.
-URGENT = (RecordReplaced, ReleaseJob, ResumeJob, CreateJob)
+URGENT = (RecordReplaced, RecordReplacedChanges, ReleaseJob, ResumeJob, CreateJob)
 CLEARING = (REPLACED, LEFT_OVER)  # the deletes that go before a plan's launches (``ordered``)
 
 
@@ -137,6 +150,17 @@ class Plan:
         """The new status, when it differs from the old (not a Replace's record before it)."""
         return next((e.status for e in reversed(self.effects)
                      if isinstance(e, PatchStatus) and not isinstance(e, RecordReplaced)), None)
+
+    @property
+    def runs(self) -> dict[str, Any] | None:
+        """The new status's runs (``RUN_FIELDS``), when the plan writes a new status, whole or as
+        its changes (``StatusChanges``); None: it writes none."""
+        for effect in reversed(self.effects):
+            if isinstance(effect, StatusChanges) and not isinstance(effect, RecordReplacedChanges):
+                return effect.runs
+            if isinstance(effect, PatchStatus) and not isinstance(effect, RecordReplaced):
+                return {key: effect.status[key] for key in RUN_FIELDS if key in effect.status}
+        return None
 
     @property
     def events(self) -> list[EventSpec]:

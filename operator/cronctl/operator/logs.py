@@ -62,7 +62,7 @@ def event_fields(namespace: str, schedule: str, plan: Plan,
     Coalesced name their nominal time first.
     """
     manifests = {manifest["metadata"]["name"]: manifest for manifest in plan.create}
-    runs = _runs(plan.status, status)
+    runs = _runs(plan.runs, status)
     result = []
     for event in plan.events:
         fields: dict[str, Any] = {"namespace": namespace, "schedule": schedule, "reason": event.reason,

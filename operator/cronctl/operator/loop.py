@@ -49,12 +49,12 @@ import orjson
 from kubernetes.client.exceptions import ApiException
 
 from .kube import retry
-from .apply import Cluster, WriteRefused, as_changes
+from .apply import Cluster, WriteRefused
 from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
-from ..api import ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULED_ANNOTATION
-from .effects import RECORDED_ACTIVE, CreateJob, Plan
+from .effects import RUN_FIELDS, Plan
+from .kept import carried_out, kept
 from .backfill import pending_backfill
 from .pause import pending_resume
 from .plan import pending_trigger, plan
@@ -431,11 +431,12 @@ class Prepared:
     only ever meets whole seconds (start times with their jitter, held Jobs' releases).
     Of the schedule and its Jobs it keeps a digest (``made_from``), not the objects: at a
     herd's second every schedule's plan is held at once, and each its own parsed copy of
-    the schedule was the plan's size again (issue 47, ``benchmarks/bench_operator_memory.py``)."""
+    the schedule was the plan's size again (issue 47, ``benchmarks/bench_operator_memory.py``).
+    The plan is kept (``kept``): its Jobs' bodies JSON, its status patches their changes."""
 
     second: int
     made_from: bytes  # made_from(schedule, jobs)
-    plan: Plan
+    plan: Plan  # kept
     pool_found: bool = True
 
     def holds(self, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float, pool_found: bool = True) -> bool:
@@ -467,7 +468,9 @@ def prepare(cluster: Cluster, key: Key, second: int, staging: bool = False, *, f
     jobs = cluster.plan_jobs(schedule)
     found = pool_found(cluster, schedule)
     result = plan(schedule, jobs, second // 60, second=second, staging=staging, pool_found=found, fleet=fleet)
-    return None if result.lost else Prepared(second, made_from(schedule, jobs), result, found)
+    if result.lost:
+        return None
+    return Prepared(second, made_from(schedule, jobs), kept(result, schedule.get("status") or {}), found)
 
 
 @dataclass
@@ -475,8 +478,8 @@ class Started:
     """A reconcile between its passes: the plan, and what its first pass did."""
 
     key: Key
-    schedule: dict[str, Any]
-    plan: Plan
+    schedule: dict[str, Any]  # what carrying out its plan reads (``addressed``)
+    plan: Plan  # kept (``kept``)
     rest: Plan  # the effects still to carry out
     now: float
     released_at: float | None  # the clock once the first pass's writes were out (None: there were none)
@@ -513,7 +516,7 @@ def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: f
     released_at = metrics.now_seconds() if releasing else None
     started = [each[0] if isinstance(each, tuple) else each for each in planned]
     for (index, (each, urgent)), outcome in zip(releasing, outcomes):
-        each.plan = created_as_recorded(each.plan, len(urgent.effects))
+        each.plan = carried_out(each.plan, len(urgent.effects))
         if isinstance(outcome, Exception):
             started[index] = outcome
         else:
@@ -546,16 +549,15 @@ def _planned(cluster: Cluster, key: Key, now: float, modes: tuple[bool, bool], m
     if result.lost:  # the cache may lag a Job another replica just made: ask the API before calling it gone
         result = plan(schedule, cluster.live_jobs(namespace, name), int(now // 60), second=now, staging=staging,
                       pool_found=found, fleet=fleet)
+    result = kept(result, schedule.get("status") or {})  # a plan made ahead is kept already
     urgent, rest = result.split()
-    old = schedule.get("status") or {}
-    return (Started(key, addressed(schedule), result, as_changes(rest, old), now, None, True, metrics),
-            as_changes(urgent, old))
+    return Started(key, addressed(schedule), result, rest, now, None, True, metrics), urgent
 
 
 def addressed(schedule: Mapping[str, Any]) -> dict[str, Any]:
     """What a reconcile keeps of its schedule through its passes: what carrying out its plan reads
-    (``apply``: the names its writes go to, the uid an Event and an adopted Job name; its status
-    patches are made the change from the old status first, ``as_changes``) and of the old status
+    (``apply``: the names its writes go to, the uid an Event and an adopted Job name; its plan is
+    kept, its status patches made the change from the old status: ``kept``) and of the old status
     the runs the launch's record reads (``_recorded``: the log's fields, the active gauge). A
     herd's second holds every schedule's through its passes, which last as long as the API server
     takes the launches: the parsed spec and the old status were most of each (issue 47)."""
@@ -565,27 +567,6 @@ def addressed(schedule: Mapping[str, Any]) -> dict[str, Any]:
 
 
 ADDRESSING = ("name", "namespace", "uid")  # what apply and the Events read of a schedule being carried out
-RUN_FIELDS = ("active", "history", "activeCount", RECORDED_ACTIVE)
-
-
-def created_as_recorded(result: Plan, done: int) -> Plan:
-    """The plan once its first ``done`` effects were carried out, each Job it created there kept as
-    what the record of the launch reads of it (``_recorded``: the metrics' launch delays, the log
-    fields): its name, run, attempt, nominal time and reason. A created Job is in the cache; its
-    whole manifest, held for every reconcile of a herd between the passes, was a third of each
-    (issue 47)."""
-    effects = [CreateJob(as_recorded(effect.manifest)) if index < done and isinstance(effect, CreateJob) else effect
-               for index, effect in enumerate(result.effects)]
-    return replace(result, effects=effects)
-
-
-def as_recorded(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    metadata = manifest.get("metadata") or {}
-    labels, annotations = metadata.get("labels") or {}, metadata.get("annotations") or {}
-    return {"metadata": {"name": metadata.get("name"),
-                         "labels": {key: labels[key] for key in (RUN_LABEL, ATTEMPT_LABEL) if key in labels},
-                         "annotations": {key: annotations[key] for key in (SCHEDULED_ANNOTATION, REASON_ANNOTATION)
-                                         if key in annotations}}}
 
 
 def _taken(prepared: Prepared | None, schedule: dict[str, Any], jobs: list[dict[str, Any]], now: float,

@@ -112,7 +112,7 @@ def active_runs(plan: Plan, status: Mapping[str, Any] | None) -> int:
     the runs it lists (fleet mode's recordedActive)."""
     if plan.active is not None:
         return plan.active
-    current = plan.status if plan.status is not None else (status or {})
+    current = plan.runs if plan.runs is not None else (status or {})
     if current.get("activeCount") is not None:
         return int(current["activeCount"])
     return len(listed_active(current))

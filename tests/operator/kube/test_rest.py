@@ -81,6 +81,17 @@ def test_a_release_is_a_merge_patch_with_the_credentials_and_compact_json(kubeco
     assert headers["authorization"] == "Bearer secret-token"
 
 
+def test_a_body_made_json_already_is_sent_as_it_is(kubeconfig: Path) -> None:
+    """A kept plan's Job (``operator.kept``) carries its body made at planning, not at the busy second."""
+    rest = Rest(load_client())
+    rest.direct = Recording()  # type: ignore[assignment]
+    made = b'{"metadata":{"name":"sync-1"},"spec":{}}'
+    rest.send([Calls.create_namespaced_job("team-a", made)])
+    [(method, url, body, headers)] = rest.direct.calls  # type: ignore[attr-defined]
+    assert (method, url, headers["Content-Type"]) == ("POST", "/apis/batch/v1/namespaces/team-a/jobs", "application/json")
+    assert body is made
+
+
 def test_an_error_answer_is_the_clients_api_exception_with_its_status(kubeconfig: Path) -> None:
     from kubernetes.client.exceptions import ApiException
 

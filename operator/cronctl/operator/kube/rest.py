@@ -285,7 +285,7 @@ class Call:
 
     method: str
     target: str
-    body: Any = None
+    body: Any = None  # sent as JSON; bytes: JSON made already (``operator.kept``), sent as they are
     content_type: str = "application/json"
     answer: bool = True  # False: nobody reads the answer, which is not parsed ({} stands for it)
 
@@ -294,7 +294,7 @@ class Calls:
     """The writes a plan's effects make, as ``Call``s, named as the client's calls are."""
 
     @staticmethod
-    def create_namespaced_job(namespace: str, body: Mapping[str, Any]) -> Call:
+    def create_namespaced_job(namespace: str, body: Mapping[str, Any] | bytes) -> Call:
         return Call("POST", _jobs(namespace), body)
 
     @staticmethod
@@ -617,7 +617,8 @@ class Rest:
         headers = self._headers()
         requests = []
         for call in calls:
-            data = None if call.body is None else orjson.dumps(call.body, option=orjson.OPT_NON_STR_KEYS)
+            data = call.body if call.body is None or isinstance(call.body, bytes) else orjson.dumps(
+                call.body, option=orjson.OPT_NON_STR_KEYS)
             requests.append((call.method, call.target, data,
                              headers if data is None else {**headers, "Content-Type": call.content_type}))
         base = self.base_path.rstrip("/")

@@ -22,6 +22,7 @@ from cronctl.operator.apply import status_changes
 from cronctl.operator.effects import Plan, StatusChanges
 from cronctl.operator.plan import plan
 from cronctl.operator.kept import kept
+from cronctl.operator.apply import ROUND_PART
 
 from .world import merge_patch
 from .test_staging import A_MINUTE_BEFORE_THE_HOUR, THE_HOUR, StoppedClock, Worlds, run_one_batch, seen
@@ -405,6 +406,34 @@ def test_each_reconcile_thread_carries_out_a_share_of_the_batch_together(staging
     releases = [call for call in cluster.calls if call and set(call) == {LAUNCH[staging]}]
     assert sum(len(call) for call in releases) == 40
     assert len(releases) <= CONCURRENCY and max(len(call) for call in releases) == 3  # 40 in 14 shares of 3 or fewer
+
+
+class ReadsAndRoundsWatching(Worlds):
+    """Records, in order, each schedule read (its planning) and each ``apply_all`` (its size)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.order: list[str | int] = []
+
+    def schedule(self, namespace: str, name: str) -> dict[str, Any] | None:
+        self.order.append(name)
+        return super().schedule(namespace, name)
+
+    def apply_all(self, work: list[tuple[Any, Plan]]) -> list[Any]:
+        self.order.append(len(work))
+        return super().apply_all(work)
+
+
+@STAGINGS
+def test_a_shares_first_launches_go_out_once_a_part_of_it_is_planned_not_the_whole_share(staging: bool) -> None:
+    """Issue 47: a herd's share is hundreds of schedules a thread, and the first launch of herd
+    10,000 waited for its share's plans (0.29 s after the second, CronJob's 0.10)."""
+    cluster = ReadsAndRoundsWatching(staged_worlds(ROUND_PART + 2, staging).worlds)
+    keys = sorted(cluster.worlds)
+    started = loop_module.start_all(cluster, [(key, None) for key in keys], THE_SECOND, staging)  # type: ignore[arg-type]
+    assert all(isinstance(each, loop_module.Started) for each in started) and len(started) == ROUND_PART + 2
+    names = [name for _, name in keys]
+    assert cluster.order == [*names[:ROUND_PART], ROUND_PART, *names[ROUND_PART:], 2]
 
 
 def test_shares_are_runs_in_order_at_most_count_of_them() -> None:

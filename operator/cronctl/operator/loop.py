@@ -49,7 +49,7 @@ import orjson
 from kubernetes.client.exceptions import ApiException
 
 from .kube import retry
-from .apply import Cluster, WriteRefused
+from .apply import ROUND_PART, Cluster, WriteRefused
 from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
@@ -509,8 +509,23 @@ def start(cluster: Cluster, key: Key, now: float, staging: bool = False,
 def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: float, staging: bool = False,
               metrics: Metrics = METRICS, *, fleet: bool = False) -> list[Started | Exception | None]:
     """``start`` of each schedule, their first writes carried out together (``Cluster.apply_all``):
-    for each, what ``start`` returns, or the error that stopped it."""
-    planned = [_planned_or_error(cluster, key, now, (staging, fleet), metrics, prepared) for key, prepared in items]
+    for each, what ``start`` returns, or the error that stopped it.
+
+    A part at a time (``ROUND_PART`` schedules): a part's first writes go out once it is planned,
+    not once the whole share is, and the next part is planned while the API server takes them. A
+    plan taken from those made ahead is still checked against the cache (``Prepared.holds``), and
+    a herd's share is hundreds: the first launch of herd 10,000 went out 0.29 s after its second,
+    CronJob's 0.10 (issue 47)."""
+    started: list[Started | Exception | None] = []
+    for begin in range(0, len(items), ROUND_PART):
+        started += _start_part(cluster, items[begin:begin + ROUND_PART], now, (staging, fleet), metrics)
+    return started
+
+
+def _start_part(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: float, modes: tuple[bool, bool],
+                metrics: Metrics) -> list[Started | Exception | None]:
+    """A part of ``start_all``: each schedule planned, then their first writes together."""
+    planned = [_planned_or_error(cluster, key, now, modes, metrics, prepared) for key, prepared in items]
     releasing = [(index, each) for index, each in enumerate(planned) if isinstance(each, tuple) and each[1].effects]
     outcomes = cluster.apply_all([(each.schedule, urgent) for _, (each, urgent) in releasing]) if releasing else []
     released_at = metrics.now_seconds() if releasing else None

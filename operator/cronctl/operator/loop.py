@@ -511,15 +511,16 @@ def start_all(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: f
     """``start`` of each schedule, their first writes carried out together (``Cluster.apply_all``):
     for each, what ``start`` returns, or the error that stopped it.
 
-    A part at a time (``ROUND_PART`` schedules): a part's first writes go out once it is planned,
-    not once the whole share is, and the next part is planned while the API server takes them. A
-    plan taken from those made ahead is still checked against the cache (``Prepared.holds``), and
-    a herd's share is hundreds: the first launch of herd 10,000 went out 0.29 s after its second,
-    CronJob's 0.10 (issue 47)."""
-    started: list[Started | Exception | None] = []
-    for begin in range(0, len(items), ROUND_PART):
-        started += _start_part(cluster, items[begin:begin + ROUND_PART], now, (staging, fleet), metrics)
-    return started
+    The first ``ROUND_PART`` schedules go first, planned and sent before the rest of the share is
+    planned: a plan taken from those made ahead is still checked against the cache
+    (``Prepared.holds``), and a herd's share is hundreds, so the first launch of herd 10,000 went
+    out 0.29 s after its second, CronJob's 0.10 (issue 47). The rest is planned whole before its
+    writes go out, so that the thread's connection then sends part after part: planned a part at
+    a time, the connection waits while each part is planned, and herd 10,000 went at 511 requests
+    a second against 686 (one run each)."""
+    first, rest = items[:ROUND_PART], items[ROUND_PART:]
+    return [*_start_part(cluster, first, now, (staging, fleet), metrics),
+            *(_start_part(cluster, rest, now, (staging, fleet), metrics) if rest else [])]
 
 
 def _start_part(cluster: Cluster, items: list[tuple[Key, Prepared | None]], now: float, modes: tuple[bool, bool],

@@ -9,7 +9,7 @@ finishes exactly as the whole plan would have.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Union
+from typing import Any, Mapping, Union
 
 from .manifests import EventSpec
 
@@ -79,6 +79,12 @@ RECORDED_ACTIVE = "recordedActive"  # fleet mode's active runs, under a name no 
 # The fields of a status that say its runs: what the record of a carried-out plan reads of the new
 # status and of the old (the log's fields of an Event about a run, the active gauge).
 RUN_FIELDS = ("active", "history", "activeCount", RECORDED_ACTIVE)
+
+
+def runs_of(status: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of ``status`` that say its runs (``RUN_FIELDS``)."""
+    return {key: status[key] for key in RUN_FIELDS if key in status}
+
 REPLACED, DROPPED, LEFT_OVER, UNSTAGED = "replaced", "dropped", "left-over", "unstaged"
 NEVER_STARTED = "never-started"  # the waiting Job of a run that ended before its pool gave it a worker
 
@@ -159,7 +165,7 @@ class Plan:
             if isinstance(effect, StatusChanges) and not isinstance(effect, RecordReplacedChanges):
                 return effect.runs
             if isinstance(effect, PatchStatus) and not isinstance(effect, RecordReplaced):
-                return {key: effect.status[key] for key in RUN_FIELDS if key in effect.status}
+                return runs_of(effect.status)
         return None
 
     @property

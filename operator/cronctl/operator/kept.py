@@ -31,8 +31,8 @@ import orjson
 
 from ..api import ATTEMPT_LABEL, REASON_ANNOTATION, RUN_LABEL, SCHEDULED_ANNOTATION, SHARD_LABEL
 from .apply import status_changes
-from .effects import (RUN_FIELDS, CreateJob, Effect, PatchStatus, Plan, RecordReplaced, RecordReplacedChanges,
-                      StageJob, StatusChanges)
+from .effects import (CreateJob, Effect, PatchStatus, Plan, RecordReplaced, RecordReplacedChanges, StageJob,
+                      StatusChanges, runs_of)
 
 RECORDED_LABELS = (RUN_LABEL, ATTEMPT_LABEL, SHARD_LABEL)  # the run's, and the shard an adoption relabels to
 RECORDED_ANNOTATIONS = (SCHEDULED_ANNOTATION, REASON_ANNOTATION)
@@ -50,8 +50,7 @@ def _kept(effect: Effect, old: Mapping[str, Any]) -> Effect:
     if isinstance(effect, RecordReplaced):
         return RecordReplacedChanges(status_changes(old, effect.status))
     if isinstance(effect, PatchStatus):
-        return StatusChanges(status_changes(old, effect.status),
-                             {key: effect.status[key] for key in RUN_FIELDS if key in effect.status})
+        return StatusChanges(status_changes(old, effect.status), runs_of(effect.status))
     return effect
 
 

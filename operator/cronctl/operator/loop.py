@@ -53,7 +53,7 @@ from .apply import ROUND_PART, Cluster, WriteRefused
 from ..clock import Clock
 from .logs import event_fields
 from .metrics import METRICS, Metrics
-from .effects import RUN_FIELDS, Plan
+from .effects import Plan, runs_of
 from .kept import carried_out, kept
 from .backfill import pending_backfill
 from .pause import pending_resume
@@ -577,9 +577,9 @@ def addressed(schedule: Mapping[str, Any]) -> dict[str, Any]:
     the runs the launch's record reads (``_recorded``: the log's fields, the active gauge). A
     herd's second holds every schedule's through its passes, which last as long as the API server
     takes the launches: the parsed spec and the old status were most of each (issue 47)."""
-    metadata, status = schedule["metadata"], schedule.get("status") or {}
+    metadata = schedule["metadata"]
     return {"metadata": {key: metadata[key] for key in ADDRESSING if key in metadata},
-            "status": {key: status[key] for key in RUN_FIELDS if key in status}}
+            "status": runs_of(schedule.get("status") or {})}
 
 
 ADDRESSING = ("name", "namespace", "uid")  # what apply and the Events read of a schedule being carried out

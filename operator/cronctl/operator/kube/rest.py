@@ -289,6 +289,13 @@ class Call:
     content_type: str = "application/json"
     answer: bool = True  # False: nobody reads the answer, which is not parsed ({} stands for it)
 
+    @property
+    def data(self) -> bytes | None:
+        """The body as sent: its JSON, or the bytes it is already."""
+        if self.body is None or isinstance(self.body, bytes):
+            return self.body
+        return orjson.dumps(self.body, option=orjson.OPT_NON_STR_KEYS)
+
 
 class Calls:
     """The writes a plan's effects make, as ``Call``s, named as the client's calls are."""
@@ -617,8 +624,7 @@ class Rest:
         headers = self._headers()
         requests = []
         for call in calls:
-            data = call.body if call.body is None or isinstance(call.body, bytes) else orjson.dumps(
-                call.body, option=orjson.OPT_NON_STR_KEYS)
+            data = call.data
             requests.append((call.method, call.target, data,
                              headers if data is None else {**headers, "Content-Type": call.content_type}))
         base = self.base_path.rstrip("/")
